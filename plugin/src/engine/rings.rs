@@ -1,0 +1,133 @@
+//! Sample rings shared by the engine's head and levels.
+//!
+//! Both rings are allocated once, at their maximum size, when the engine is built (off the audio
+//! thread); on the audio thread they only read, write and clear in place.
+
+/// Input history of one input channel, mirrored so that any window of up to `len()` samples is
+/// one contiguous slice (every sample is written twice, at `i` and `i + len`).
+#[derive(Debug, Clone)]
+pub struct InputRing {
+    /// `2 * len` samples: the ring and its mirror.
+    data: Vec<f32>,
+    /// `len - 1`; `len` is a power of two.
+    mask: usize,
+}
+
+impl InputRing {
+    /// A ring holding at least `min_len` samples of history. Allocates.
+    pub fn new(min_len: usize) -> Self {
+        let len = min_len.max(1).next_power_of_two();
+        Self { data: vec![0.0; 2 * len], mask: len - 1 }
+    }
+
+    /// History length in samples.
+    pub fn len(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Stores the sample of absolute time `time`.
+    #[inline]
+    pub fn write(&mut self, time: u64, sample: f32) {
+        let idx = time as usize & self.mask;
+        self.data[idx] = sample;
+        self.data[idx + self.mask + 1] = sample;
+    }
+
+    /// The `len` samples of times `[end - len, end)`, oldest first. `len <= self.len()`.
+    #[inline]
+    pub fn window(&self, end: u64, len: usize) -> &[f32] {
+        debug_assert!(len <= self.len());
+        let stop = (end as usize & self.mask) + self.mask + 1;
+        &self.data[stop - len..stop]
+    }
+
+    /// Forgets all history. Does not allocate.
+    pub fn clear(&mut self) {
+        self.data.fill(0.0);
+    }
+
+    /// Test hook: fills the ring with a value that would show up in the output if history that
+    /// should be silent were ever read before being written.
+    pub fn poison(&mut self, value: f32) {
+        self.data.fill(value);
+    }
+}
+
+/// Output accumulator of one output channel: levels add their results at the future times they
+/// are due, the audio thread reads and clears each sample as it plays it.
+#[derive(Debug, Clone)]
+pub struct OutputRing {
+    data: Vec<f32>,
+    mask: usize,
+}
+
+impl OutputRing {
+    /// A ring that can hold results up to `max_ahead` samples in the future. Allocates.
+    pub fn new(max_ahead: usize) -> Self {
+        let len = (max_ahead + 1).next_power_of_two();
+        Self { data: vec![0.0; len], mask: len - 1 }
+    }
+
+    /// Adds `samples` at times `[start, start + samples.len())`.
+    #[inline]
+    pub fn add(&mut self, start: u64, samples: &[f32]) {
+        let first = start as usize & self.mask;
+        let split = (self.data.len() - first).min(samples.len());
+        let (head, tail) = samples.split_at(split);
+        for (out, sample) in self.data[first..first + split].iter_mut().zip(head) {
+            *out += sample;
+        }
+        for (out, sample) in self.data[..tail.len()].iter_mut().zip(tail) {
+            *out += sample;
+        }
+    }
+
+    /// Adds the samples of times `[start, start + out.len())` to `out` and clears them.
+    #[inline]
+    pub fn drain_add(&mut self, start: u64, out: &mut [f32]) {
+        let first = start as usize & self.mask;
+        let split = (self.data.len() - first).min(out.len());
+        let (head, tail) = out.split_at_mut(split);
+        for (out, slot) in head.iter_mut().zip(&mut self.data[first..first + split]) {
+            *out += *slot;
+            *slot = 0.0;
+        }
+        for (out, slot) in tail.iter_mut().zip(&mut self.data[..]) {
+            *out += *slot;
+            *slot = 0.0;
+        }
+    }
+
+    /// Clears all pending results. Does not allocate.
+    pub fn clear(&mut self) {
+        self.data.fill(0.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_windows_are_contiguous_across_the_wrap() {
+        let mut ring = InputRing::new(8);
+        for time in 0..20u64 {
+            ring.write(time, time as f32);
+        }
+        assert_eq!(ring.window(20, 8), &[12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0]);
+        assert_eq!(ring.window(17, 3), &[14.0, 15.0, 16.0]);
+    }
+
+    #[test]
+    fn output_ring_adds_and_drains_across_the_wrap() {
+        let mut ring = OutputRing::new(7);
+        ring.add(6, &[1.0, 2.0, 3.0, 4.0]);
+        ring.add(7, &[10.0, 10.0]);
+        let mut out = [0.0; 5];
+        ring.drain_add(5, &mut out);
+        assert_eq!(out, [0.0, 1.0, 12.0, 13.0, 4.0]);
+        let mut again = [0.0; 5];
+        ring.drain_add(5, &mut again);
+        assert_eq!(again, [0.0; 5]);
+    }
+}

@@ -1,0 +1,156 @@
+//! Impulse responses: the in-memory type, validation, channel layouts, WAV files and the
+//! built-in set.
+//!
+//! Everything here runs off the audio thread and allocates freely. The audio thread only ever
+//! sees a fully built [`crate::engine::Engine`].
+//!
+//! Limits, checked before the samples are read: at most [`MAX_IR_CHANNELS`] channels (1 mono,
+//! 2 stereo, 4 true stereo), at most [`MAX_IR_SECONDS`] seconds, every sample finite.
+
+pub mod builtin;
+pub mod wav;
+
+use thiserror::Error;
+
+/// Most channels an IR file may have (true stereo: LL, LR, RL, RR).
+pub const MAX_IR_CHANNELS: usize = 4;
+/// Longest IR accepted, in seconds.
+pub const MAX_IR_SECONDS: f64 = 60.0;
+
+/// How the channels of an IR map inputs to outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IrLayout {
+    /// One channel, used for every input to its own output.
+    Mono,
+    /// Two channels: L -> L and R -> R.
+    Stereo,
+    /// Four channels, in this order: L -> L, L -> R, R -> L, R -> R.
+    TrueStereo,
+}
+
+impl IrLayout {
+    /// The layout of an IR with `num_channels` channels, if supported.
+    pub fn from_channel_count(num_channels: usize) -> Option<Self> {
+        match num_channels {
+            1 => Some(Self::Mono),
+            2 => Some(Self::Stereo),
+            4 => Some(Self::TrueStereo),
+            _ => None,
+        }
+    }
+
+    /// Number of IR channels of this layout.
+    pub fn num_channels(self) -> usize {
+        match self {
+            Self::Mono => 1,
+            Self::Stereo => 2,
+            Self::TrueStereo => 4,
+        }
+    }
+
+    /// Nominal `(source, destination)` stereo sides of each IR channel (0 = left, 1 = right).
+    pub fn channel_routes(self) -> &'static [(usize, usize)] {
+        match self {
+            Self::Mono => &[(0, 0)],
+            Self::Stereo => &[(0, 0), (1, 1)],
+            Self::TrueStereo => &[(0, 0), (0, 1), (1, 0), (1, 1)],
+        }
+    }
+
+    /// Human name, as shown to users.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mono => "mono",
+            Self::Stereo => "stereo",
+            Self::TrueStereo => "true stereo",
+        }
+    }
+}
+
+/// Why an IR could not be used. Messages are for users: one line, what is wrong and what is
+/// supported.
+#[derive(Debug, Error)]
+pub enum IrError {
+    #[error("cannot read '{path}': {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("'{path}' is not a WAV file this version can read ({reason}); use a PCM or float WAV")]
+    NotWav { path: String, reason: String },
+    #[error("the IR is empty (no samples)")]
+    Empty,
+    #[error("the IR has {0} channels; supported are 1 (mono), 2 (stereo) and 4 (true stereo: LL, LR, RL, RR)")]
+    UnsupportedChannels(usize),
+    #[error("the IR is {seconds:.1} s long; the maximum is {max:.0} s")]
+    TooLong { seconds: f64, max: f64 },
+    #[error("the IR contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}")]
+    NonFinite { frame: usize, channel: usize },
+    #[error("invalid sample rate {0} Hz")]
+    InvalidSampleRate(u32),
+}
+
+/// An impulse response ready to be prepared into an engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ir {
+    /// Name shown to users (file name or built-in name).
+    pub name: String,
+    /// Sample rate of `channels`, in Hz.
+    pub sample_rate: u32,
+    /// Channel layout; `channels.len() == layout.num_channels()`.
+    pub layout: IrLayout,
+    /// The samples, one `Vec` per channel, all of the same length.
+    pub channels: Vec<Vec<f32>>,
+}
+
+impl Ir {
+    /// Checks the samples and builds the IR. Every channel must have the same length.
+    pub fn new(name: impl Into<String>, sample_rate: u32, channels: Vec<Vec<f32>>) -> Result<Self, IrError> {
+        let layout = IrLayout::from_channel_count(channels.len())
+            .ok_or(IrError::UnsupportedChannels(channels.len()))?;
+        validate_sample_rate(sample_rate)?;
+        let num_frames = channels.first().map_or(0, Vec::len);
+        if num_frames == 0 {
+            return Err(IrError::Empty);
+        }
+        validate_length(num_frames, sample_rate)?;
+        debug_assert!(channels.iter().all(|c| c.len() == num_frames));
+        for (channel, samples) in channels.iter().enumerate() {
+            if let Some(frame) = samples.iter().position(|s| !s.is_finite()) {
+                return Err(IrError::NonFinite { frame, channel });
+            }
+        }
+        Ok(Self { name: name.into(), sample_rate, layout, channels })
+    }
+
+    /// Length in samples.
+    pub fn len(&self) -> usize {
+        self.channels.first().map_or(0, Vec::len)
+    }
+
+    /// Whether the IR has no samples (never true for an IR built by [`Ir::new`]).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Length in seconds.
+    pub fn seconds(&self) -> f64 {
+        self.len() as f64 / f64::from(self.sample_rate)
+    }
+}
+
+/// Refuses sample rates no audio file should have.
+pub fn validate_sample_rate(sample_rate: u32) -> Result<(), IrError> {
+    if (1_000..=768_000).contains(&sample_rate) {
+        Ok(())
+    } else {
+        Err(IrError::InvalidSampleRate(sample_rate))
+    }
+}
+
+/// Refuses IRs longer than [`MAX_IR_SECONDS`].
+pub fn validate_length(num_frames: usize, sample_rate: u32) -> Result<(), IrError> {
+    let seconds = num_frames as f64 / f64::from(sample_rate.max(1));
+    if seconds > MAX_IR_SECONDS {
+        Err(IrError::TooLong { seconds, max: MAX_IR_SECONDS })
+    } else {
+        Ok(())
+    }
+}

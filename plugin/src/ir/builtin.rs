@@ -1,0 +1,271 @@
+//! Built-in impulse responses, generated deterministically at the session's sample rate, so the
+//! plugin makes sound the moment it is inserted and the repository carries no large audio files.
+//!
+//! Runs off the audio thread (in `activate()` or on the preparation thread) and allocates.
+//!
+//! Each IR is a statistical room model: sparse early reflections, then a late tail of seeded
+//! noise with an exponential decay (`-60 dB` at the stated RT60) whose spectrum darkens over time
+//! (a one-pole low-pass whose cutoff falls from `bright_hz` to `dark_hz`), a short onset ramp
+//! for the density build-up, and a fade over the last 50 ms. Every output channel has its own
+//! seed, so channels are decorrelated. Each IR is scaled to unit energy per output channel, so a
+//! white-noise input keeps its level through the wet path.
+
+use nice_plug::prelude::Enum;
+
+use super::{Ir, IrLayout};
+use crate::rng::Rng;
+
+/// The built-in IRs. The order and the ids are part of saved state: append only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Enum)]
+pub enum BuiltinIr {
+    #[id = "room"]
+    #[name = "Small room"]
+    SmallRoom,
+    #[id = "plate"]
+    #[name = "Plate"]
+    Plate,
+    #[id = "hall"]
+    #[name = "Hall"]
+    Hall,
+    #[id = "cathedral"]
+    #[name = "Cathedral (10 s)"]
+    Cathedral,
+    #[id = "wide-hall"]
+    #[name = "Wide hall (true stereo)"]
+    WideHall,
+}
+
+/// Parameters of the room model.
+#[derive(Debug, Clone, Copy)]
+struct Model {
+    /// Total length in seconds.
+    length_s: f64,
+    /// Time for the late tail to decay by 60 dB, in seconds.
+    rt60_s: f64,
+    /// Delay before the first reflection, in milliseconds.
+    predelay_ms: f64,
+    /// Number of discrete early reflections.
+    num_reflections: usize,
+    /// Span over which the early reflections fall, in milliseconds.
+    reflections_ms: f64,
+    /// Ramp of the late tail's onset, in milliseconds.
+    onset_ms: f64,
+    /// Low-pass cutoff at the start of the tail, in Hz.
+    bright_hz: f64,
+    /// Low-pass cutoff at the end of the tail, in Hz.
+    dark_hz: f64,
+    /// Seed of the first channel; later channels add their index.
+    seed: u64,
+}
+
+impl BuiltinIr {
+    /// Every built-in IR, in menu order.
+    pub const ALL: [BuiltinIr; 5] =
+        [Self::SmallRoom, Self::Plate, Self::Hall, Self::Cathedral, Self::WideHall];
+
+    /// Stable short id (the parameter's enum id), used in file names and on the command line.
+    pub fn id(self) -> &'static str {
+        Self::ids().map_or("", |ids| ids[self.to_index()])
+    }
+
+    /// Looks a built-in IR up by its [`id`](Self::id).
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|ir| ir.id() == id)
+    }
+
+    /// The channel layout this IR is generated in.
+    pub fn layout(self) -> IrLayout {
+        match self {
+            Self::WideHall => IrLayout::TrueStereo,
+            _ => IrLayout::Stereo,
+        }
+    }
+
+    /// Length in seconds.
+    pub fn seconds(self) -> f64 {
+        self.model().length_s
+    }
+
+    fn model(self) -> Model {
+        match self {
+            Self::SmallRoom => Model {
+                length_s: 0.6,
+                rt60_s: 0.45,
+                predelay_ms: 2.0,
+                num_reflections: 18,
+                reflections_ms: 35.0,
+                onset_ms: 8.0,
+                bright_hz: 9_000.0,
+                dark_hz: 2_500.0,
+                seed: 0x5EED_0001,
+            },
+            Self::Plate => Model {
+                length_s: 2.5,
+                rt60_s: 2.0,
+                predelay_ms: 0.5,
+                num_reflections: 0,
+                reflections_ms: 0.0,
+                onset_ms: 2.0,
+                bright_hz: 14_000.0,
+                dark_hz: 6_000.0,
+                seed: 0x5EED_0002,
+            },
+            Self::Hall => Model {
+                length_s: 3.5,
+                rt60_s: 2.6,
+                predelay_ms: 12.0,
+                num_reflections: 24,
+                reflections_ms: 80.0,
+                onset_ms: 40.0,
+                bright_hz: 10_000.0,
+                dark_hz: 1_800.0,
+                seed: 0x5EED_0003,
+            },
+            Self::Cathedral => Model {
+                length_s: 10.0,
+                rt60_s: 7.5,
+                predelay_ms: 25.0,
+                num_reflections: 30,
+                reflections_ms: 150.0,
+                onset_ms: 120.0,
+                bright_hz: 8_000.0,
+                dark_hz: 900.0,
+                seed: 0x5EED_0004,
+            },
+            Self::WideHall => Model {
+                length_s: 3.0,
+                rt60_s: 2.2,
+                predelay_ms: 15.0,
+                num_reflections: 20,
+                reflections_ms: 70.0,
+                onset_ms: 35.0,
+                bright_hz: 11_000.0,
+                dark_hz: 2_200.0,
+                seed: 0x5EED_0005,
+            },
+        }
+    }
+
+    /// Generates the IR at `sample_rate`. Allocates; takes a few milliseconds per second of IR.
+    pub fn generate(self, sample_rate: u32) -> Ir {
+        let model = self.model();
+        let num_channels = self.layout().num_channels();
+        let mut channels: Vec<Vec<f32>> = (0..num_channels)
+            .map(|channel_idx| render_channel(&model, sample_rate, model.seed + channel_idx as u64))
+            .collect();
+        if self.layout() == IrLayout::TrueStereo {
+            // Cross paths (L -> R, R -> L) arrive later and weaker than the direct sides.
+            for cross_idx in [1, 2] {
+                let delay = (0.004 * f64::from(sample_rate)) as usize;
+                let channel = &mut channels[cross_idx];
+                channel.rotate_right(delay);
+                channel[..delay].fill(0.0);
+                channel.iter_mut().for_each(|s| *s *= 0.5);
+            }
+        }
+        normalise_energy(&mut channels, self.layout());
+        Ir::new(self.name(), sample_rate, channels)
+            .expect("built-in IRs are finite, non-empty and of a supported layout")
+    }
+
+    /// The name shown in menus (the parameter's enum name).
+    pub fn name(self) -> &'static str {
+        Self::variants()[self.to_index()]
+    }
+}
+
+fn render_channel(model: &Model, sample_rate: u32, seed: u64) -> Vec<f32> {
+    let rate = f64::from(sample_rate);
+    let num_samples = ((model.length_s * rate) as usize).max(1);
+    let predelay = (model.predelay_ms * 1e-3 * rate) as usize;
+    let onset = ((model.onset_ms * 1e-3 * rate) as usize).max(1);
+    let decay_per_sample = (-(1000f64.ln()) / (model.rt60_s * rate)).exp();
+    let mut rng = Rng::new(seed);
+    let mut samples = vec![0.0f32; num_samples];
+
+    // Late tail: noise through a darkening one-pole low-pass, with an exponential envelope.
+    let cutoff_ratio = model.dark_hz / model.bright_hz;
+    let mut envelope = 1.0f64;
+    let mut lowpass = 0.0f64;
+    let tail_len = num_samples.saturating_sub(predelay).max(1);
+    for (idx, sample) in samples.iter_mut().enumerate().skip(predelay) {
+        let age = idx - predelay;
+        let progress = age as f64 / tail_len as f64;
+        let cutoff_hz = (model.bright_hz * cutoff_ratio.powf(progress)).min(0.45 * rate);
+        let coefficient = 1.0 - (-std::f64::consts::TAU * cutoff_hz / rate).exp();
+        lowpass += coefficient * (rng.gaussian() - lowpass);
+        let ramp = (age as f64 / onset as f64).min(1.0);
+        *sample = (lowpass * envelope * ramp) as f32;
+        envelope *= decay_per_sample;
+    }
+
+    // Early reflections: sparse signed taps, louder than the tail around them, decaying.
+    for _ in 0..model.num_reflections {
+        let time_ms = model.predelay_ms + rng.next_f64() * model.reflections_ms;
+        let idx = (time_ms * 1e-3 * rate) as usize;
+        if idx < num_samples {
+            let level = 2.5 * (-(time_ms - model.predelay_ms) / (model.reflections_ms + 1.0)).exp();
+            samples[idx] += (level * rng.bipolar() as f64) as f32;
+        }
+    }
+
+    // Fade the last 50 ms to zero so the tail ends without a step.
+    let fade = ((0.05 * rate) as usize).min(num_samples);
+    for (k, sample) in samples[num_samples - fade..].iter_mut().enumerate() {
+        let gain = 0.5 + 0.5 * (std::f64::consts::PI * (k as f64 + 1.0) / fade as f64).cos();
+        *sample *= gain as f32;
+    }
+    samples
+}
+
+/// Scales all channels by one factor so each output side receives unit energy on average.
+fn normalise_energy(channels: &mut [Vec<f32>], layout: IrLayout) {
+    let energy: f64 = channels.iter().flatten().map(|&s| f64::from(s) * f64::from(s)).sum();
+    // Mono and stereo: one channel per output side; true stereo: two per side.
+    let num_outputs = match layout {
+        IrLayout::Mono => 1.0,
+        _ => 2.0,
+    };
+    if energy > 0.0 {
+        let gain = (num_outputs / energy).sqrt() as f32;
+        channels.iter_mut().flatten().for_each(|s| *s *= gain);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_is_deterministic_and_sized() {
+        for ir in BuiltinIr::ALL {
+            let a = ir.generate(48_000);
+            assert_eq!(a.len(), (ir.seconds() * 48_000.0) as usize, "{ir:?}");
+            assert_eq!(a.channels.len(), ir.layout().num_channels());
+            assert_eq!(a, ir.generate(48_000));
+            assert_eq!(BuiltinIr::from_id(ir.id()), Some(ir));
+        }
+        assert_eq!(BuiltinIr::Cathedral.generate(44_100).len(), 441_000);
+    }
+
+    #[test]
+    fn channels_are_decorrelated() {
+        let ir = BuiltinIr::Hall.generate(48_000);
+        let (l, r) = (&ir.channels[0], &ir.channels[1]);
+        let dot: f64 = l.iter().zip(r).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+        let norm = |x: &[f32]| x.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>().sqrt();
+        let correlation = dot / (norm(l) * norm(r));
+        assert!(correlation.abs() < 0.1, "correlation {correlation}");
+    }
+
+    #[test]
+    fn tails_decay_and_end_silent() {
+        let ir = BuiltinIr::Cathedral.generate(48_000);
+        let channel = &ir.channels[0];
+        let rms = |x: &[f32]| (x.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>() / x.len() as f64).sqrt();
+        let early = rms(&channel[48_000..96_000]);
+        let late = rms(&channel[384_000..432_000]);
+        assert!(late < early * 0.05, "early {early} late {late}");
+        assert_eq!(*channel.last().unwrap(), 0.0);
+    }
+}

@@ -1,0 +1,3 @@
+pub mod engine;
+pub mod ir;
+pub mod rng;
