@@ -70,7 +70,10 @@ pub struct EngineConfig {
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum EngineError {
     #[error("{num_inputs} in / {num_outputs} out is not supported; use mono or stereo")]
-    UnsupportedChannels { num_inputs: usize, num_outputs: usize },
+    UnsupportedChannels {
+        num_inputs: usize,
+        num_outputs: usize,
+    },
     #[error("the IR is empty")]
     EmptyIr,
     #[error("the maximum block size must be at least 1")]
@@ -97,7 +100,10 @@ pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f
             let weight = if num_outputs == 1 { 0.5 } else { 1.0 };
             match paths.iter_mut().find(|(p, _)| *p == path) {
                 Some((_, summed)) => {
-                    summed.iter_mut().zip(taps).for_each(|(s, t)| *s += weight * t);
+                    summed
+                        .iter_mut()
+                        .zip(taps)
+                        .for_each(|(s, t)| *s += weight * t);
                 }
                 None => paths.push((path, taps.iter().map(|t| weight * t).collect())),
             }
@@ -126,9 +132,18 @@ impl Engine {
     /// Plans and builds the engine for `ir`. Allocates and runs FFTs over the whole IR: call off
     /// the audio thread.
     pub fn new(ir: &Ir, config: EngineConfig) -> Result<Self, EngineError> {
-        let EngineConfig { max_block_size, num_inputs, num_outputs, latency_mode, limits } = config;
+        let EngineConfig {
+            max_block_size,
+            num_inputs,
+            num_outputs,
+            latency_mode,
+            limits,
+        } = config;
         if !(1..=MAX_CHANNELS).contains(&num_inputs) || !(1..=MAX_CHANNELS).contains(&num_outputs) {
-            return Err(EngineError::UnsupportedChannels { num_inputs, num_outputs });
+            return Err(EngineError::UnsupportedChannels {
+                num_inputs,
+                num_outputs,
+            });
         }
         if ir.is_empty() {
             return Err(EngineError::EmptyIr);
@@ -176,7 +191,9 @@ impl Engine {
             head,
             levels,
             input_rings: (0..num_inputs).map(|_| InputRing::new(history)).collect(),
-            output_rings: (0..num_outputs).map(|_| OutputRing::new(max_ahead)).collect(),
+            output_rings: (0..num_outputs)
+                .map(|_| OutputRing::new(max_ahead))
+                .collect(),
             time: 0,
             plan,
             config,
@@ -221,7 +238,9 @@ impl Engine {
     /// lock or wait.
     pub fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let num_frames = outputs.first().map_or(0, |o| o.len());
-        debug_assert!(inputs.len() == self.config.num_inputs && outputs.len() == self.config.num_outputs);
+        debug_assert!(
+            inputs.len() == self.config.num_inputs && outputs.len() == self.config.num_outputs
+        );
         let quantum = self.plan.quantum;
 
         let mut done = 0;
@@ -241,7 +260,8 @@ impl Engine {
             {
                 let output = &mut output[range.clone()];
                 output.fill(0.0);
-                self.head.add_output(output_idx, self.time, &self.input_rings, output);
+                self.head
+                    .add_output(output_idx, self.time, &self.input_rings, output);
                 ring.drain_add(self.time, output);
             }
 
@@ -269,6 +289,8 @@ impl Engine {
     /// Test hook: fills every scratch buffer with `value`. Results must not change.
     #[doc(hidden)]
     pub fn poison_scratch(&mut self, value: f32) {
-        self.levels.iter_mut().for_each(|level| level.poison_scratch(value));
+        self.levels
+            .iter_mut()
+            .for_each(|level| level.poison_scratch(value));
     }
 }

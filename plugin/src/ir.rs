@@ -77,11 +77,15 @@ pub enum IrError {
     NotWav { path: String, reason: String },
     #[error("the IR is empty (no samples)")]
     Empty,
-    #[error("the IR has {0} channels; supported are 1 (mono), 2 (stereo) and 4 (true stereo: LL, LR, RL, RR)")]
+    #[error(
+        "the IR has {0} channels; supported are 1 (mono), 2 (stereo) and 4 (true stereo: LL, LR, RL, RR)"
+    )]
     UnsupportedChannels(usize),
     #[error("the IR is {seconds:.1} s long; the maximum is {max:.0} s")]
     TooLong { seconds: f64, max: f64 },
-    #[error("the IR contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}")]
+    #[error(
+        "the IR contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}"
+    )]
     NonFinite { frame: usize, channel: usize },
     #[error("invalid sample rate {0} Hz")]
     InvalidSampleRate(u32),
@@ -102,7 +106,11 @@ pub struct Ir {
 
 impl Ir {
     /// Checks the samples and builds the IR. Every channel must have the same length.
-    pub fn new(name: impl Into<String>, sample_rate: u32, channels: Vec<Vec<f32>>) -> Result<Self, IrError> {
+    pub fn new(
+        name: impl Into<String>,
+        sample_rate: u32,
+        channels: Vec<Vec<f32>>,
+    ) -> Result<Self, IrError> {
         let layout = IrLayout::from_channel_count(channels.len())
             .ok_or(IrError::UnsupportedChannels(channels.len()))?;
         validate_sample_rate(sample_rate)?;
@@ -117,7 +125,12 @@ impl Ir {
                 return Err(IrError::NonFinite { frame, channel });
             }
         }
-        Ok(Self { name: name.into(), sample_rate, layout, channels })
+        Ok(Self {
+            name: name.into(),
+            sample_rate,
+            layout,
+            channels,
+        })
     }
 
     /// Length in samples.
@@ -149,7 +162,10 @@ pub fn validate_sample_rate(sample_rate: u32) -> Result<(), IrError> {
 pub fn validate_length(num_frames: usize, sample_rate: u32) -> Result<(), IrError> {
     let seconds = num_frames as f64 / f64::from(sample_rate.max(1));
     if seconds > MAX_IR_SECONDS {
-        Err(IrError::TooLong { seconds, max: MAX_IR_SECONDS })
+        Err(IrError::TooLong {
+            seconds,
+            max: MAX_IR_SECONDS,
+        })
     } else {
         Ok(())
     }

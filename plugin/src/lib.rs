@@ -1,3 +1,330 @@
+//! Longtail: a zero-latency convolution reverb (CLAP, VST3 and a standalone app).
+//!
+//! This file is the nice-plug glue only: metadata, `activate()`, `reset()`, `process()` and the
+//! exports. The signal path is [`processor::Processor`] around [`engine::Engine`]; engines are
+//! built on the [`preparer`] thread and swapped in with a crossfade.
+//!
+//! Threads: `activate()` and `deactivate()` run on the host's main thread and may allocate;
+//! `reset()` and `process()` run on the audio thread and never allocate, lock, log or wait
+//! (debug and test builds abort on allocation through nice-plug's `assert_process_allocs`).
+
+pub mod demo;
+pub mod denormals;
 pub mod engine;
 pub mod ir;
+pub mod params;
+pub mod preparer;
+pub mod processor;
+pub mod render;
 pub mod rng;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use nice_plug::prelude::*;
+
+use engine::{Engine, EngineConfig, LatencyMode, MAX_CHANNELS, PlanLimits};
+use ir::builtin::BuiltinIr;
+use params::LongtailParams;
+use preparer::{Preparer, Request};
+use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
+
+/// The plugin.
+pub struct Longtail {
+    params: Arc<LongtailParams>,
+    /// Everything built for the current activation; `None` before the first `activate()`.
+    active: Option<Active>,
+    /// The preparation thread, started on the first activation.
+    preparer: Option<Preparer>,
+    /// Counts activations, so engines prepared for an older one are recognised and dropped.
+    generation: u64,
+}
+
+/// What an engine is built from, besides the activation's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct EngineKey {
+    ir: BuiltinIr,
+    latency_mode: LatencyMode,
+}
+
+/// State of one activation. Built in `activate()`, used on the audio thread.
+struct Active {
+    processor: Processor,
+    /// Session sample rate, in Hz.
+    sample_rate: u32,
+    /// Configuration of every engine of this activation (the latency mode comes from the key).
+    config: EngineConfig,
+    /// What the playing engine was built from.
+    current: EngineKey,
+    /// What the preparation thread is building, if anything.
+    pending: Option<EngineKey>,
+    /// An engine that could not be retired yet (the retire ring was full).
+    retire_backlog: Option<Box<Engine>>,
+    /// Per-sample mix values of the current block.
+    mix_buffer: Vec<f32>,
+    /// Per-sample output gain of the current block.
+    gain_buffer: Vec<f32>,
+}
+
+impl Default for Longtail {
+    fn default() -> Self {
+        // Cheap: no planning, no threads, no IR generation until `activate()`.
+        Self {
+            params: Arc::new(LongtailParams::default()),
+            active: None,
+            preparer: None,
+            generation: 0,
+        }
+    }
+}
+
+impl Longtail {
+    fn desired_key(&self) -> EngineKey {
+        EngineKey {
+            ir: self.params.ir.value(),
+            latency_mode: self.params.latency_mode.value().into(),
+        }
+    }
+}
+
+impl Active {
+    /// Hands `engine` to the preparation thread to be dropped, or keeps it for a later try.
+    fn retire(&mut self, preparer: &mut Preparer, engine: Box<Engine>) {
+        if let Err(engine) = preparer.retire(engine) {
+            debug_assert!(self.retire_backlog.is_none());
+            self.retire_backlog = Some(engine);
+        }
+    }
+
+    /// Exchanges engines with the preparation thread. Audio thread; never allocates or waits.
+    fn service_preparer(&mut self, preparer: &mut Preparer, desired: EngineKey, generation: u64) {
+        if let Some(engine) = self.retire_backlog.take() {
+            self.retire(preparer, engine);
+        }
+        if let Some(engine) = self.processor.take_finished() {
+            self.retire(preparer, engine);
+        }
+        while let Some(prepared) = preparer.take_ready() {
+            let key = EngineKey {
+                ir: prepared.request.ir,
+                latency_mode: prepared.request.config.latency_mode,
+            };
+            let usable = prepared.request.generation == generation
+                && Some(key) == self.pending
+                && self.retire_backlog.is_none();
+            if usable {
+                self.pending = None;
+                self.current = key;
+                if let Some(outgoing) = self.processor.begin_swap(prepared.engine) {
+                    self.retire(preparer, outgoing);
+                }
+            } else {
+                self.pending = self
+                    .pending
+                    .filter(|_| prepared.request.generation == generation);
+                self.retire(preparer, prepared.engine);
+            }
+        }
+        if desired != self.current && self.pending.is_none() && self.retire_backlog.is_none() {
+            let request = Request {
+                ir: desired.ir,
+                sample_rate: self.sample_rate,
+                config: EngineConfig {
+                    latency_mode: desired.latency_mode,
+                    ..self.config
+                },
+                generation,
+            };
+            if preparer.request(request) {
+                self.pending = Some(desired);
+            }
+        }
+    }
+}
+
+impl Plugin for Longtail {
+    const NAME: &'static str = "Longtail";
+    const VENDOR: &'static str = "Longtail developers";
+    const URL: &'static str = "";
+    const EMAIL: &'static str = "";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = &[
+        AudioIOLayout {
+            main_input_channels: NonZeroU32::new(2),
+            main_output_channels: NonZeroU32::new(2),
+            ..AudioIOLayout::const_default()
+        },
+        AudioIOLayout {
+            main_input_channels: NonZeroU32::new(1),
+            main_output_channels: NonZeroU32::new(2),
+            ..AudioIOLayout::const_default()
+        },
+        AudioIOLayout {
+            main_input_channels: NonZeroU32::new(1),
+            main_output_channels: NonZeroU32::new(1),
+            ..AudioIOLayout::const_default()
+        },
+    ];
+
+    const SAMPLE_ACCURATE_AUTOMATION: bool = true;
+
+    type Editor = ();
+    type SysExMessage = ();
+    type BackgroundTask = ();
+
+    fn params(&self) -> Arc<dyn Params> {
+        self.params.clone()
+    }
+
+    fn activate(
+        &mut self,
+        audio_io_layout: &AudioIOLayout,
+        buffer_config: &BufferConfig,
+        context: &mut impl ActivateContext<Self>,
+    ) -> bool {
+        let num_inputs = audio_io_layout
+            .main_input_channels
+            .map_or(0, NonZeroU32::get) as usize;
+        let num_outputs = audio_io_layout
+            .main_output_channels
+            .map_or(0, NonZeroU32::get) as usize;
+        let sample_rate = buffer_config.sample_rate.round() as u32;
+        if ir::validate_sample_rate(sample_rate).is_err() {
+            return false;
+        }
+        let key = self.desired_key();
+        let config = EngineConfig {
+            max_block_size: buffer_config.max_buffer_size.max(1) as usize,
+            num_inputs,
+            num_outputs,
+            latency_mode: key.latency_mode,
+            limits: PlanLimits::default(),
+        };
+
+        // Hosts may activate repeatedly with the same settings; keep what is built then.
+        let reusable = self.active.as_ref().is_some_and(|active| {
+            active.sample_rate == sample_rate && active.config == config && active.current == key
+        });
+        if !reusable {
+            let engine = match Engine::new(&key.ir.generate(sample_rate), config) {
+                Ok(engine) => engine,
+                Err(err) => {
+                    nice_error!("Longtail cannot activate: {err}");
+                    return false;
+                }
+            };
+            let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
+            self.generation += 1;
+            self.active = Some(Active {
+                processor: Processor::new(Box::new(engine), swap_fade_samples),
+                sample_rate,
+                config,
+                current: key,
+                pending: None,
+                retire_backlog: None,
+                mix_buffer: vec![0.0; config.max_block_size],
+                gain_buffer: vec![0.0; config.max_block_size],
+            });
+        }
+        if self.preparer.is_none() {
+            match Preparer::spawn() {
+                Ok(preparer) => self.preparer = Some(preparer),
+                Err(err) => nice_error!("Longtail cannot start its preparation thread: {err}"),
+            }
+        }
+        if let Some(active) = &self.active {
+            context.set_latency_samples(active.processor.latency_samples() as u32);
+        }
+        true
+    }
+
+    fn reset(&mut self) {
+        if let Some(active) = &mut self.active {
+            active.processor.reset();
+        }
+    }
+
+    fn process(
+        &mut self,
+        buffer: &mut Buffer,
+        _aux: &mut AuxiliaryBuffers,
+        context: &mut impl ProcessContext<Self>,
+    ) -> ProcessStatus {
+        let desired = self.desired_key();
+        let generation = self.generation;
+        let Some(active) = &mut self.active else {
+            return ProcessStatus::Normal;
+        };
+
+        // Engine swaps: IR or latency-mode changes are built on the preparation thread and
+        // crossfaded in here; replaced engines go back to that thread to be dropped.
+        let latency_before = active.processor.latency_samples();
+        if let Some(preparer) = &mut self.preparer {
+            active.service_preparer(preparer, desired, generation);
+        }
+        let latency = active.processor.latency_samples();
+        if latency != latency_before {
+            context.set_latency_samples(latency as u32);
+        }
+
+        let num_frames = buffer.samples();
+        let max_block_size = active.config.max_block_size;
+        let channels = buffer.as_slice();
+        let num_channels = channels.len().min(MAX_CHANNELS);
+        let mut start = 0;
+        while start < num_frames {
+            let len = (num_frames - start).min(max_block_size);
+            self.params
+                .mix
+                .smoothed
+                .next_block(&mut active.mix_buffer, len);
+            self.params
+                .output_gain
+                .smoothed
+                .next_block(&mut active.gain_buffer, len);
+            let mut piece: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+            for (slot, channel) in piece.iter_mut().zip(channels.iter_mut()) {
+                *slot = &mut channel[start..start + len];
+            }
+            let controls = Controls {
+                mix: &active.mix_buffer[..len],
+                gain: &active.gain_buffer[..len],
+            };
+            active
+                .processor
+                .process(&mut piece[..num_channels], controls);
+            start += len;
+        }
+
+        // Hosts keep calling through the reverb tail after the input stops.
+        ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
+    }
+
+    fn deactivate(&mut self) {
+        // Buffers stay allocated: a host that reactivates with the same settings reuses them.
+    }
+}
+
+impl ClapPlugin for Longtail {
+    const CLAP_ID: &'static str = "audio.longtail.convolver";
+    const CLAP_DESCRIPTION: Option<&'static str> =
+        Some("Zero-latency convolution reverb with long tails on background workers");
+    const CLAP_MANUAL_URL: Option<&'static str> = None;
+    const CLAP_SUPPORT_URL: Option<&'static str> = None;
+    const CLAP_FEATURES: &'static [ClapFeature] = &[
+        ClapFeature::AudioEffect,
+        ClapFeature::Reverb,
+        ClapFeature::Stereo,
+        ClapFeature::Mono,
+    ];
+}
+
+impl Vst3Plugin for Longtail {
+    const VST3_CLASS_ID: [u8; 16] = *b"LongtailConvoRvb";
+    const VST3_SUBCATEGORIES: &'static [Vst3SubCategory] =
+        &[Vst3SubCategory::Fx, Vst3SubCategory::Reverb];
+}
+
+nice_export_clap!(Longtail);
+nice_export_vst3!(Longtail);

@@ -19,7 +19,9 @@ pub const MIN_SNR_DB: f64 = 100.0;
 /// Seeded white noise in `[-amplitude, amplitude)`.
 pub fn noise(num_samples: usize, amplitude: f32, seed: u64) -> Vec<f32> {
     let mut rng = Rng::new(seed);
-    (0..num_samples).map(|_| amplitude * rng.bipolar()).collect()
+    (0..num_samples)
+        .map(|_| amplitude * rng.bipolar())
+        .collect()
 }
 
 /// Seeded noise with an exponential decay to -60 dB over its length, like a reverb IR.
@@ -69,7 +71,8 @@ pub fn fft_convolution(x: &[f32], h: &[f32]) -> Vec<f64> {
         let mut time: Vec<f64> = signal.iter().map(|&s| f64::from(s)).collect();
         time.resize(fft_len, 0.0);
         let mut bins = r2c.make_output_vec();
-        r2c.process(&mut time, &mut bins).expect("sized for the plan");
+        r2c.process(&mut time, &mut bins)
+            .expect("sized for the plan");
         bins
     };
     let (sx, sh) = (spectrum(x), spectrum(h));
@@ -78,7 +81,8 @@ pub fn fft_convolution(x: &[f32], h: &[f32]) -> Vec<f64> {
     let last = product.len() - 1;
     product[last].im = 0.0;
     let mut y = c2r.make_output_vec();
-    c2r.process(&mut product, &mut y).expect("sized for the plan");
+    c2r.process(&mut product, &mut y)
+        .expect("sized for the plan");
     y.truncate(len);
     let scale = 1.0 / fft_len as f64;
     y.iter_mut().for_each(|v| *v *= scale);
@@ -106,7 +110,11 @@ pub fn snr_db(actual: &[f32], expected: &[f64]) -> f64 {
         signal += e * e;
         noise += (a - e) * (a - e);
     }
-    if noise == 0.0 { f64::INFINITY } else { 10.0 * (signal / noise).log10() }
+    if noise == 0.0 {
+        f64::INFINITY
+    } else {
+        10.0 * (signal / noise).log10()
+    }
 }
 
 /// Largest absolute difference, over the longer of the two slices.
@@ -168,13 +176,20 @@ pub fn plugin_library() -> PathBuf {
     // target/<profile>/deps/<test binary>
     let deps = exe.parent().expect("deps directory");
     let profile = deps.parent().expect("profile directory");
-    let name = format!("{}longtail{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+    let name = format!(
+        "{}longtail{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
     for candidate in [profile.join(&name), deps.join(&name)] {
         if candidate.exists() {
             return candidate;
         }
     }
-    panic!("the plugin library {name} was not built next to {}", deps.display());
+    panic!(
+        "the plugin library {name} was not built next to {}",
+        deps.display()
+    );
 }
 
 #[cfg(test)]
@@ -188,13 +203,21 @@ mod tests {
         let direct = direct_convolution(&x, &h);
         let fft = fft_convolution(&x, &h);
         assert_eq!(direct.len(), fft.len());
-        let err = direct.iter().zip(&fft).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let err = direct
+            .iter()
+            .zip(&fft)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         assert!(err < 1e-10, "max error {err}");
     }
 
     #[test]
     fn block_sequences_cover_the_total() {
-        for blocks in [Blocks::Fixed(64), Blocks::Primes, Blocks::Random { max: 300, seed: 3 }] {
+        for blocks in [
+            Blocks::Fixed(64),
+            Blocks::Primes,
+            Blocks::Random { max: 300, seed: 3 },
+        ] {
             let sizes = blocks.sizes(10_000);
             assert_eq!(sizes.iter().sum::<usize>(), 10_000);
             assert!(sizes.iter().all(|&s| s >= 1 && s <= blocks.max()));

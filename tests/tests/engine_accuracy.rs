@@ -4,27 +4,45 @@
 
 use longtail::engine::{Engine, EngineConfig, LatencyMode, PlanLimits, route};
 use longtail::ir::Ir;
-use longtail_tests::{Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db};
+use longtail_tests::{
+    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
+};
 
 /// `(IR channels, inputs, outputs)`: every layout the plugin offers.
-const LAYOUTS: [(usize, usize, usize); 7] =
-    [(2, 2, 2), (2, 1, 2), (2, 1, 1), (4, 2, 2), (4, 1, 2), (1, 2, 2), (1, 1, 1)];
+const LAYOUTS: [(usize, usize, usize); 7] = [
+    (2, 2, 2),
+    (2, 1, 2),
+    (2, 1, 1),
+    (4, 2, 2),
+    (4, 1, 2),
+    (1, 2, 2),
+    (1, 1, 1),
+];
 
 const BLOCKS: [Blocks; 4] = [
     Blocks::Fixed(1),
     Blocks::Primes,
     Blocks::Fixed(256),
-    Blocks::Random { max: 300, seed: RNG_SEED },
+    Blocks::Random {
+        max: 300,
+        seed: RNG_SEED,
+    },
 ];
 
 fn make_ir(num_channels: usize, len: usize) -> Ir {
-    let channels =
-        (0..num_channels).map(|c| decaying_noise(len, RNG_SEED + 100 + c as u64)).collect();
+    let channels = (0..num_channels)
+        .map(|c| decaying_noise(len, RNG_SEED + 100 + c as u64))
+        .collect();
     Ir::new("test", 48_000, channels).expect("valid IR")
 }
 
 /// Runs the engine over `inputs` (plus the tail) and returns each output, latency removed.
-fn run_engine(engine: &mut Engine, inputs: &[Vec<f32>], blocks: Blocks, poison: bool) -> Vec<Vec<f32>> {
+fn run_engine(
+    engine: &mut Engine,
+    inputs: &[Vec<f32>],
+    blocks: Blocks,
+    poison: bool,
+) -> Vec<Vec<f32>> {
     let latency = engine.latency_samples();
     let total = inputs[0].len() + engine.plan().ir_len - 1 + latency;
     let num_outputs = engine.config().num_outputs;
@@ -43,8 +61,10 @@ fn run_engine(engine: &mut Engine, inputs: &[Vec<f32>], blocks: Blocks, poison: 
             engine.poison_scratch(f32::NAN);
         }
         let input_slices: Vec<&[f32]> = padded.iter().map(|x| &x[start..start + size]).collect();
-        let mut output_slices: Vec<&mut [f32]> =
-            outputs.iter_mut().map(|y| &mut y[start..start + size]).collect();
+        let mut output_slices: Vec<&mut [f32]> = outputs
+            .iter_mut()
+            .map(|y| &mut y[start..start + size])
+            .collect();
         engine.process(&input_slices, &mut output_slices);
         start += size;
     }
@@ -70,8 +90,9 @@ fn reference(ir: &Ir, inputs: &[Vec<f32>], num_outputs: usize) -> Vec<Vec<f64>> 
 fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], limits: PlanLimits) {
     for &(num_ir_channels, num_inputs, num_outputs) in layouts {
         let ir = make_ir(num_ir_channels, ir_len);
-        let inputs: Vec<Vec<f32>> =
-            (0..num_inputs).map(|c| noise(input_len, 0.5, RNG_SEED + c as u64)).collect();
+        let inputs: Vec<Vec<f32>> = (0..num_inputs)
+            .map(|c| noise(input_len, 0.5, RNG_SEED + c as u64))
+            .collect();
         let expected = reference(&ir, &inputs, num_outputs);
         for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
             for blocks in BLOCKS {
@@ -92,7 +113,10 @@ fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], lim
                 for (output_idx, (actual, wanted)) in clean.iter().zip(&expected).enumerate() {
                     assert_eq!(actual.len(), wanted.len(), "{case}: output length");
                     let snr = snr_db(actual, wanted);
-                    assert!(snr >= MIN_SNR_DB, "{case}: output {output_idx} SNR {snr:.1} dB");
+                    assert!(
+                        snr >= MIN_SNR_DB,
+                        "{case}: output {output_idx} SNR {snr:.1} dB"
+                    );
                 }
 
                 // The same run from a reset engine with garbage in every scratch buffer must
@@ -114,16 +138,35 @@ fn ir_lengths_around_the_quantum() {
 
 #[test]
 fn medium_ir_with_many_small_levels() {
-    check(20_000, 12_000, &LAYOUTS[..4], PlanLimits { max_partition_size: 1024 });
+    check(
+        20_000,
+        12_000,
+        &LAYOUTS[..4],
+        PlanLimits {
+            max_partition_size: 1024,
+        },
+    );
 }
 
 #[test]
 fn uniform_single_level_plan() {
-    check(5_000, 6_000, &LAYOUTS[..1], PlanLimits { max_partition_size: 16 });
+    check(
+        5_000,
+        6_000,
+        &LAYOUTS[..1],
+        PlanLimits {
+            max_partition_size: 16,
+        },
+    );
 }
 
 #[test]
 fn several_seconds_ir() {
     // 2.5 s at 48 kHz: every level of the default plan up to 16384-sample partitions.
-    check(120_000, 40_000, &[(2, 2, 2), (4, 1, 2)], PlanLimits::default());
+    check(
+        120_000,
+        40_000,
+        &[(2, 2, 2), (4, 1, 2)],
+        PlanLimits::default(),
+    );
 }

@@ -24,18 +24,30 @@ impl DirectHead {
         let reversed_taps = path_taps
             .iter()
             .map(|taps| {
-                let mut head: Vec<f32> = (0..num_taps).map(|k| taps.get(k).copied().unwrap_or(0.0)).collect();
+                let mut head: Vec<f32> = (0..num_taps)
+                    .map(|k| taps.get(k).copied().unwrap_or(0.0))
+                    .collect();
                 head.reverse();
                 head
             })
             .collect();
-        Self { num_taps, paths: paths.to_vec(), reversed_taps }
+        Self {
+            num_taps,
+            paths: paths.to_vec(),
+            reversed_taps,
+        }
     }
 
     /// Adds the head's output for output channel `output_idx` and the samples of times
     /// `[start, start + output.len())` to `output`. The input rings must already hold those
     /// samples. Does not allocate.
-    pub fn add_output(&self, output_idx: usize, start: u64, inputs: &[InputRing], output: &mut [f32]) {
+    pub fn add_output(
+        &self,
+        output_idx: usize,
+        start: u64,
+        inputs: &[InputRing],
+        output: &mut [f32],
+    ) {
         if self.num_taps == 0 {
             return;
         }

@@ -60,7 +60,9 @@ pub struct PlanLimits {
 
 impl Default for PlanLimits {
     fn default() -> Self {
-        Self { max_partition_size: DEFAULT_MAX_PARTITION_SIZE }
+        Self {
+            max_partition_size: DEFAULT_MAX_PARTITION_SIZE,
+        }
     }
 }
 
@@ -122,16 +124,30 @@ impl PartitionPlan {
             // Where the next level may start: its offset must be at least twice its size.
             let next_start = 2 * next_size;
             let can_grow = next_size > partition_size && next_start > offset;
-            let end = if can_grow && next_start < ir_len { next_start } else { ir_len };
+            let end = if can_grow && next_start < ir_len {
+                next_start
+            } else {
+                ir_len
+            };
             let num_partitions = (end - offset).div_ceil(partition_size);
-            levels.push(Level { partition_size, num_partitions, ir_offset: offset });
+            levels.push(Level {
+                partition_size,
+                num_partitions,
+                ir_offset: offset,
+            });
             offset += num_partitions * partition_size;
             if can_grow {
                 partition_size = next_size;
             }
         }
 
-        Self { quantum, latency_mode, head_taps, ir_len, levels }
+        Self {
+            quantum,
+            latency_mode,
+            head_taps,
+            ir_len,
+            levels,
+        }
     }
 
     /// Latency the plugin reports to the host, in samples (`0`, or `q` in low-CPU mode).
@@ -156,7 +172,11 @@ impl PartitionPlan {
 
     /// Largest partition size in the plan (the quantum when there are no levels).
     pub fn max_partition_size(&self) -> usize {
-        self.levels.iter().map(|l| l.partition_size).max().unwrap_or(self.quantum)
+        self.levels
+            .iter()
+            .map(|l| l.partition_size)
+            .max()
+            .unwrap_or(self.quantum)
     }
 
     /// One line for humans: `q=64 head=64 | 64x7@64 256x6@512 ...` (size x count @ offset).
@@ -183,8 +203,7 @@ impl PartitionPlan {
 /// The quantum for a host maximum block size: the block size itself when it is a power of two
 /// in `[MIN_QUANTUM, MAX_QUANTUM]`, [`MIN_QUANTUM`] below that range, else [`DEFAULT_QUANTUM`].
 pub fn quantum_for_block_size(max_block_size: usize) -> usize {
-    if max_block_size.is_power_of_two() && (MIN_QUANTUM..=MAX_QUANTUM).contains(&max_block_size)
-    {
+    if max_block_size.is_power_of_two() && (MIN_QUANTUM..=MAX_QUANTUM).contains(&max_block_size) {
         max_block_size
     } else if max_block_size < MIN_QUANTUM {
         MIN_QUANTUM
@@ -204,12 +223,21 @@ mod tests {
             LatencyMode::LowCpu => 0,
         };
         for (level_idx, level) in plan.levels.iter().enumerate() {
-            assert_eq!(level.ir_offset, expected_offset, "gap before level {level_idx}");
+            assert_eq!(
+                level.ir_offset, expected_offset,
+                "gap before level {level_idx}"
+            );
             assert!(level.partition_size.is_power_of_two());
             assert!(level.num_partitions >= 1);
-            assert!(plan.output_delay(level) >= level.partition_size, "level {level_idx} late");
+            assert!(
+                plan.output_delay(level) >= level.partition_size,
+                "level {level_idx} late"
+            );
             if level_idx > 0 {
-                assert!(level.ir_offset >= 2 * level.partition_size, "level {level_idx} slack");
+                assert!(
+                    level.ir_offset >= 2 * level.partition_size,
+                    "level {level_idx} slack"
+                );
                 assert!(level.partition_size > plan.levels[level_idx - 1].partition_size);
             }
             expected_offset = level.ir_end();
@@ -245,10 +273,24 @@ mod tests {
         let plan = PartitionPlan::new(64, 64, LatencyMode::Zero, PlanLimits::default());
         assert!(plan.levels.is_empty());
         let plan = PartitionPlan::new(65, 64, LatencyMode::Zero, PlanLimits::default());
-        assert_eq!(plan.levels, vec![Level { partition_size: 64, num_partitions: 1, ir_offset: 64 }]);
+        assert_eq!(
+            plan.levels,
+            vec![Level {
+                partition_size: 64,
+                num_partitions: 1,
+                ir_offset: 64
+            }]
+        );
         let plan = PartitionPlan::new(1, 64, LatencyMode::LowCpu, PlanLimits::default());
         assert_eq!(plan.head_taps, 0);
-        assert_eq!(plan.levels, vec![Level { partition_size: 64, num_partitions: 1, ir_offset: 0 }]);
+        assert_eq!(
+            plan.levels,
+            vec![Level {
+                partition_size: 64,
+                num_partitions: 1,
+                ir_offset: 0
+            }]
+        );
         assert_eq!(plan.latency_samples(), 64);
     }
 
@@ -258,20 +300,35 @@ mod tests {
         check_invariants(&plan);
         let sizes: Vec<usize> = plan.levels.iter().map(|l| l.partition_size).collect();
         assert_eq!(sizes, vec![64, 256, 1024, 4096, 16384]);
-        assert_eq!(plan.levels[0], Level { partition_size: 64, num_partitions: 7, ir_offset: 64 });
+        assert_eq!(
+            plan.levels[0],
+            Level {
+                partition_size: 64,
+                num_partitions: 7,
+                ir_offset: 64
+            }
+        );
         assert_eq!(plan.levels[1].ir_offset, 512);
         assert_eq!(plan.levels[4].ir_offset, 32768);
-        assert_eq!(plan.levels[4].num_partitions, (480_000usize - 32768).div_ceil(16384));
+        assert_eq!(
+            plan.levels[4].num_partitions,
+            (480_000usize - 32768).div_ceil(16384)
+        );
         assert_eq!(plan.slack_samples(&plan.levels[4]), 32768 - 16384);
     }
 
     #[test]
     fn uniform_plan_when_capped_at_the_quantum() {
-        let limits = PlanLimits { max_partition_size: 64 };
+        let limits = PlanLimits {
+            max_partition_size: 64,
+        };
         let plan = PartitionPlan::new(10_000, 64, LatencyMode::Zero, limits);
         check_invariants(&plan);
         assert_eq!(plan.levels.len(), 1);
-        assert_eq!(plan.levels[0].num_partitions, (10_000usize - 64).div_ceil(64));
+        assert_eq!(
+            plan.levels[0].num_partitions,
+            (10_000usize - 64).div_ceil(64)
+        );
     }
 
     #[test]

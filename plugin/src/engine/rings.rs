@@ -17,7 +17,10 @@ impl InputRing {
     /// A ring holding at least `min_len` samples of history. Allocates.
     pub fn new(min_len: usize) -> Self {
         let len = min_len.max(1).next_power_of_two();
-        Self { data: vec![0.0; 2 * len], mask: len - 1 }
+        Self {
+            data: vec![0.0; 2 * len],
+            mask: len - 1,
+        }
     }
 
     /// History length in samples.
@@ -65,7 +68,10 @@ impl OutputRing {
     /// A ring that can hold results up to `max_ahead` samples in the future. Allocates.
     pub fn new(max_ahead: usize) -> Self {
         let len = (max_ahead + 1).next_power_of_two();
-        Self { data: vec![0.0; len], mask: len - 1 }
+        Self {
+            data: vec![0.0; len],
+            mask: len - 1,
+        }
     }
 
     /// Adds `samples` at times `[start, start + samples.len())`.
@@ -114,7 +120,10 @@ mod tests {
         for time in 0..20u64 {
             ring.write(time, time as f32);
         }
-        assert_eq!(ring.window(20, 8), &[12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0]);
+        assert_eq!(
+            ring.window(20, 8),
+            &[12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0]
+        );
         assert_eq!(ring.window(17, 3), &[14.0, 15.0, 16.0]);
     }
 

@@ -32,7 +32,10 @@ struct SplitSpectra {
 
 impl SplitSpectra {
     fn zeroed(num_partitions: usize, num_bins: usize) -> Self {
-        Self { re: vec![0.0; num_partitions * num_bins], im: vec![0.0; num_partitions * num_bins] }
+        Self {
+            re: vec![0.0; num_partitions * num_bins],
+            im: vec![0.0; num_partitions * num_bins],
+        }
     }
 }
 
@@ -149,7 +152,9 @@ impl UpolsLevel {
             output_delay,
             r2c_plan,
             c2r_plan,
-            fdl: (0..num_inputs).map(|_| SplitSpectra::zeroed(num_partitions, num_bins)).collect(),
+            fdl: (0..num_inputs)
+                .map(|_| SplitSpectra::zeroed(num_partitions, num_bins))
+                .collect(),
             fdl_head: 0,
             path_spectra,
             paths: paths.to_vec(),
@@ -177,7 +182,8 @@ impl UpolsLevel {
         self.fdl_head = (self.fdl_head + 1) % self.num_partitions;
         let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
         for (ring, fdl) in inputs.iter().zip(&mut self.fdl) {
-            self.real_scratch_buffer.copy_from_slice(ring.window(chunk_end, 2 * partition_size));
+            self.real_scratch_buffer
+                .copy_from_slice(ring.window(chunk_end, 2 * partition_size));
             let _ = self.r2c_plan.process_with_scratch(
                 &mut self.real_scratch_buffer,
                 &mut self.complex_fft_buffer,
@@ -226,7 +232,11 @@ impl UpolsLevel {
                 continue;
             }
 
-            for ((bin, re), im) in self.complex_fft_buffer.iter_mut().zip(&self.acc.re).zip(&self.acc.im)
+            for ((bin, re), im) in self
+                .complex_fft_buffer
+                .iter_mut()
+                .zip(&self.acc.re)
+                .zip(&self.acc.im)
             {
                 *bin = Complex::new(*re, *im);
             }
@@ -264,7 +274,8 @@ impl UpolsLevel {
 
     /// Bytes of spectra and delay lines this level holds.
     pub fn memory_bytes(&self) -> usize {
-        let floats = (self.fdl.len() + self.path_spectra.len()) * 2 * self.num_partitions * self.num_bins;
+        let floats =
+            (self.fdl.len() + self.path_spectra.len()) * 2 * self.num_partitions * self.num_bins;
         floats * std::mem::size_of::<f32>()
     }
 }
@@ -281,8 +292,13 @@ pub fn spectral_mac(
     h_im: &[f32],
 ) {
     let len = acc_re.len();
-    let (acc_im, x_re, x_im, h_re, h_im) =
-        (&mut acc_im[..len], &x_re[..len], &x_im[..len], &h_re[..len], &h_im[..len]);
+    let (acc_im, x_re, x_im, h_re, h_im) = (
+        &mut acc_im[..len],
+        &x_re[..len],
+        &x_im[..len],
+        &h_re[..len],
+        &h_im[..len],
+    );
     for bin_idx in 0..len {
         let (xr, xi, hr, hi) = (x_re[bin_idx], x_im[bin_idx], h_re[bin_idx], h_im[bin_idx]);
         acc_re[bin_idx] += xr * hr - xi * hi;

@@ -60,8 +60,13 @@ struct Model {
 
 impl BuiltinIr {
     /// Every built-in IR, in menu order.
-    pub const ALL: [BuiltinIr; 5] =
-        [Self::SmallRoom, Self::Plate, Self::Hall, Self::Cathedral, Self::WideHall];
+    pub const ALL: [BuiltinIr; 5] = [
+        Self::SmallRoom,
+        Self::Plate,
+        Self::Hall,
+        Self::Cathedral,
+        Self::WideHall,
+    ];
 
     /// Stable short id (the parameter's enum id), used in file names and on the command line.
     pub fn id(self) -> &'static str {
@@ -220,7 +225,11 @@ fn render_channel(model: &Model, sample_rate: u32, seed: u64) -> Vec<f32> {
 
 /// Scales all channels by one factor so each output side receives unit energy on average.
 fn normalise_energy(channels: &mut [Vec<f32>], layout: IrLayout) {
-    let energy: f64 = channels.iter().flatten().map(|&s| f64::from(s) * f64::from(s)).sum();
+    let energy: f64 = channels
+        .iter()
+        .flatten()
+        .map(|&s| f64::from(s) * f64::from(s))
+        .sum();
     // Mono and stereo: one channel per output side; true stereo: two per side.
     let num_outputs = match layout {
         IrLayout::Mono => 1.0,
@@ -252,7 +261,11 @@ mod tests {
     fn channels_are_decorrelated() {
         let ir = BuiltinIr::Hall.generate(48_000);
         let (l, r) = (&ir.channels[0], &ir.channels[1]);
-        let dot: f64 = l.iter().zip(r).map(|(a, b)| f64::from(*a) * f64::from(*b)).sum();
+        let dot: f64 = l
+            .iter()
+            .zip(r)
+            .map(|(a, b)| f64::from(*a) * f64::from(*b))
+            .sum();
         let norm = |x: &[f32]| x.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>().sqrt();
         let correlation = dot / (norm(l) * norm(r));
         assert!(correlation.abs() < 0.1, "correlation {correlation}");
@@ -262,7 +275,9 @@ mod tests {
     fn tails_decay_and_end_silent() {
         let ir = BuiltinIr::Cathedral.generate(48_000);
         let channel = &ir.channels[0];
-        let rms = |x: &[f32]| (x.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>() / x.len() as f64).sqrt();
+        let rms = |x: &[f32]| {
+            (x.iter().map(|s| f64::from(*s).powi(2)).sum::<f64>() / x.len() as f64).sqrt()
+        };
         let early = rms(&channel[48_000..96_000]);
         let late = rms(&channel[384_000..432_000]);
         assert!(late < early * 0.05, "early {early} late {late}");

@@ -28,12 +28,20 @@ impl Audio {
 pub fn read(path: &Path, max_channels: usize, max_seconds: Option<f64>) -> Result<Audio, IrError> {
     let display = path.display().to_string();
     if path.is_dir() {
-        return Err(IrError::Unreadable { path: display, reason: "it is a directory".into() });
+        return Err(IrError::Unreadable {
+            path: display,
+            reason: "it is a directory".into(),
+        });
     }
-    let file = std::fs::File::open(path)
-        .map_err(|err| IrError::Unreadable { path: display.clone(), reason: err.to_string() })?;
-    let mut reader = hound::WavReader::new(std::io::BufReader::new(file))
-        .map_err(|err| IrError::NotWav { path: display.clone(), reason: err.to_string() })?;
+    let file = std::fs::File::open(path).map_err(|err| IrError::Unreadable {
+        path: display.clone(),
+        reason: err.to_string(),
+    })?;
+    let mut reader =
+        hound::WavReader::new(std::io::BufReader::new(file)).map_err(|err| IrError::NotWav {
+            path: display.clone(),
+            reason: err.to_string(),
+        })?;
     let spec = reader.spec();
     let num_channels = usize::from(spec.channels);
     if num_channels == 0 || num_channels > max_channels {
@@ -44,7 +52,10 @@ pub fn read(path: &Path, max_channels: usize, max_seconds: Option<f64>) -> Resul
     if let Some(max_seconds) = max_seconds {
         let seconds = num_frames as f64 / f64::from(spec.sample_rate);
         if seconds > max_seconds {
-            return Err(IrError::TooLong { seconds, max: max_seconds });
+            return Err(IrError::TooLong {
+                seconds,
+                max: max_seconds,
+            });
         }
     }
     // Files shorter than their header claims are caught by the sample iterator below.
@@ -52,7 +63,10 @@ pub fn read(path: &Path, max_channels: usize, max_seconds: Option<f64>) -> Resul
         (hound::SampleFormat::Float, 32) => reader.samples::<f32>().collect::<Result<_, _>>(),
         (hound::SampleFormat::Int, bits @ 1..=32) => {
             let scale = 1.0 / (1u64 << (bits - 1)) as f32;
-            reader.samples::<i32>().map(|s| s.map(|s| s as f32 * scale)).collect::<Result<_, _>>()
+            reader
+                .samples::<i32>()
+                .map(|s| s.map(|s| s as f32 * scale))
+                .collect::<Result<_, _>>()
         }
         (format, bits) => {
             return Err(IrError::NotWav {
@@ -61,22 +75,37 @@ pub fn read(path: &Path, max_channels: usize, max_seconds: Option<f64>) -> Resul
             });
         }
     }
-    .map_err(|err| IrError::NotWav { path: display.clone(), reason: err.to_string() })?;
+    .map_err(|err| IrError::NotWav {
+        path: display.clone(),
+        reason: err.to_string(),
+    })?;
 
     let num_frames = interleaved.len() / num_channels;
     let channels = (0..num_channels)
         .map(|channel_idx| {
-            interleaved.iter().skip(channel_idx).step_by(num_channels).take(num_frames).copied().collect()
+            interleaved
+                .iter()
+                .skip(channel_idx)
+                .step_by(num_channels)
+                .take(num_frames)
+                .copied()
+                .collect()
         })
         .collect();
-    Ok(Audio { sample_rate: spec.sample_rate, channels })
+    Ok(Audio {
+        sample_rate: spec.sample_rate,
+        channels,
+    })
 }
 
 /// Reads an IR file: WAV, 1, 2 or 4 channels, at most [`super::MAX_IR_SECONDS`], finite samples.
 pub fn read_ir(path: &Path) -> Result<super::Ir, IrError> {
     let audio = read(path, MAX_IR_CHANNELS, Some(super::MAX_IR_SECONDS))?;
     validate_length(audio.num_frames(), audio.sample_rate)?;
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     super::Ir::new(name, audio.sample_rate, audio.channels)
 }
 

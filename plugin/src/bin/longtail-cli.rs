@@ -1,0 +1,254 @@
+//! `longtail-cli`: offline render and the built-in demo, through the plugin's own signal path.
+//!
+//! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use longtail::demo;
+use longtail::engine::LatencyMode;
+use longtail::ir::builtin::BuiltinIr;
+use longtail::ir::{IrError, wav};
+use longtail::params::DEFAULT_MIX;
+use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "longtail-cli",
+    version,
+    about = "Longtail convolution: offline render and demo"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Convolve a WAV file with an IR, exactly as the plugin would, into a 32-bit float WAV.
+    ///
+    /// The output has the input's sample rate, input length + IR length - 1 frames, and is
+    /// time-aligned with the input (no latency offset). It is stereo when the input or the IR
+    /// is stereo. The IR is applied exactly as stored: no normalisation, trimming or gain.
+    Render {
+        /// Impulse response: a WAV file with 1 (mono), 2 (stereo) or 4 (true stereo: LL, LR,
+        /// RL, RR) channels, at the input's sample rate.
+        #[arg(long)]
+        ir: PathBuf,
+        /// Dry signal: a mono or stereo WAV file.
+        #[arg(long)]
+        input: PathBuf,
+        /// Where to write the result (32-bit float WAV).
+        #[arg(long)]
+        output: PathBuf,
+        /// Host block size: a number of samples, or `random` (seeded sizes from 1 to 1024).
+        #[arg(long, default_value = "512", value_parser = parse_blocks)]
+        block: BlockSizes,
+        /// Wet share from 0 to 1, linear: out = mix x wet + (1 - mix) x dry.
+        #[arg(long, default_value_t = 1.0, value_parser = parse_mix)]
+        mix: f32,
+        /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU.
+        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        latency: LatencyArg,
+        /// Where the tail runs: `auto` (the CPU in this version) or `cpu`.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+    },
+    /// Render a built-in dry signal (plucks, drums, a voice-like tone) through every built-in
+    /// IR and print what ran: backend, partition plan, real-time factor.
+    Demo {
+        /// Directory for dry.wav and one demo-<ir>.wav per built-in IR.
+        #[arg(long, default_value = "demo-out")]
+        output: PathBuf,
+        /// Sample rate of the demo, in Hz.
+        #[arg(long, default_value_t = 48_000)]
+        rate: u32,
+        /// Host block size in samples.
+        #[arg(long, default_value = "64", value_parser = parse_blocks)]
+        block: BlockSizes,
+        /// Wet share from 0 to 1 (the plugin's default when inserted).
+        #[arg(long, default_value_t = DEFAULT_MIX, value_parser = parse_mix)]
+        mix: f32,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LatencyArg {
+    Zero,
+    Low,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum BackendArg {
+    Auto,
+    Cpu,
+}
+
+impl From<LatencyArg> for LatencyMode {
+    fn from(arg: LatencyArg) -> Self {
+        match arg {
+            LatencyArg::Zero => LatencyMode::Zero,
+            LatencyArg::Low => LatencyMode::LowCpu,
+        }
+    }
+}
+
+fn parse_blocks(text: &str) -> Result<BlockSizes, String> {
+    if text == "random" {
+        return Ok(BlockSizes::Random);
+    }
+    match text.parse::<usize>() {
+        Ok(size) if (1..=1 << 16).contains(&size) => Ok(BlockSizes::Fixed(size)),
+        _ => Err(format!(
+            "'{text}' is not a block size: use 1 to 65536, or 'random'"
+        )),
+    }
+}
+
+fn parse_mix(text: &str) -> Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(mix) if (0.0..=1.0).contains(&mix) => Ok(mix),
+        _ => Err(format!("'{text}' is not a mix: use a number from 0 to 1")),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Render {
+            ir,
+            input,
+            output,
+            block,
+            mix,
+            latency,
+            backend: _,
+        } => {
+            let options = RenderOptions {
+                blocks: block,
+                mix,
+                latency_mode: latency.into(),
+            };
+            run_render(&ir, &input, &output, options)
+        }
+        Command::Demo {
+            output,
+            rate,
+            block,
+            mix,
+        } => run_demo(&output, rate, block, mix),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("longtail-cli: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_render(
+    ir_path: &Path,
+    input_path: &Path,
+    output_path: &Path,
+    options: RenderOptions,
+) -> Result<(), String> {
+    let ir = wav::read_ir(ir_path).map_err(|err| format!("IR: {err}"))?;
+    let input = wav::read(input_path, 2, None).map_err(|err| match err {
+        IrError::UnsupportedChannels(n) => {
+            format!(
+                "input '{}' has {n} channels; supported are 1 (mono) and 2 (stereo)",
+                input_path.display()
+            )
+        }
+        other => format!("input: {other}"),
+    })?;
+    if input.num_frames() == 0 {
+        return Err(format!("input '{}' has no samples", input_path.display()));
+    }
+    if let Some((channel, frame)) = first_non_finite(&input.channels) {
+        return Err(format!(
+            "input '{}' contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}",
+            input_path.display()
+        ));
+    }
+    if input.sample_rate != ir.sample_rate {
+        return Err(format!(
+            "the IR is at {} Hz and the input at {} Hz; resampling is not supported yet, so \
+             convert one of them first",
+            ir.sample_rate, input.sample_rate
+        ));
+    }
+    let (output, report) = render(&ir, &input.channels, options).map_err(|err| err.to_string())?;
+    wav::write_f32(output_path, input.sample_rate, &output)
+        .map_err(|err| format!("cannot write '{}': {err}", output_path.display()))?;
+    println!(
+        "rendered {} -> {} ({} ch, {} frames, IR {} ch {} taps, {})",
+        input_path.display(),
+        output_path.display(),
+        output.len(),
+        output.first().map_or(0, Vec::len),
+        ir.channels.len(),
+        ir.len(),
+        ir.layout.name()
+    );
+    print_report(&report);
+    Ok(())
+}
+
+fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|err| format!("cannot create '{}': {err}", dir.display()))?;
+    let dry = demo::dry_signal(rate);
+    let dry_path = dir.join("dry.wav");
+    wav::write_f32(&dry_path, rate, &dry)
+        .map_err(|err| format!("cannot write '{}': {err}", dry_path.display()))?;
+    println!(
+        "dry signal: {} ({:.1} s, stereo, {rate} Hz)",
+        dry_path.display(),
+        demo::DRY_SECONDS
+    );
+    let options = RenderOptions {
+        blocks,
+        mix,
+        latency_mode: LatencyMode::Zero,
+    };
+    for builtin in BuiltinIr::ALL {
+        let ir = builtin.generate(rate);
+        let (output, report) = render(&ir, &dry, options).map_err(|err| err.to_string())?;
+        let path = dir.join(format!("demo-{}.wav", builtin.id()));
+        wav::write_f32(&path, rate, &output)
+            .map_err(|err| format!("cannot write '{}': {err}", path.display()))?;
+        println!(
+            "{} ({}, {:.1} s) -> {}",
+            builtin.name(),
+            ir.layout.name(),
+            ir.seconds(),
+            path.display()
+        );
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn print_report(report: &RenderReport) {
+    println!(
+        "  backend cpu (audio thread) | plan {} | {} paths | {:.1} s audio in {:.3} s CPU, real-time factor {:.4}",
+        report.plan,
+        report.num_paths,
+        report.audio_seconds,
+        report.cpu_seconds,
+        report.real_time_factor()
+    );
+}
+
+fn first_non_finite(channels: &[Vec<f32>]) -> Option<(usize, usize)> {
+    channels.iter().enumerate().find_map(|(channel, samples)| {
+        samples
+            .iter()
+            .position(|s| !s.is_finite())
+            .map(|frame| (channel, frame))
+    })
+}

@@ -1,0 +1,224 @@
+//! The signal path around the engine: dry/wet mix with a latency-compensated dry path, output
+//! gain, the crossfade between an outgoing and an incoming engine, and the final guard against
+//! non-finite output. The plugin and `longtail-cli render` both run this, so offline renders
+//! are what the plugin plays.
+//!
+//! Built off the audio thread ([`Processor::new`] allocates every buffer for the maximum block
+//! size); [`Processor::process`] runs on the audio thread and never allocates, locks or waits.
+//! Engines that leave the processor are handed back to the caller, who must drop them off the
+//! audio thread.
+
+use std::f32::consts::FRAC_PI_2;
+
+use crate::engine::plan::MAX_QUANTUM;
+use crate::engine::rings::InputRing;
+use crate::engine::{Engine, MAX_CHANNELS};
+
+/// Length of the crossfade when an engine is swapped, in milliseconds.
+pub const DEFAULT_SWAP_FADE_MS: f32 = 50.0;
+
+/// Per-sample controls for one block, each slice as long as the block.
+#[derive(Debug, Clone, Copy)]
+pub struct Controls<'a> {
+    /// Wet share, `0..=1`: `out = gain * (mix * wet + (1 - mix) * dry)`.
+    pub mix: &'a [f32],
+    /// Linear output gain.
+    pub gain: &'a [f32],
+}
+
+/// Mix, gain and engine swaps around one [`Engine`].
+pub struct Processor {
+    engine: Box<Engine>,
+    /// The outgoing engine during a crossfade.
+    fading: Option<Box<Engine>>,
+    /// Samples of the crossfade done so far.
+    fade_pos: usize,
+    /// Crossfade length in samples.
+    fade_len: usize,
+    /// An engine whose crossfade finished, waiting for the caller to take it.
+    finished: Option<Box<Engine>>,
+    /// Largest block the buffers hold; longer host blocks are processed in pieces.
+    max_block_size: usize,
+    num_inputs: usize,
+    num_outputs: usize,
+    /// Copy of the input block (the host buffer is processed in place), per input channel.
+    input_buffer: Vec<Vec<f32>>,
+    /// The engine's wet output, per output channel.
+    wet_buffer: Vec<Vec<f32>>,
+    /// The outgoing engine's wet output during a crossfade, per output channel.
+    fade_buffer: Vec<Vec<f32>>,
+    /// Dry history per input channel, to delay the dry path by the engine's latency.
+    dry_rings: Vec<InputRing>,
+    /// Absolute time of the next sample, for the dry rings.
+    time: u64,
+}
+
+impl Processor {
+    /// Wraps `engine`; `swap_fade_samples` is the crossfade length for later swaps. Allocates.
+    pub fn new(engine: Box<Engine>, swap_fade_samples: usize) -> Self {
+        let config = *engine.config();
+        let max_block_size = config.max_block_size;
+        let buffers = |count: usize| vec![vec![0.0f32; max_block_size]; count];
+        Self {
+            fading: None,
+            fade_pos: 0,
+            fade_len: swap_fade_samples.max(1),
+            finished: None,
+            max_block_size,
+            num_inputs: config.num_inputs,
+            num_outputs: config.num_outputs,
+            input_buffer: buffers(config.num_inputs),
+            wet_buffer: buffers(config.num_outputs),
+            fade_buffer: buffers(config.num_outputs),
+            dry_rings: (0..config.num_inputs)
+                .map(|_| InputRing::new(max_block_size + MAX_QUANTUM))
+                .collect(),
+            time: 0,
+            engine,
+        }
+    }
+
+    /// The engine that is playing (the incoming one during a crossfade).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Latency of the signal path, in samples (the current engine's).
+    pub fn latency_samples(&self) -> usize {
+        self.engine.latency_samples()
+    }
+
+    /// Whether a crossfade is in progress.
+    pub fn is_swapping(&self) -> bool {
+        self.fading.is_some()
+    }
+
+    /// Starts a crossfade from the current engine to `engine`, which must have the same
+    /// channel counts and maximum block size. Returns the engine that can no longer play (one
+    /// that was still fading out, if any) for the caller to drop off the audio thread. Does not
+    /// allocate.
+    #[must_use = "the returned engine must be dropped off the audio thread"]
+    pub fn begin_swap(&mut self, engine: Box<Engine>) -> Option<Box<Engine>> {
+        debug_assert_eq!(engine.config().num_inputs, self.num_inputs);
+        debug_assert_eq!(engine.config().num_outputs, self.num_outputs);
+        debug_assert_eq!(engine.config().max_block_size, self.max_block_size);
+        let outgoing = std::mem::replace(&mut self.engine, engine);
+        self.fade_pos = 0;
+        self.fading.replace(outgoing)
+    }
+
+    /// Takes the engine whose crossfade has finished, if any, for the caller to drop off the
+    /// audio thread.
+    pub fn take_finished(&mut self) -> Option<Box<Engine>> {
+        self.finished.take()
+    }
+
+    /// Clears all history (engines and dry path) and ends any crossfade. Does not allocate; an
+    /// engine that was fading out waits in [`take_finished`](Self::take_finished).
+    pub fn reset(&mut self) {
+        self.engine.reset();
+        if let Some(fading) = self.fading.take() {
+            self.finished = Some(fading);
+        }
+        self.dry_rings.iter_mut().for_each(InputRing::clear);
+        self.time = 0;
+    }
+
+    /// Processes one host block in place: `channels` holds the input in its first
+    /// `num_inputs` slices and receives the output in its first `num_outputs` slices. Blocks
+    /// longer than the maximum block size are processed in pieces. Never allocates.
+    pub fn process(&mut self, channels: &mut [&mut [f32]], controls: Controls<'_>) {
+        let num_frames = channels.first().map_or(0, |c| c.len());
+        if channels.len() < self.num_inputs.max(self.num_outputs) {
+            // Not the layout this processor was built for: output silence rather than panic.
+            channels.iter_mut().for_each(|c| c.fill(0.0));
+            return;
+        }
+        let mut start = 0;
+        while start < num_frames {
+            let len = (num_frames - start).min(self.max_block_size);
+            self.process_piece(channels, start, len, controls);
+            start += len;
+        }
+    }
+
+    fn process_piece(
+        &mut self,
+        channels: &mut [&mut [f32]],
+        start: usize,
+        len: usize,
+        controls: Controls<'_>,
+    ) {
+        let range = start..start + len;
+        for (buffer, channel) in self.input_buffer.iter_mut().zip(channels.iter()) {
+            buffer[..len].copy_from_slice(&channel[range.clone()]);
+        }
+
+        // The wet signal of the current engine, and of the outgoing one during a crossfade.
+        {
+            let mut inputs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            for (slot, buffer) in inputs.iter_mut().zip(&self.input_buffer) {
+                *slot = &buffer[..len];
+            }
+            let inputs = &inputs[..self.num_inputs];
+            run_engine(&mut self.engine, inputs, &mut self.wet_buffer, len);
+            if let Some(fading) = &mut self.fading {
+                run_engine(fading, inputs, &mut self.fade_buffer, len);
+                for (wet, old) in self.wet_buffer.iter_mut().zip(&self.fade_buffer) {
+                    for (sample_idx, (new_sample, old_sample)) in
+                        wet[..len].iter_mut().zip(&old[..len]).enumerate()
+                    {
+                        // Equal-power: the two wet signals are uncorrelated reverb tails.
+                        let progress =
+                            ((self.fade_pos + sample_idx) as f32 / self.fade_len as f32).min(1.0);
+                        let angle = progress * FRAC_PI_2;
+                        *new_sample = *new_sample * angle.sin() + *old_sample * angle.cos();
+                    }
+                }
+                self.fade_pos += len;
+                if self.fade_pos >= self.fade_len {
+                    self.finished = self.fading.take();
+                }
+            }
+        }
+
+        // The dry path, delayed by the engine's latency so it stays aligned with the wet path.
+        for (ring, buffer) in self.dry_rings.iter_mut().zip(&self.input_buffer) {
+            for (offset, &sample) in buffer[..len].iter().enumerate() {
+                ring.write(self.time + offset as u64, sample);
+            }
+        }
+        let delayed_end = (self.time + len as u64).wrapping_sub(self.latency_samples() as u64);
+        self.time += len as u64;
+
+        let (mix, gain) = (&controls.mix[range.clone()], &controls.gain[range.clone()]);
+        for (output_idx, output) in channels.iter_mut().take(self.num_outputs).enumerate() {
+            let wet = &self.wet_buffer[output_idx][..len];
+            let dry_left =
+                self.dry_rings[output_idx.min(self.num_inputs - 1)].window(delayed_end, len);
+            // A mono output of a stereo input takes the average of both dry sides.
+            let dry_right = (self.num_outputs == 1 && self.num_inputs == 2)
+                .then(|| self.dry_rings[1].window(delayed_end, len));
+            let output = &mut output[range.clone()];
+            for sample_idx in 0..len {
+                let dry = match dry_right {
+                    Some(right) => 0.5 * (dry_left[sample_idx] + right[sample_idx]),
+                    None => dry_left[sample_idx],
+                };
+                let m = mix[sample_idx];
+                let value = gain[sample_idx] * (m * wet[sample_idx] + (1.0 - m) * dry);
+                // Never pass NaN or infinity to the host.
+                output[sample_idx] = if value.is_finite() { value } else { 0.0 };
+            }
+        }
+    }
+}
+
+fn run_engine(engine: &mut Engine, inputs: &[&[f32]], outputs: &mut [Vec<f32>], len: usize) {
+    let mut slices: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+    let num_outputs = outputs.len();
+    for (slot, buffer) in slices.iter_mut().zip(outputs.iter_mut()) {
+        *slot = &mut buffer[..len];
+    }
+    engine.process(inputs, &mut slices[..num_outputs]);
+}

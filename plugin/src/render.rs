@@ -1,0 +1,179 @@
+//! Offline rendering through the plugin's own signal path ([`Processor`] around [`Engine`]):
+//! used by `longtail-cli render` and `demo`. Runs on the calling thread, allocates its buffers
+//! up front and then calls `process()` block by block exactly as a host would.
+//!
+//! The output has `input length + IR length - 1` frames and is time-aligned with the input:
+//! the engine's latency (0, or one quantum in low-CPU mode) is rendered and cut off.
+
+use std::time::Instant;
+
+use crate::denormals::ScopedFtz;
+use crate::engine::{Engine, EngineConfig, EngineError, LatencyMode, PlanLimits};
+use crate::ir::Ir;
+use crate::processor::{Controls, Processor};
+use crate::rng::Rng;
+
+/// Seed of the `random` block-size sequence, so random renders are reproducible.
+pub const RANDOM_BLOCKS_SEED: u64 = 0xB10C_5EED;
+/// Largest block of the `random` block-size sequence.
+pub const RANDOM_BLOCKS_MAX: usize = 1024;
+
+/// Host block sizes for a render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockSizes {
+    /// Every block has this many samples (the last may be shorter).
+    Fixed(usize),
+    /// Seeded random sizes in `[1, RANDOM_BLOCKS_MAX]`.
+    Random,
+}
+
+impl BlockSizes {
+    /// The largest block of the sequence: the engine's maximum block size.
+    pub fn max(self) -> usize {
+        match self {
+            Self::Fixed(size) => size.max(1),
+            Self::Random => RANDOM_BLOCKS_MAX,
+        }
+    }
+}
+
+/// How to render.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderOptions {
+    /// Host block sizes.
+    pub blocks: BlockSizes,
+    /// Wet share, linear: `out = mix * wet + (1 - mix) * dry`.
+    pub mix: f32,
+    /// Zero latency or low CPU.
+    pub latency_mode: LatencyMode,
+}
+
+/// What a render did, for reports.
+#[derive(Debug, Clone)]
+pub struct RenderReport {
+    /// The partition plan, one line.
+    pub plan: String,
+    /// Latency the plugin would report, in samples.
+    pub latency_samples: usize,
+    /// Paths convolved.
+    pub num_paths: usize,
+    /// Seconds of audio rendered (input plus tail).
+    pub audio_seconds: f64,
+    /// Thread CPU seconds spent in `process()` calls.
+    pub cpu_seconds: f64,
+    /// Wall-clock seconds spent in `process()` calls.
+    pub wall_seconds: f64,
+}
+
+impl RenderReport {
+    /// CPU seconds per second of audio.
+    pub fn real_time_factor(&self) -> f64 {
+        self.cpu_seconds / self.audio_seconds.max(f64::MIN_POSITIVE)
+    }
+}
+
+/// The number of output channels the plugin produces for `num_inputs` inputs and `ir`: stereo
+/// when the input or the IR is stereo (or true stereo), else mono.
+pub fn num_outputs_for(num_inputs: usize, ir: &Ir) -> usize {
+    if num_inputs >= 2 || ir.channels.len() >= 2 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Renders `input` (one `Vec` per channel, 1 or 2 channels, at the IR's sample rate) through
+/// `ir`. Returns the output channels and a report.
+pub fn render(
+    ir: &Ir,
+    input: &[Vec<f32>],
+    options: RenderOptions,
+) -> Result<(Vec<Vec<f32>>, RenderReport), EngineError> {
+    let _ftz = ScopedFtz::enable();
+    let num_inputs = input.len();
+    let num_outputs = num_outputs_for(num_inputs, ir);
+    let config = EngineConfig {
+        max_block_size: options.blocks.max(),
+        num_inputs,
+        num_outputs,
+        latency_mode: options.latency_mode,
+        limits: PlanLimits::default(),
+    };
+    let engine = Engine::new(ir, config)?;
+    let plan = engine.plan().describe();
+    let num_paths = engine.num_paths();
+    let latency = engine.latency_samples();
+    let mut processor = Processor::new(Box::new(engine), 1);
+
+    let input_len = input.first().map_or(0, Vec::len);
+    let total = input_len + ir.len() - 1 + latency;
+    // In place, as a host does it: inputs in the first channels, outputs replace them.
+    let num_channels = num_inputs.max(num_outputs);
+    let mut channels: Vec<Vec<f32>> = (0..num_channels)
+        .map(|channel_idx| {
+            let mut channel = input.get(channel_idx).cloned().unwrap_or_default();
+            channel.resize(total, 0.0);
+            channel
+        })
+        .collect();
+    let max_block = config.max_block_size;
+    let mix = vec![options.mix; max_block];
+    let gain = vec![1.0f32; max_block];
+
+    let mut rng = Rng::new(RANDOM_BLOCKS_SEED);
+    let cpu_start = thread_cpu_seconds();
+    let wall_start = Instant::now();
+    let mut start = 0;
+    while start < total {
+        let len = match options.blocks {
+            BlockSizes::Fixed(size) => size.max(1),
+            BlockSizes::Random => rng.range(1, RANDOM_BLOCKS_MAX),
+        }
+        .min(total - start);
+        let mut block: Vec<&mut [f32]> = channels
+            .iter_mut()
+            .map(|c| &mut c[start..start + len])
+            .collect();
+        processor.process(
+            &mut block,
+            Controls {
+                mix: &mix[..len],
+                gain: &gain[..len],
+            },
+        );
+        start += len;
+    }
+    let wall_seconds = wall_start.elapsed().as_secs_f64();
+    let cpu_seconds = thread_cpu_seconds() - cpu_start;
+
+    channels.truncate(num_outputs);
+    for channel in &mut channels {
+        channel.drain(..latency);
+    }
+    let report = RenderReport {
+        plan,
+        latency_samples: latency,
+        num_paths,
+        audio_seconds: total as f64 / f64::from(ir.sample_rate),
+        cpu_seconds,
+        wall_seconds,
+    };
+    Ok((channels, report))
+}
+
+/// CPU time of the calling thread, in seconds (wall time where the OS has no such clock).
+pub fn thread_cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+        }
+    }
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
