@@ -228,7 +228,12 @@ impl Engine {
     /// Bytes held by spectra, delay lines and rings (approximate, for reports).
     pub fn memory_bytes(&self) -> usize {
         let levels: usize = self.levels.iter().map(UpolsLevel::memory_bytes).sum();
-        let rings = self.input_rings.iter().map(|r| 2 * r.len()).sum::<usize>() * 4;
+        let rings = self
+            .input_rings
+            .iter()
+            .map(|r| 2 * r.history_len())
+            .sum::<usize>()
+            * 4;
         levels + rings
     }
 
@@ -267,10 +272,10 @@ impl Engine {
 
             self.time += len as u64;
             done += len;
-            if self.time % quantum as u64 == 0 {
+            if self.time.is_multiple_of(quantum as u64) {
                 // Every level whose chunk just completed contributes to future output.
                 for level in &mut self.levels {
-                    if self.time % level.partition_size() as u64 == 0 {
+                    if self.time.is_multiple_of(level.partition_size() as u64) {
                         level.run(self.time, &self.input_rings, &mut self.output_rings);
                     }
                 }

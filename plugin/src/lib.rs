@@ -328,3 +328,41 @@ impl Vst3Plugin for Longtail {
 
 nice_export_clap!(Longtail);
 nice_export_vst3!(Longtail);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_real_and_stereo_comes_first() {
+        let clap_id = <Longtail as ClapPlugin>::CLAP_ID;
+        let vst3_id = <Longtail as Vst3Plugin>::VST3_CLASS_ID;
+        for placeholder in ["your-domain", "com.moist", "example", "todo", "TODO"] {
+            assert!(!clap_id.contains(placeholder), "{clap_id}");
+        }
+        assert_ne!(&vst3_id, b"Exactly16Chars!!");
+        assert!(vst3_id.iter().all(u8::is_ascii_alphanumeric));
+        assert!(!Longtail::VENDOR.is_empty() && !Longtail::VENDOR.contains("TODO"));
+
+        let layouts = Longtail::AUDIO_IO_LAYOUTS;
+        assert!(!layouts.is_empty());
+        assert_eq!(layouts[0].main_input_channels, NonZeroU32::new(2));
+        assert_eq!(layouts[0].main_output_channels, NonZeroU32::new(2));
+        for layout in layouts {
+            let inputs = layout.main_input_channels.map_or(0, NonZeroU32::get) as usize;
+            let outputs = layout.main_output_channels.map_or(0, NonZeroU32::get) as usize;
+            assert!((1..=MAX_CHANNELS).contains(&inputs) && (1..=MAX_CHANNELS).contains(&outputs));
+        }
+    }
+
+    #[test]
+    fn parameter_ids_are_the_permanent_ones() {
+        let params = LongtailParams::default();
+        let ids: Vec<String> = params
+            .param_map()
+            .into_iter()
+            .map(|(id, _, _)| id)
+            .collect();
+        assert_eq!(ids, ["mix", "gain", "ir", "latency", "backend"]);
+    }
+}

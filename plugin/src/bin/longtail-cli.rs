@@ -57,9 +57,11 @@ enum Command {
         backend: BackendArg,
     },
     /// Render a built-in dry signal (plucks, drums, a voice-like tone) through every built-in
-    /// IR and print what ran: backend, partition plan, real-time factor.
+    /// IR and print what ran: backend, partition plan, real-time factor. Also writes each
+    /// built-in IR as a WAV file.
     Demo {
-        /// Directory for dry.wav and one demo-<ir>.wav per built-in IR.
+        /// Directory for dry.wav, and per built-in IR the IR itself (ir-<id>.wav, usable with
+        /// `render --ir`) and the render (demo-<id>.wav).
         #[arg(long, default_value = "demo-out")]
         output: PathBuf,
         /// Sample rate of the demo, in Hz.
@@ -218,6 +220,9 @@ fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), S
     for builtin in BuiltinIr::ALL {
         let ir = builtin.generate(rate);
         let (output, report) = render(&ir, &dry, options).map_err(|err| err.to_string())?;
+        let ir_path = dir.join(format!("ir-{}.wav", builtin.id()));
+        wav::write_f32(&ir_path, rate, &ir.channels)
+            .map_err(|err| format!("cannot write '{}': {err}", ir_path.display()))?;
         let path = dir.join(format!("demo-{}.wav", builtin.id()));
         wav::write_f32(&path, rate, &output)
             .map_err(|err| format!("cannot write '{}': {err}", path.display()))?;

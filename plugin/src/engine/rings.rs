@@ -24,7 +24,7 @@ impl InputRing {
     }
 
     /// History length in samples.
-    pub fn len(&self) -> usize {
+    pub fn history_len(&self) -> usize {
         self.mask + 1
     }
 
@@ -36,10 +36,10 @@ impl InputRing {
         self.data[idx + self.mask + 1] = sample;
     }
 
-    /// The `len` samples of times `[end - len, end)`, oldest first. `len <= self.len()`.
+    /// The `len` samples of times `[end - len, end)`, oldest first. `len <= self.history_len()`.
     #[inline]
     pub fn window(&self, end: u64, len: usize) -> &[f32] {
-        debug_assert!(len <= self.len());
+        debug_assert!(len <= self.history_len());
         let stop = (end as usize & self.mask) + self.mask + 1;
         &self.data[stop - len..stop]
     }

@@ -1,0 +1,322 @@
+//! `longtail-cli` end to end: renders against a float64 direct convolution, and every bad input
+//! exits non-zero with one clear line on stderr and no panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use longtail::rng::Rng;
+
+const CLI: &str = env!("CARGO_BIN_EXE_longtail-cli");
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("longtail-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_float_wav(path: &Path, rate: u32, channels: &[Vec<f32>]) {
+    let spec = hound::WavSpec {
+        channels: channels.len() as u16,
+        sample_rate: rate,
+        bits_per_sample: 32,
+        sample_format: hound::SampleFormat::Float,
+    };
+    let mut writer = hound::WavWriter::create(path, spec).unwrap();
+    for frame in 0..channels.first().map_or(0, Vec::len) {
+        for channel in channels {
+            writer.write_sample(channel[frame]).unwrap();
+        }
+    }
+    writer.finalize().unwrap();
+}
+
+fn write_int16_wav(path: &Path, rate: u32, channels: &[Vec<f32>]) {
+    let spec = hound::WavSpec {
+        channels: channels.len() as u16,
+        sample_rate: rate,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut writer = hound::WavWriter::create(path, spec).unwrap();
+    for frame in 0..channels[0].len() {
+        for channel in channels {
+            writer
+                .write_sample((channel[frame] * 32767.0) as i16)
+                .unwrap();
+        }
+    }
+    writer.finalize().unwrap();
+}
+
+fn read_wav(path: &Path) -> (hound::WavSpec, Vec<Vec<f32>>) {
+    let mut reader = hound::WavReader::open(path).unwrap();
+    let spec = reader.spec();
+    let samples: Vec<f32> = reader.samples::<f32>().map(Result::unwrap).collect();
+    let num_channels = usize::from(spec.channels);
+    let channels = (0..num_channels)
+        .map(|c| {
+            samples
+                .iter()
+                .skip(c)
+                .step_by(num_channels)
+                .copied()
+                .collect()
+        })
+        .collect();
+    (spec, channels)
+}
+
+fn noise(len: usize, seed: u64, amplitude: f32) -> Vec<f32> {
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| amplitude * rng.bipolar()).collect()
+}
+
+fn direct(x: &[f32], h: &[f32]) -> Vec<f64> {
+    let mut y = vec![0.0; x.len() + h.len() - 1];
+    for (i, &xi) in x.iter().enumerate() {
+        for (j, &hj) in h.iter().enumerate() {
+            y[i + j] += f64::from(xi) * f64::from(hj);
+        }
+    }
+    y
+}
+
+fn snr_db(actual: &[f32], expected: &[f64]) -> f64 {
+    assert_eq!(actual.len(), expected.len());
+    let signal: f64 = expected.iter().map(|e| e * e).sum();
+    let noise: f64 = actual
+        .iter()
+        .zip(expected)
+        .map(|(a, e)| (f64::from(*a) - e).powi(2))
+        .sum();
+    10.0 * (signal / noise.max(1e-300)).log10()
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(CLI)
+        .args(args)
+        .output()
+        .expect("run longtail-cli")
+}
+
+fn render(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> Vec<Vec<f32>> {
+    let output = dir.join("out.wav");
+    let mut args = vec![
+        "render",
+        "--ir",
+        ir.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+    ];
+    args.push(output.to_str().unwrap());
+    args.extend_from_slice(extra);
+    let result = cli(&args);
+    assert!(
+        result.status.success(),
+        "render failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let (spec, channels) = read_wav(&output);
+    assert_eq!(spec.sample_format, hound::SampleFormat::Float);
+    assert_eq!(spec.bits_per_sample, 32);
+    assert_eq!(spec.sample_rate, 44_100);
+    channels
+}
+
+#[test]
+fn render_matches_direct_convolution() {
+    let dir = temp_dir("render");
+    let ir = [noise(3000, 1, 0.3), noise(3000, 2, 0.3)];
+    let input = [noise(5000, 3, 0.5), noise(5000, 4, 0.5)];
+    write_float_wav(&dir.join("ir.wav"), 44_100, &ir);
+    write_float_wav(&dir.join("in.wav"), 44_100, &input);
+    let expected = [direct(&input[0], &ir[0]), direct(&input[1], &ir[1])];
+    for extra in [
+        &["--block", "64"][..],
+        &["--block", "random", "--latency", "low"],
+        &["--block", "1", "--backend", "cpu"],
+    ] {
+        let output = render(&dir, &dir.join("ir.wav"), &dir.join("in.wav"), extra);
+        assert_eq!(output.len(), 2);
+        for (actual, wanted) in output.iter().zip(&expected) {
+            assert_eq!(actual.len(), 5000 + 3000 - 1, "{extra:?}");
+            let snr = snr_db(actual, wanted);
+            assert!(snr > 100.0, "{extra:?}: SNR {snr:.1} dB");
+        }
+    }
+}
+
+#[test]
+fn mono_input_with_stereo_ir_gives_stereo_and_mix_is_linear() {
+    let dir = temp_dir("mono");
+    let ir = [noise(700, 5, 0.3), noise(700, 6, 0.3)];
+    let input = [noise(2000, 7, 0.5)];
+    write_float_wav(&dir.join("ir.wav"), 44_100, &ir);
+    write_int16_wav(&dir.join("in.wav"), 44_100, &input);
+    // The 16-bit input as the CLI reads it.
+    let x: Vec<f32> = input[0]
+        .iter()
+        .map(|s| ((s * 32767.0) as i16) as f32 / 32768.0)
+        .collect();
+
+    let output = render(
+        &dir,
+        &dir.join("ir.wav"),
+        &dir.join("in.wav"),
+        &["--mix", "0.25"],
+    );
+    assert_eq!(output.len(), 2);
+    for (side, actual) in output.iter().enumerate() {
+        let wet = direct(&x, &ir[side]);
+        let expected: Vec<f64> = wet
+            .iter()
+            .enumerate()
+            .map(|(i, w)| 0.25 * w + 0.75 * f64::from(x.get(i).copied().unwrap_or(0.0)))
+            .collect();
+        let snr = snr_db(actual, &expected);
+        assert!(snr > 100.0, "side {side}: SNR {snr:.1} dB");
+    }
+}
+
+#[test]
+fn true_stereo_ir_renders() {
+    let dir = temp_dir("true-stereo");
+    let ir: Vec<Vec<f32>> = (0..4).map(|c| noise(500, 10 + c, 0.3)).collect();
+    let input = [noise(1500, 20, 0.5), noise(1500, 21, 0.5)];
+    write_float_wav(&dir.join("ir.wav"), 44_100, &ir);
+    write_float_wav(&dir.join("in.wav"), 44_100, &input);
+    let output = render(
+        &dir,
+        &dir.join("ir.wav"),
+        &dir.join("in.wav"),
+        &["--block", "97"],
+    );
+    // L out = L * LL + R * RL; R out = L * LR + R * RR.
+    let sum = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| x + y).collect::<Vec<f64>>();
+    let left = sum(direct(&input[0], &ir[0]), direct(&input[1], &ir[2]));
+    let right = sum(direct(&input[0], &ir[1]), direct(&input[1], &ir[3]));
+    assert!(snr_db(&output[0], &left) > 100.0);
+    assert!(snr_db(&output[1], &right) > 100.0);
+}
+
+/// Runs a render that must fail and returns its stderr.
+fn render_error(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> String {
+    let output = dir.join("never.wav");
+    let mut args = vec![
+        "render",
+        "--ir",
+        ir.to_str().unwrap(),
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+    ];
+    args.push(output.to_str().unwrap());
+    args.extend_from_slice(extra);
+    let result = cli(&args);
+    let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
+    assert!(!result.status.success(), "{args:?} should fail");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+    assert!(!output.exists(), "{args:?} wrote an output");
+    stderr
+}
+
+#[test]
+fn bad_inputs_fail_with_one_clear_message() {
+    let dir = temp_dir("errors");
+    let good_in = dir.join("in.wav");
+    write_float_wav(&good_in, 44_100, &[noise(100, 1, 0.5)]);
+    let good_ir = dir.join("ir.wav");
+    write_float_wav(&good_ir, 44_100, &[noise(50, 2, 0.5)]);
+
+    let missing = dir.join("missing.wav");
+    let text = dir.join("text.wav");
+    std::fs::write(&text, "this is not audio").unwrap();
+    let truncated = dir.join("truncated.wav");
+    let bytes = std::fs::read(&good_ir).unwrap();
+    std::fs::write(&truncated, &bytes[..30]).unwrap();
+    let empty = dir.join("empty.wav");
+    write_float_wav(&empty, 44_100, &[Vec::new()]);
+    let nan = dir.join("nan.wav");
+    write_float_wav(&nan, 44_100, &[vec![0.5, f32::NAN, 0.1]]);
+    let inf = dir.join("inf.wav");
+    write_float_wav(&inf, 44_100, &[vec![0.5, 0.2, f32::INFINITY]]);
+    let three = dir.join("three.wav");
+    write_float_wav(
+        &three,
+        44_100,
+        &[vec![0.1; 10], vec![0.1; 10], vec![0.1; 10]],
+    );
+    let sixteen = dir.join("sixteen.wav");
+    write_float_wav(&sixteen, 44_100, &vec![vec![0.1; 10]; 16]);
+    let other_rate = dir.join("rate.wav");
+    write_float_wav(&other_rate, 48_000, &[noise(50, 3, 0.5)]);
+
+    let cases: Vec<(&Path, &Path, &[&str], &str)> = vec![
+        (&missing, &good_in, &[], "cannot read"),
+        (&good_ir, &missing, &[], "cannot read"),
+        (&text, &good_in, &[], "not a WAV"),
+        (&truncated, &good_in, &[], "not a WAV"),
+        (&dir, &good_in, &[], "directory"),
+        (&empty, &good_in, &[], "empty"),
+        (&nan, &good_in, &[], "non-finite"),
+        (&inf, &good_in, &[], "non-finite"),
+        (&good_ir, &nan, &[], "non-finite"),
+        (&good_ir, &empty, &[], "no samples"),
+        (
+            &three,
+            &good_in,
+            &[],
+            "supported are 1 (mono), 2 (stereo) and 4",
+        ),
+        (&sixteen, &good_in, &[], "16 channels"),
+        (
+            &good_ir,
+            &three,
+            &[],
+            "supported are 1 (mono) and 2 (stereo)",
+        ),
+        (&other_rate, &good_in, &[], "48000 Hz"),
+        (&good_ir, &good_in, &["--mix", "1.5"], "not a mix"),
+        (&good_ir, &good_in, &["--block", "0"], "not a block size"),
+        (&good_ir, &good_in, &["--latency", "huge"], "invalid value"),
+    ];
+    for (ir, input, extra, expected) in cases {
+        let stderr = render_error(&dir, ir, input, extra);
+        assert!(
+            stderr.contains(expected),
+            "ir {} input {} {extra:?}: expected '{expected}' in: {stderr}",
+            ir.display(),
+            input.display()
+        );
+        // One error line (argument errors may add clap's "try --help" hint after it).
+        let error_lines = stderr.lines().filter(|line| line.contains("error")).count();
+        assert_eq!(error_lines, 1, "expected one error line: {stderr}");
+    }
+}
+
+#[test]
+fn demo_renders_every_builtin_ir() {
+    let dir = temp_dir("demo");
+    let result = cli(&["demo", "--output", dir.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    for id in ["room", "plate", "hall", "cathedral", "wide-hall"] {
+        let (spec, channels) = read_wav(&dir.join(format!("demo-{id}.wav")));
+        assert_eq!(spec.channels, 2);
+        let peak = channels
+            .iter()
+            .flatten()
+            .fold(0.0f32, |m, s| m.max(s.abs()));
+        assert!(peak > 0.01 && peak.is_finite(), "{id}: peak {peak}");
+        let (ir_spec, _) = read_wav(&dir.join(format!("ir-{id}.wav")));
+        assert_eq!(ir_spec.channels, if id == "wide-hall" { 4 } else { 2 });
+    }
+    assert!(stdout.contains("real-time factor"), "{stdout}");
+    assert!(stdout.contains("plan q=64"), "{stdout}");
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages Longtail needs to build and test, when any is missing.
+# As root it runs apt-get; otherwise it uses `sudo -n` if that works without a password, and
+# else prints the exact command to run and fails. Sourced by scripts/main.sh and scripts/test.sh.
+set -euo pipefail
+
+LONGTAIL_APT_PACKAGES=(
+    pkg-config build-essential
+    # The standalone's audio backends (JACK, ALSA) and the test host for it.
+    libasound2-dev libjack-jackd2-dev jackd2
+    # Windowing for the editor (baseview, egui) and headless screenshots.
+    libx11-dev libxcursor-dev libxrandr-dev libxi-dev libx11-xcb-dev libxcb1-dev
+    libxcb-icccm4-dev libxcb-dri2-0-dev libgl1-mesa-dev xvfb
+)
+
+longtail_missing_packages() {
+    local pkg
+    for pkg in "${LONGTAIL_APT_PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            printf '%s\n' "$pkg"
+        fi
+    done
+}
+
+longtail_install_deps() {
+    if ! command -v dpkg-query >/dev/null 2>&1; then
+        echo "deps: not a Debian/Ubuntu system; install the equivalents of: ${LONGTAIL_APT_PACKAGES[*]}" >&2
+    else
+        local missing
+        missing=$(longtail_missing_packages | tr '\n' ' ')
+        if [ -n "${missing// /}" ]; then
+            local apt=(apt-get install -y --no-install-recommends $missing)
+            if [ "$(id -u)" -eq 0 ]; then
+                echo "deps: installing $missing"
+                apt-get update -qq
+                DEBIAN_FRONTEND=noninteractive "${apt[@]}"
+            elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+                echo "deps: installing $missing (sudo)"
+                sudo -n apt-get update -qq
+                sudo -n env DEBIAN_FRONTEND=noninteractive "${apt[@]}"
+            else
+                echo "deps: missing packages. Run as root, then run this command again:" >&2
+                echo "  sudo apt-get update && sudo ${apt[*]}" >&2
+                exit 1
+            fi
+        fi
+    fi
+    if ! command -v cargo >/dev/null 2>&1; then
+        echo "deps: cargo not found. Install Rust 1.88 or newer (https://rustup.rs), then run this command again." >&2
+        exit 1
+    fi
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The tests: installs what is missing, then runs the whole test suite (unit tests, engine
+# accuracy, the CLI, the standalone on the dummy backend, a real CLAP host loading the plugin).
+# One build profile (dev: our crates at opt-level 1, dependencies at 3, debug assertions on, so
+# nice-plug's assert_process_allocs aborts on any allocation in process()).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+longtail_install_deps
+
+cargo test --workspace --locked
