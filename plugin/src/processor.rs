@@ -151,7 +151,11 @@ impl Processor {
     ) {
         let range = start..start + len;
         for (buffer, channel) in self.input_buffer.iter_mut().zip(channels.iter()) {
-            buffer[..len].copy_from_slice(&channel[range.clone()]);
+            // A non-finite input sample would stay in the delay lines for the whole IR length
+            // and silence the output (NaN is flushed there); treat it as silence instead.
+            for (copy, &sample) in buffer[..len].iter_mut().zip(&channel[range.clone()]) {
+                *copy = if sample.is_finite() { sample } else { 0.0 };
+            }
         }
 
         // The wet signal of the current engine, and of the outgoing one during a crossfade.
