@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 longtail_install_deps
 
-cargo test --workspace --locked
+cargo test --workspace --exclude xtask --locked
