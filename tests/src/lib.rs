@@ -181,7 +181,9 @@ pub fn plugin_library() -> PathBuf {
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     );
-    for candidate in [profile.join(&name), deps.join(&name)] {
+    // The test build writes its copy (with the tests' features) to deps/; the copy one level up
+    // is only refreshed by builds of the plugin crate itself and may be stale.
+    for candidate in [deps.join(&name), profile.join(&name)] {
         if candidate.exists() {
             return candidate;
         }

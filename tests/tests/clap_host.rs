@@ -1,0 +1,1329 @@
+//! End to end through a real CLAP host: `clack-host` loads the built plugin library
+//! (`liblongtail.so`, the file the bundler ships as `Longtail.clap`) in-process, as a DAW does,
+//! and drives it through the CLAP API only: the factory and its descriptor, the parameters,
+//! activation, processing on a separate audio thread with ragged block sizes and
+//! sample-accurate automation events, the latency (reported, and measured on the audio),
+//! engine swaps while playing, the tail extension, and state save and load.
+//!
+//! The plugin library is the one cargo builds for this test binary, with `assert_process_allocs`:
+//! any allocation inside `process()` aborts this test binary (see [`plugin_library`]).
+//!
+//! The host: [`TestHost`] owns one plugin instance on the test's own thread, which is the CLAP
+//! main thread of that instance. Everything CLAP puts on the audio thread (`start_processing`,
+//! `process`, `reset`, `stop_processing`, the tail query) runs on a scoped thread that the
+//! host's thread-check extension reports as the audio thread. The main-thread callbacks the
+//! plugin asks for (`request_callback`) are serviced by [`TestHost::poll`]; restart requests are
+//! honoured right after activation by [`TestHost::activate`], and during playback by the test
+//! that expects one; host callbacks that the CLAP specification reserves for the main thread
+//! are counted when they arrive on another thread, and every test requires that count to stay
+//! zero.
+
+use std::cell::Cell;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use clack_extensions::latency::{HostLatency, HostLatencyImpl, PluginLatency};
+use clack_extensions::params::{
+    HostParams, HostParamsImplMainThread, HostParamsImplShared, ParamClearFlags, ParamInfoBuffer,
+    ParamInfoFlags, ParamRescanFlags, PluginParams,
+};
+use clack_extensions::state::{HostState, HostStateImpl, PluginState};
+use clack_extensions::tail::{PluginTail, TailLength};
+use clack_extensions::thread_check::{HostThreadCheck, HostThreadCheckImpl};
+use clack_host::events::event_types::ParamValueEvent;
+use clack_host::prelude::*;
+use longtail::ir::builtin::BuiltinIr;
+use longtail_tests::{MIN_SNR_DB, RNG_SEED, noise, plugin_library, reference_convolution, snr_db};
+
+const PLUGIN_ID: &CStr = c"audio.longtail.convolver";
+const SAMPLE_RATE: u32 = 48_000;
+/// The host's maximum block size unless a test says otherwise.
+const MAX_BLOCK: u32 = 512;
+/// Block sizes the host cycles through (each capped by the maximum block size): 1, primes,
+/// powers of two, the maximum and one short of it.
+const BLOCK_CYCLE: [usize; 10] = [1, 7, 64, 509, 512, 100, 13, 256, 2, 511];
+/// Mix and output gain smoothing: 20 ms at 48 kHz.
+const SMOOTHING_SAMPLES: usize = 960;
+/// Crossfade between engines when the IR changes: 50 ms at 48 kHz.
+const SWAP_FADE_SAMPLES: usize = 2400;
+/// Default wet share.
+const DEFAULT_MIX: f32 = 0.35;
+/// How long a test waits for work the plugin does on its own threads before it fails. Not a
+/// performance bound: only a guard against waiting forever.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+// Parameter names as the plugin shows them, and the CLAP values of the enum entries (nice-plug
+// exposes an enum parameter as its index).
+const MIX: &str = "Mix";
+const GAIN: &str = "Output gain";
+const IMPULSE_RESPONSE: &str = "Impulse response";
+const LATENCY: &str = "Latency";
+const BACKEND: &str = "Backend";
+const IR_SMALL_ROOM: f64 = 0.0;
+const IR_PLATE: f64 = 1.0;
+const LATENCY_ZERO: f64 = 0.0;
+const LATENCY_LOW_CPU: f64 = 1.0;
+
+// ------------------------------------------------------------------------------------------
+// The host's side of the CLAP callbacks
+// ------------------------------------------------------------------------------------------
+
+thread_local! {
+    /// Whether this thread is a CLAP main thread (a test's thread that owns a plugin instance).
+    static IS_MAIN_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread is the host's audio thread.
+    static IS_AUDIO_THREAD: Cell<bool> = const { Cell::new(false) };
+}
+
+fn is_main_thread() -> bool {
+    IS_MAIN_THREAD.with(Cell::get)
+}
+
+/// Thread-safe host state: requests from the plugin, which may arrive from any thread
+/// (including the audio thread inside `process()`, so nothing here allocates).
+#[derive(Default)]
+struct HostShared {
+    callback_requested: AtomicBool,
+    restart_requested: AtomicBool,
+    process_requested: AtomicBool,
+    flush_requested: AtomicBool,
+    /// Main-thread-only host callbacks that arrived on another thread.
+    wrong_thread_calls: AtomicU32,
+}
+
+impl SharedHandler<'_> for HostShared {
+    fn request_restart(&self) {
+        self.restart_requested.store(true, Ordering::SeqCst);
+    }
+
+    fn request_process(&self) {
+        self.process_requested.store(true, Ordering::SeqCst);
+    }
+
+    fn request_callback(&self) {
+        self.callback_requested.store(true, Ordering::SeqCst);
+    }
+}
+
+impl HostThreadCheckImpl for HostShared {
+    fn is_main_thread(&self) -> bool {
+        is_main_thread()
+    }
+
+    fn is_audio_thread(&self) -> bool {
+        IS_AUDIO_THREAD.with(Cell::get)
+    }
+}
+
+impl HostParamsImplShared for HostShared {
+    fn request_flush(&self) {
+        self.flush_requested.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Main-thread host state: counts of the notifications the plugin sent.
+struct HostMain<'a> {
+    shared: &'a HostShared,
+    latency_changed: Cell<u32>,
+    state_dirty: Cell<u32>,
+    param_rescans: Cell<u32>,
+    param_clears: Cell<u32>,
+}
+
+impl<'a> HostMain<'a> {
+    fn new(shared: &'a HostShared) -> Self {
+        Self {
+            shared,
+            latency_changed: Cell::new(0),
+            state_dirty: Cell::new(0),
+            param_rescans: Cell::new(0),
+            param_clears: Cell::new(0),
+        }
+    }
+
+    fn count(&self, counter: &Cell<u32>) {
+        if !is_main_thread() {
+            self.shared
+                .wrong_thread_calls
+                .fetch_add(1, Ordering::SeqCst);
+        }
+        counter.set(counter.get() + 1);
+    }
+}
+
+impl<'a> MainThreadHandler<'a> for HostMain<'a> {}
+
+impl HostLatencyImpl for HostMain<'_> {
+    fn changed(&self) {
+        self.count(&self.latency_changed);
+    }
+}
+
+impl HostStateImpl for HostMain<'_> {
+    fn mark_dirty(&self) {
+        self.count(&self.state_dirty);
+    }
+}
+
+impl HostParamsImplMainThread for HostMain<'_> {
+    fn rescan(&self, _flags: ParamRescanFlags) {
+        self.count(&self.param_rescans);
+    }
+
+    fn clear(&self, _param_id: ClapId, _flags: ParamClearFlags) {
+        self.count(&self.param_clears);
+    }
+}
+
+struct Handlers;
+
+impl HostHandlers for Handlers {
+    type Shared<'a> = HostShared;
+    type MainThread<'a> = HostMain<'a>;
+    type AudioProcessor<'a> = ();
+
+    fn declare_extensions(builder: &mut HostExtensions<Self>, _shared: &Self::Shared<'_>) {
+        builder
+            .register::<HostLatency>()
+            .register::<HostState>()
+            .register::<HostParams>()
+            .register::<HostThreadCheck>();
+    }
+}
+
+/// What the plugin told the main thread so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Notifications {
+    latency_changed: u32,
+    state_dirty: u32,
+    param_rescans: u32,
+    param_clears: u32,
+}
+
+// ------------------------------------------------------------------------------------------
+// The host
+// ------------------------------------------------------------------------------------------
+
+fn load_entry() -> PluginEntry {
+    let path = plugin_library();
+    // SAFETY: the library is this workspace's own plugin, built by cargo for this test run.
+    // Loading it runs its CLAP entry's `init`, which has no preconditions beyond being called
+    // once per load (clack-host takes care of that).
+    unsafe { PluginEntry::load(&path) }
+        .unwrap_or_else(|err| panic!("cannot load {}: {err}", path.display()))
+}
+
+/// One parameter as the plugin describes it.
+#[derive(Debug, Clone)]
+struct ParamDesc {
+    id: ClapId,
+    name: String,
+    min: f64,
+    max: f64,
+    default: f64,
+    flags: ParamInfoFlags,
+}
+
+/// A parameter change sent to the plugin inside a `process()` call: `at` is the sample
+/// position from the start of that [`TestHost::process`] run.
+#[derive(Debug, Clone, Copy)]
+struct Automation {
+    at: usize,
+    param: ClapId,
+    value: f64,
+}
+
+/// What one [`TestHost::process`] run returned.
+struct Run {
+    /// Output per channel, one sample per input sample.
+    outputs: [Vec<f32>; 2],
+    /// Status returned by each `process()` call.
+    statuses: Vec<ProcessStatus>,
+    /// Tail length the tail extension reported after each `process()` call.
+    tails: Vec<TailLength>,
+}
+
+/// A CLAP host with one Longtail instance, stereo in and out.
+struct TestHost {
+    instance: PluginInstance<Handlers>,
+    /// Present while the plugin is active.
+    processor: Option<PluginAudioProcessor<Handlers>>,
+    params: PluginParams,
+    state: PluginState,
+    latency: PluginLatency,
+    tail: PluginTail,
+    /// Maximum block size of the current (or last) activation.
+    max_frames: u32,
+    /// Samples processed so far, passed as `steady_time`.
+    steady_time: u64,
+    /// Restarts the host made on the plugin's request right after activating.
+    restarts: u32,
+}
+
+impl TestHost {
+    /// Loads the library and instantiates the plugin; the calling thread becomes its main
+    /// thread.
+    fn new() -> Self {
+        IS_MAIN_THREAD.with(|flag| flag.set(true));
+        let entry = load_entry();
+        let host_info = HostInfo::new(
+            "Longtail test host",
+            "Longtail developers",
+            "https://example.invalid/longtail-test-host",
+            "0.1.0",
+        )
+        .expect("valid host info");
+        let instance = PluginInstance::<Handlers>::new(
+            |_: &()| HostShared::default(),
+            |shared: &HostShared| HostMain::new(shared),
+            &entry,
+            PLUGIN_ID,
+            &host_info,
+        )
+        .expect("the plugin instantiates");
+        let shared = instance.plugin_shared_handle();
+        let params = shared
+            .get_extension::<PluginParams>()
+            .expect("the plugin implements the params extension");
+        let state = shared
+            .get_extension::<PluginState>()
+            .expect("the plugin implements the state extension");
+        let latency = shared
+            .get_extension::<PluginLatency>()
+            .expect("the plugin implements the latency extension");
+        let tail = shared
+            .get_extension::<PluginTail>()
+            .expect("the plugin implements the tail extension");
+        let mut host = Self {
+            instance,
+            processor: None,
+            params,
+            state,
+            latency,
+            tail,
+            max_frames: MAX_BLOCK,
+            steady_time: 0,
+            restarts: 0,
+        };
+        host.poll();
+        host
+    }
+
+    /// Services the main-thread callbacks the plugin asked for.
+    fn poll(&mut self) {
+        while self
+            .instance
+            .access_shared_handler(|shared| shared.callback_requested.swap(false, Ordering::SeqCst))
+        {
+            self.instance.call_on_main_thread_callback();
+        }
+    }
+
+    /// Whether the plugin asked for a restart since the last call.
+    fn take_restart_request(&self) -> bool {
+        self.instance
+            .access_shared_handler(|shared| shared.restart_requested.swap(false, Ordering::SeqCst))
+    }
+
+    fn notifications(&self) -> Notifications {
+        self.instance.access_handler(|main| Notifications {
+            latency_changed: main.latency_changed.get(),
+            state_dirty: main.state_dirty.get(),
+            param_rescans: main.param_rescans.get(),
+            param_clears: main.param_clears.get(),
+        })
+    }
+
+    /// Fails the test if the plugin called a main-thread host callback from another thread.
+    fn assert_threading_respected(&self) {
+        let wrong = self
+            .instance
+            .access_shared_handler(|shared| shared.wrong_thread_calls.load(Ordering::SeqCst));
+        assert_eq!(
+            wrong, 0,
+            "the plugin called main-thread host callbacks from another thread"
+        );
+    }
+
+    // --- parameters ---------------------------------------------------------------------
+
+    fn param_descs(&mut self) -> Vec<ParamDesc> {
+        let handle = self.instance.plugin_handle();
+        let count = self.params.count(&handle);
+        (0..count)
+            .map(|index| {
+                let mut buffer = ParamInfoBuffer::new();
+                let info = self
+                    .params
+                    .get_info(&handle, index, &mut buffer)
+                    .unwrap_or_else(|| panic!("no info for parameter {index}"));
+                ParamDesc {
+                    id: info.id,
+                    name: String::from_utf8_lossy(info.name).into_owned(),
+                    min: info.min_value,
+                    max: info.max_value,
+                    default: info.default_value,
+                    flags: info.flags,
+                }
+            })
+            .collect()
+    }
+
+    /// The CLAP id of the parameter called `name`.
+    fn param(&mut self, name: &str) -> ClapId {
+        self.param_descs()
+            .into_iter()
+            .find(|desc| desc.name == name)
+            .unwrap_or_else(|| panic!("the plugin has no parameter called {name:?}"))
+            .id
+    }
+
+    fn value(&mut self, param: ClapId) -> f64 {
+        let handle = self.instance.plugin_handle();
+        self.params
+            .get_value(&handle, param)
+            .expect("the plugin reports the parameter's value")
+    }
+
+    fn text_to_value(&mut self, param: ClapId, text: &CStr) -> f64 {
+        let handle = self.instance.plugin_handle();
+        self.params
+            .text_to_value(&handle, param, text)
+            .unwrap_or_else(|| panic!("the plugin cannot parse {text:?}"))
+    }
+
+    fn value_to_text(&mut self, param: ClapId, value: f64) -> String {
+        let handle = self.instance.plugin_handle();
+        let mut buffer = [0u8; 256];
+        let text = self
+            .params
+            .value_to_text(&handle, param, value, &mut buffer)
+            .expect("the plugin formats the value");
+        String::from_utf8_lossy(text).into_owned()
+    }
+
+    /// Sets parameters through `clap_plugin_params::flush` while the plugin is inactive.
+    fn flush(&mut self, changes: &[(ClapId, f64)]) {
+        let events: Vec<ParamValueEvent> = changes
+            .iter()
+            .map(|&(param, value)| ParamValueEvent::new(0, param, Pckn::match_all(), value))
+            .collect();
+        let input = InputEvents::from_buffer(&events);
+        let mut handle = self
+            .instance
+            .inactive_plugin_handle()
+            .expect("flush from the main thread needs an inactive plugin");
+        self.params
+            .flush(&mut handle, &input, &mut OutputEvents::void());
+        self.poll();
+    }
+
+    // --- state --------------------------------------------------------------------------
+
+    fn save_state(&mut self) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let handle = self.instance.plugin_handle();
+        self.state
+            .save(&handle, &mut bytes)
+            .expect("the plugin saves its state");
+        bytes
+    }
+
+    fn load_state(&mut self, bytes: &[u8]) {
+        let mut reader = bytes;
+        let handle = self.instance.plugin_handle();
+        self.state
+            .load(&handle, &mut reader)
+            .expect("the plugin loads the state");
+        self.poll();
+    }
+
+    // --- activation ---------------------------------------------------------------------
+
+    /// Activates, then honours the restart requests the plugin makes right away, as a host
+    /// does. (nice-plug applies the latency that `activate()` sets only after it marked the
+    /// plugin active, so a new latency arrives as a restart request, and the host hears
+    /// `latency.changed()` during the next activation.)
+    fn activate(&mut self, max_frames: u32) {
+        self.activate_once(max_frames);
+        let mut restarts = 0;
+        while self.take_restart_request() {
+            restarts += 1;
+            assert!(restarts <= 2, "the plugin keeps asking for restarts");
+            self.deactivate();
+            self.activate_once(max_frames);
+        }
+        self.restarts += restarts;
+    }
+
+    fn activate_once(&mut self, max_frames: u32) {
+        assert!(self.processor.is_none(), "already active");
+        let configuration = PluginAudioConfiguration {
+            sample_rate: f64::from(SAMPLE_RATE),
+            min_frames_count: 1,
+            max_frames_count: max_frames,
+        };
+        let processor = self
+            .instance
+            .activate(|_, _| (), configuration)
+            .expect("the plugin activates");
+        self.processor = Some(processor.into());
+        self.max_frames = max_frames;
+        self.poll();
+    }
+
+    fn deactivate(&mut self) {
+        let Some(mut processor) = self.processor.take() else {
+            return;
+        };
+        on_audio_thread(|| {
+            processor.ensure_processing_stopped();
+        });
+        self.instance.deactivate(processor.into_stopped());
+        self.poll();
+    }
+
+    /// Deactivates and reactivates with the same configuration, as a host does on a restart
+    /// request.
+    fn restart(&mut self) {
+        let max_frames = self.max_frames;
+        self.deactivate();
+        self.activate(max_frames);
+    }
+
+    /// Latency the plugin reports, in samples.
+    fn latency(&mut self) -> u32 {
+        let handle = self.instance.plugin_handle();
+        self.latency.get(&handle)
+    }
+
+    // --- audio thread -------------------------------------------------------------------
+
+    /// `clap_plugin::reset`, on the audio thread.
+    fn reset(&mut self) {
+        let processor = self.processor.as_mut().expect("the plugin is active");
+        on_audio_thread(|| processor.reset());
+    }
+
+    /// Processes `input` (stereo) on the audio thread in blocks of `sizes`, sending
+    /// `automation` (sorted by position) as parameter events at their sample offsets.
+    fn process(&mut self, input: [&[f32]; 2], sizes: &[usize], automation: &[Automation]) -> Run {
+        let total: usize = sizes.iter().sum();
+        assert!(input.iter().all(|channel| channel.len() >= total));
+        assert!(
+            automation.windows(2).all(|pair| pair[0].at <= pair[1].at),
+            "automation must be sorted"
+        );
+        assert!(automation.iter().all(|event| event.at < total));
+        let max_frames = self.max_frames as usize;
+        assert!(sizes.iter().all(|&size| (1..=max_frames).contains(&size)));
+        let steady_time = self.steady_time;
+        self.steady_time += total as u64;
+        let tail = self.tail;
+        let processor = self.processor.as_mut().expect("the plugin is active");
+
+        let run = on_audio_thread(move || {
+            let started = processor
+                .ensure_processing_started()
+                .expect("the plugin starts processing");
+            let mut input_buffers = [vec![0.0f32; max_frames], vec![0.0f32; max_frames]];
+            let mut output_buffers = [vec![0.0f32; max_frames], vec![0.0f32; max_frames]];
+            let mut input_ports = AudioPorts::with_capacity(2, 1);
+            let mut output_ports = AudioPorts::with_capacity(2, 1);
+            let mut events = EventBuffer::with_capacity(automation.len().max(1));
+            let mut run = Run {
+                outputs: [Vec::with_capacity(total), Vec::with_capacity(total)],
+                statuses: Vec::with_capacity(sizes.len()),
+                tails: Vec::with_capacity(sizes.len()),
+            };
+            let mut next_event = 0;
+            let mut start = 0;
+            for &len in sizes {
+                for (buffer, channel) in input_buffers.iter_mut().zip(input) {
+                    buffer[..len].copy_from_slice(&channel[start..start + len]);
+                }
+                // Poison the outputs: the plugin must write every sample.
+                output_buffers
+                    .iter_mut()
+                    .for_each(|buffer| buffer.fill(f32::NAN));
+                events.clear();
+                while let Some(event) = automation.get(next_event)
+                    && event.at < start + len
+                {
+                    events.push(&ParamValueEvent::new(
+                        (event.at - start) as u32,
+                        event.param,
+                        Pckn::match_all(),
+                        event.value,
+                    ));
+                    next_event += 1;
+                }
+                let status = {
+                    let [in_left, in_right] = &mut input_buffers;
+                    let [out_left, out_right] = &mut output_buffers;
+                    let audio_inputs = input_ports.with_input_buffers([AudioPortBuffer {
+                        latency: 0,
+                        channels: AudioPortBufferType::f32_input_only([
+                            InputChannel::variable(&mut in_left[..len]),
+                            InputChannel::variable(&mut in_right[..len]),
+                        ]),
+                    }]);
+                    let mut audio_outputs = output_ports.with_output_buffers([AudioPortBuffer {
+                        latency: 0,
+                        channels: AudioPortBufferType::f32_output_only([
+                            &mut out_left[..len],
+                            &mut out_right[..len],
+                        ]),
+                    }]);
+                    started
+                        .process(
+                            &audio_inputs,
+                            &mut audio_outputs,
+                            &events.as_input(),
+                            &mut OutputEvents::void(),
+                            Some(steady_time + start as u64),
+                            None,
+                        )
+                        .expect("process() succeeds")
+                };
+                run.statuses.push(status);
+                run.tails.push(tail.get(&started.plugin_handle()));
+                for (output, buffer) in run.outputs.iter_mut().zip(&output_buffers) {
+                    output.extend_from_slice(&buffer[..len]);
+                }
+                start += len;
+            }
+            run
+        });
+        self.poll();
+        run
+    }
+}
+
+impl Drop for TestHost {
+    fn drop(&mut self) {
+        // After a failed assertion the instance is leaked rather than torn down mid-panic.
+        if !std::thread::panicking() {
+            self.deactivate();
+        }
+    }
+}
+
+/// Runs `f` on a fresh thread that the host reports as its audio thread, and waits for it.
+fn on_audio_thread<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("clap-audio".into())
+            .spawn_scoped(scope, || {
+                IS_AUDIO_THREAD.with(|flag| flag.set(true));
+                f()
+            })
+            .expect("the audio thread starts")
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// Signals and references
+// ------------------------------------------------------------------------------------------
+
+/// Block sizes covering `total` samples, cycling through [`BLOCK_CYCLE`] capped at `max`.
+fn block_sizes(total: usize, max: usize) -> Vec<usize> {
+    let mut sizes = Vec::new();
+    let mut covered = 0;
+    for &size in BLOCK_CYCLE.iter().cycle() {
+        if covered == total {
+            break;
+        }
+        let size = size.min(max).min(total - covered);
+        sizes.push(size);
+        covered += size;
+    }
+    sizes
+}
+
+/// Start positions of the blocks of `sizes`.
+fn block_starts(sizes: &[usize]) -> Vec<usize> {
+    sizes
+        .iter()
+        .scan(0, |start, &size| {
+            let this = *start;
+            *start += size;
+            Some(this)
+        })
+        .collect()
+}
+
+/// Seeded stereo noise, different on each side.
+fn stereo_noise(num_samples: usize, seed: u64) -> [Vec<f32>; 2] {
+    [
+        noise(num_samples, 0.5, seed),
+        noise(num_samples, 0.5, seed + 1),
+    ]
+}
+
+/// Ideal output of one channel for a constant mix at unity gain (zero latency):
+/// `mix * (x * ir) + (1 - mix) * x`, as long as `x`.
+fn mixed_reference(x: &[f32], ir: &[f32], mix: f32) -> Vec<f64> {
+    let wet = reference_convolution(x, ir);
+    let dry_share = f64::from(1.0 - mix);
+    x.iter()
+        .zip(&wet)
+        .map(|(&dry, &wet)| f64::from(mix) * wet + dry_share * f64::from(dry))
+        .collect()
+}
+
+/// Expected latency in "Low CPU" mode: one quantum, the host's maximum block size when it is a
+/// power of two in `16..=256`, 64 otherwise.
+fn low_cpu_latency(max_frames: u32) -> u32 {
+    if max_frames.is_power_of_two() && (16..=256).contains(&max_frames) {
+        max_frames
+    } else {
+        64
+    }
+}
+
+fn tail_of(ir: BuiltinIr, latency: u32) -> TailLength {
+    TailLength::Finite((ir.generate(SAMPLE_RATE).len() - 1) as u32 + latency)
+}
+
+fn assert_finite(run: &Run) {
+    for (channel_idx, output) in run.outputs.iter().enumerate() {
+        if let Some(idx) = output.iter().position(|s| !s.is_finite()) {
+            panic!("channel {channel_idx} sample {idx} is {}", output[idx]);
+        }
+    }
+}
+
+/// While the reverb rings, the plugin must not ask to be put to sleep. (nice-plug reports a
+/// tail as `CLAP_PROCESS_CONTINUE`; `CLAP_PROCESS_TAIL` would do as well.)
+fn assert_keeps_processing(run: &Run) {
+    for (block_idx, status) in run.statuses.iter().enumerate() {
+        assert!(
+            matches!(status, ProcessStatus::Continue | ProcessStatus::Tail),
+            "block {block_idx}: status {status:?}"
+        );
+    }
+}
+
+fn rms(x: &[f32]) -> f64 {
+    (x.iter().map(|&s| f64::from(s).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt()
+}
+
+fn peak(x: &[f32]) -> f32 {
+    x.iter().fold(0.0, |m, &s| m.max(s.abs()))
+}
+
+/// A stereo impulse (both sides, or the left only) at `at`, `len` samples long.
+fn impulse(len: usize, at: usize, both_sides: bool) -> [Vec<f32>; 2] {
+    let mut left = vec![0.0f32; len];
+    left[at] = 1.0;
+    let mut right = vec![0.0f32; len];
+    if both_sides {
+        right[at] = 1.0;
+    }
+    [left, right]
+}
+
+// ------------------------------------------------------------------------------------------
+// Tests
+// ------------------------------------------------------------------------------------------
+
+/// The library under test is the one built with `assert_process_allocs`, so every test below
+/// aborts on an allocation inside `process()`: it carries nice-assert-no-alloc's allocator.
+#[test]
+fn library_under_test_aborts_on_process_allocations() {
+    let path = plugin_library();
+    let bytes = std::fs::read(&path).expect("the plugin library is readable");
+    let needle = b"AllocDisabler";
+    assert!(
+        bytes.windows(needle.len()).any(|window| window == needle),
+        "{} was built without `assert_process_allocs` (a stale library from another build?); \
+         `cargo test -p longtail-tests` rebuilds it",
+        path.display()
+    );
+}
+
+#[test]
+fn factory_offers_exactly_longtail() {
+    let entry = load_entry();
+    let factory = entry
+        .get_plugin_factory()
+        .expect("the entry offers a plugin factory");
+    assert_eq!(factory.plugin_count(), 1);
+    let descriptors: Vec<_> = factory.plugin_descriptors().collect();
+    assert_eq!(descriptors.len(), 1);
+    let descriptor = descriptors[0];
+    assert_eq!(descriptor.id(), Some(PLUGIN_ID));
+    assert_eq!(descriptor.name(), Some(c"Longtail"));
+
+    let vendor = descriptor
+        .vendor()
+        .expect("a vendor")
+        .to_str()
+        .expect("UTF-8 vendor");
+    assert!(!vendor.trim().is_empty(), "empty vendor");
+    let lower = vendor.to_lowercase();
+    for placeholder in [
+        "your name",
+        "template",
+        "todo",
+        "example",
+        "moist",
+        "nih-plug",
+        "nice-plug",
+    ] {
+        assert!(
+            !lower.contains(placeholder),
+            "vendor {vendor:?} looks like a template placeholder"
+        );
+    }
+    assert_eq!(
+        descriptor
+            .version()
+            .map(|v| v.to_str().expect("UTF-8 version")),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    let features: Vec<&CStr> = descriptor.features().collect();
+    for feature in [c"audio-effect", c"reverb"] {
+        assert!(
+            features.contains(&feature),
+            "features {features:?} lack {feature:?}"
+        );
+    }
+}
+
+#[test]
+fn parameters_are_listed_with_their_defaults() {
+    let mut host = TestHost::new();
+    let descs = host.param_descs();
+    let mut names: Vec<&str> = descs.iter().map(|desc| desc.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [BACKEND, IMPULSE_RESPONSE, LATENCY, MIX, GAIN],
+        "parameters: {descs:#?}"
+    );
+    let mut ids: Vec<u32> = descs.iter().map(|desc| desc.id.get()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), descs.len(), "parameter ids are not unique");
+
+    for desc in &descs {
+        assert!(
+            desc.flags.contains(ParamInfoFlags::IS_AUTOMATABLE),
+            "{} is not automatable",
+            desc.name
+        );
+        assert_eq!(desc.min, 0.0, "{}", desc.name);
+        assert_eq!(
+            host.value(desc.id),
+            desc.default,
+            "{} starts at its default",
+            desc.name
+        );
+        // Enum parameters are stepped, with one step per entry.
+        let (stepped, max) = match desc.name.as_str() {
+            IMPULSE_RESPONSE => (true, 4.0),
+            LATENCY | BACKEND => (true, 1.0),
+            _ => (false, 1.0),
+        };
+        assert_eq!(
+            desc.flags.contains(ParamInfoFlags::IS_STEPPED),
+            stepped,
+            "{}",
+            desc.name
+        );
+        assert_eq!(desc.max, max, "{}", desc.name);
+    }
+
+    let by_name = |name: &str| descs.iter().find(|desc| desc.name == name).unwrap();
+    assert!((by_name(MIX).default - f64::from(DEFAULT_MIX)).abs() < 1e-6);
+    assert_eq!(
+        by_name(IMPULSE_RESPONSE).default,
+        2.0,
+        "Hall is the default IR"
+    );
+    assert_eq!(by_name(LATENCY).default, LATENCY_ZERO);
+    assert_eq!(by_name(BACKEND).default, 0.0, "Auto is the default backend");
+
+    let gain = by_name(GAIN);
+    assert_eq!(host.value_to_text(gain.id, gain.default), "0.0 dB");
+    let minus_six = host.text_to_value(gain.id, c"-6 dB");
+    assert!(minus_six > 0.0 && minus_six < gain.default);
+    assert_eq!(host.value_to_text(gain.id, minus_six), "-6.0 dB");
+    let mix = by_name(MIX);
+    assert_eq!(host.value_to_text(mix.id, mix.default), "35%");
+    let ir = by_name(IMPULSE_RESPONSE);
+    assert_eq!(host.value_to_text(ir.id, IR_PLATE), "Plate");
+    assert_eq!(host.value_to_text(ir.id, 4.0), "Wide hall (true stereo)");
+    let latency = by_name(LATENCY);
+    assert_eq!(host.value_to_text(latency.id, LATENCY_LOW_CPU), "Low CPU");
+    host.assert_threading_respected();
+}
+
+/// Default settings (Hall, mix 35 %, zero latency), seconds of noise then silence, in blocks
+/// of changing sizes: the output is the exact mix of the dry signal and the convolution, and
+/// the reverb keeps ringing after the input stops.
+#[test]
+fn processes_changing_block_sizes_with_default_settings() {
+    let mut host = TestHost::new();
+    host.activate(MAX_BLOCK);
+    assert_eq!(host.latency(), 0);
+
+    let sound = 2 * SAMPLE_RATE as usize;
+    let total = sound + SAMPLE_RATE as usize;
+    let mut input = stereo_noise(total, RNG_SEED);
+    input.iter_mut().for_each(|x| x[sound..].fill(0.0));
+    let sizes = block_sizes(total, MAX_BLOCK as usize);
+    assert!(sizes.contains(&1) && sizes.contains(&(MAX_BLOCK as usize)));
+    let run = host.process([&input[0], &input[1]], &sizes, &[]);
+
+    assert_finite(&run);
+    assert_keeps_processing(&run);
+    let hall_tail = tail_of(BuiltinIr::Hall, 0);
+    assert!(
+        run.tails.iter().all(|&tail| tail == hall_tail),
+        "tails {:?}",
+        &run.tails[..4]
+    );
+    let hall = BuiltinIr::Hall.generate(SAMPLE_RATE);
+    for (channel, (output, x)) in run.outputs.iter().zip(&input).enumerate() {
+        assert!(rms(output) > 0.05, "channel {channel} is (nearly) silent");
+        let ringing = rms(&output[sound + SWAP_FADE_SAMPLES..]);
+        assert!(
+            ringing > 1e-3,
+            "channel {channel}: no tail after the input stops ({ringing})"
+        );
+        let expected = mixed_reference(x, &hall.channels[channel], DEFAULT_MIX);
+        let snr = snr_db(output, &expected);
+        assert!(snr >= MIN_SNR_DB, "channel {channel}: SNR {snr:.1} dB");
+    }
+    host.assert_threading_respected();
+}
+
+/// Parameter events inside blocks take effect at their sample offset: mix to 0 (the output
+/// becomes the dry input), output gain to -6 dB, then mix to 1 at unity gain (the output
+/// becomes the convolution alone).
+#[test]
+fn automation_is_sample_accurate() {
+    let mut host = TestHost::new();
+    let mix = host.param(MIX);
+    let gain = host.param(GAIN);
+    let minus_six_db = host.text_to_value(gain, c"-6 dB");
+    let unity = host.text_to_value(gain, c"0 dB");
+    host.activate(MAX_BLOCK);
+
+    let total = 2 * SAMPLE_RATE as usize;
+    let input = stereo_noise(total, RNG_SEED + 10);
+    let sizes = block_sizes(total, MAX_BLOCK as usize);
+    let starts = block_starts(&sizes);
+    // Offset 100 inside the first long block after 0.25 s.
+    let block = (0..sizes.len())
+        .find(|&idx| starts[idx] >= SAMPLE_RATE as usize / 4 && sizes[idx] > 100)
+        .expect("a long block");
+    let mix_to_dry = starts[block] + 100;
+    let gain_down = mix_to_dry + 4_001;
+    let wet_only = gain_down + 4_003;
+
+    // The reference run without automation, then the same input after a reset.
+    let plain = host.process([&input[0], &input[1]], &sizes, &[]);
+    host.reset();
+    let automation = [
+        Automation {
+            at: mix_to_dry,
+            param: mix,
+            value: 0.0,
+        },
+        Automation {
+            at: gain_down,
+            param: gain,
+            value: minus_six_db,
+        },
+        Automation {
+            at: wet_only,
+            param: gain,
+            value: unity,
+        },
+        Automation {
+            at: wet_only,
+            param: mix,
+            value: 1.0,
+        },
+    ];
+    let automated = host.process([&input[0], &input[1]], &sizes, &automation);
+    assert_finite(&automated);
+
+    let hall = BuiltinIr::Hall.generate(SAMPLE_RATE);
+    let minus_six_gain = 10f64.powf(-6.0 / 20.0);
+    for (channel, x) in input.iter().enumerate() {
+        let (before, after) = (&plain.outputs[channel], &automated.outputs[channel]);
+        // Nothing changes before the first event (and reset() restores the initial state)...
+        let first_difference = before.iter().zip(after).position(|(a, b)| a != b);
+        // ...and the mix starts moving exactly at the event's sample.
+        assert_eq!(first_difference, Some(mix_to_dry), "channel {channel}");
+
+        // Fully dry once the mix has been smoothed to 0.
+        for idx in mix_to_dry + SMOOTHING_SAMPLES..gain_down {
+            let error = (after[idx] - x[idx]).abs();
+            assert!(
+                error <= 1e-6,
+                "channel {channel} sample {idx}: dry error {error}"
+            );
+        }
+        // Dry at -6 dB once the gain has been smoothed.
+        for idx in gain_down + SMOOTHING_SAMPLES..wet_only {
+            let error = (f64::from(after[idx]) - minus_six_gain * f64::from(x[idx])).abs();
+            assert!(
+                error <= 1e-5,
+                "channel {channel} sample {idx}: gain error {error}"
+            );
+        }
+        // Wet only, at unity gain: the convolution of the whole input (the engine kept running).
+        let from = wet_only + SMOOTHING_SAMPLES;
+        let wet = reference_convolution(x, &hall.channels[channel]);
+        let snr = snr_db(&after[from..], &wet[from..total]);
+        assert!(snr >= MIN_SNR_DB, "channel {channel}: wet SNR {snr:.1} dB");
+    }
+    assert_eq!(host.value(mix), 1.0);
+    host.assert_threading_respected();
+}
+
+/// Measures the latency of the dry path: with mix 0 the output is the input delayed by exactly
+/// the latency, bit for bit. Returns the measured delay (first non-zero output sample minus the
+/// impulse position), checked on both channels.
+fn measure_dry_latency(host: &mut TestHost, latency: usize) -> usize {
+    let at = 1_000;
+    let len = at + latency + 3_000;
+    let input = impulse(len, at, true);
+    let sizes = block_sizes(len, host.max_frames as usize);
+    let run = host.process([&input[0], &input[1]], &sizes, &[]);
+    assert_finite(&run);
+    let mut measured = Vec::new();
+    for channel in 0..2 {
+        let output = &run.outputs[channel];
+        let first = output
+            .iter()
+            .position(|&s| s != 0.0)
+            .expect("the impulse comes out");
+        measured.push(first - at);
+        let mut expected = vec![0.0f32; len];
+        expected[at + latency] = 1.0;
+        assert_eq!(
+            output, &expected,
+            "channel {channel}: dry path is not a pure delay"
+        );
+    }
+    assert_eq!(measured[0], measured[1]);
+    measured[0]
+}
+
+/// "Low CPU" set before activation: the reported latency is one quantum for several host
+/// block sizes, the host is told, and the audio is delayed by exactly that much. "Zero
+/// latency" reports and measures 0.
+#[test]
+fn latency_is_reported_and_measured() {
+    for (max_frames, mode) in [
+        (MAX_BLOCK, LATENCY_ZERO),
+        (MAX_BLOCK, LATENCY_LOW_CPU),
+        (256, LATENCY_LOW_CPU),
+        (100, LATENCY_LOW_CPU),
+        (16, LATENCY_LOW_CPU),
+    ] {
+        let expected = if mode == LATENCY_LOW_CPU {
+            low_cpu_latency(max_frames)
+        } else {
+            0
+        };
+        let mut host = TestHost::new();
+        let (latency, mix) = (host.param(LATENCY), host.param(MIX));
+        host.flush(&[(latency, mode), (mix, 0.0)]);
+        assert_eq!(host.value(latency), mode);
+        host.activate(max_frames);
+        assert_eq!(host.latency(), expected, "reported, max block {max_frames}");
+        // The host hears of a latency other than the initial 0 (after the restart that
+        // nice-plug asks for, see `TestHost::activate`), and of nothing otherwise.
+        if expected == 0 {
+            assert_eq!(
+                host.restarts, 0,
+                "restart requested without a latency change"
+            );
+        }
+        let told = host.notifications().latency_changed;
+        assert_eq!(
+            told,
+            u32::from(expected != 0),
+            "latency notifications, max block {max_frames}"
+        );
+        let measured = measure_dry_latency(&mut host, expected as usize);
+        assert_eq!(
+            measured, expected as usize,
+            "measured, max block {max_frames}"
+        );
+        host.assert_threading_respected();
+    }
+    assert_eq!(low_cpu_latency(MAX_BLOCK), 64);
+}
+
+/// Switching to "Low CPU" while playing: the plugin builds the new engine in the background,
+/// asks the host for a restart, and after it reports and has 64 samples of latency.
+#[test]
+fn latency_change_while_playing_goes_through_a_restart() {
+    let mut host = TestHost::new();
+    let (latency, mix) = (host.param(LATENCY), host.param(MIX));
+    host.flush(&[(mix, 0.0)]);
+    host.activate(MAX_BLOCK);
+    assert_eq!(host.latency(), 0);
+    assert_eq!(measure_dry_latency(&mut host, 0), 0);
+
+    let chunk = 4_096;
+    let silence = vec![0.0f32; chunk];
+    let sizes = block_sizes(chunk, MAX_BLOCK as usize);
+    let switch = [Automation {
+        at: 777,
+        param: latency,
+        value: LATENCY_LOW_CPU,
+    }];
+    let run = host.process([&silence, &silence], &sizes, &switch);
+    assert_finite(&run);
+    let started = Instant::now();
+    while !host.take_restart_request() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the plugin never asked for a restart after the latency change"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+        let run = host.process([&silence, &silence], &sizes, &[]);
+        assert_finite(&run);
+    }
+    assert_eq!(
+        host.notifications().latency_changed,
+        0,
+        "told before the restart"
+    );
+    host.restart();
+    assert_eq!(
+        host.notifications().latency_changed,
+        1,
+        "not told after the restart"
+    );
+    assert_eq!(host.latency(), 64);
+    assert_eq!(measure_dry_latency(&mut host, 64), 64);
+    host.assert_threading_respected();
+}
+
+/// The wet path, fully wet: an impulse on the left input comes out as the Hall IR's L -> L
+/// channel, shifted by the latency, in both latency modes; nothing crosses to the right.
+#[test]
+fn wet_impulse_response_is_the_ir_shifted_by_the_latency() {
+    let hall = BuiltinIr::Hall.generate(SAMPLE_RATE);
+    let ir = &hall.channels[0];
+    let ir_peak = peak(ir);
+    let ir_onset = ir.iter().position(|s| s.abs() > 1e-3 * ir_peak).unwrap();
+    for mode in [LATENCY_ZERO, LATENCY_LOW_CPU] {
+        let mut host = TestHost::new();
+        let (latency_param, mix) = (host.param(LATENCY), host.param(MIX));
+        host.flush(&[(latency_param, mode), (mix, 1.0)]);
+        host.activate(MAX_BLOCK);
+        let latency = host.latency() as usize;
+        assert_eq!(latency, if mode == LATENCY_LOW_CPU { 64 } else { 0 });
+
+        let at = 1_234;
+        let len = at + latency + ir.len() + 1_000;
+        let input = impulse(len, at, false);
+        let sizes = block_sizes(len, MAX_BLOCK as usize);
+        let run = host.process([&input[0], &input[1]], &sizes, &[]);
+        assert_finite(&run);
+        assert_keeps_processing(&run);
+        assert!(
+            run.tails
+                .iter()
+                .all(|&tail| tail == tail_of(BuiltinIr::Hall, latency as u32))
+        );
+
+        let [left, right] = &run.outputs;
+        let onset = left
+            .iter()
+            .position(|s| s.abs() > 1e-3 * ir_peak)
+            .expect("the reverb comes out");
+        assert_eq!(
+            onset,
+            at + latency + ir_onset,
+            "wet onset, latency {latency}"
+        );
+        let mut expected = vec![0.0f32; len];
+        expected[at + latency..at + latency + ir.len()].copy_from_slice(ir);
+        let error = longtail_tests::max_abs_diff(left, &expected);
+        assert!(
+            error <= 1e-5 * ir_peak,
+            "latency {latency}: max error {error} against an IR peak of {ir_peak}"
+        );
+        let crosstalk = peak(right);
+        assert!(
+            crosstalk <= 1e-5 * ir_peak,
+            "latency {latency}: right channel {crosstalk}"
+        );
+        host.assert_threading_respected();
+    }
+}
+
+/// Changing the IR while playing: the new engine is built in the background and crossfaded in
+/// without allocating on the audio thread; the tail extension follows, and once the new IR has
+/// filled, the output is exactly the mix with the new IR.
+#[test]
+fn ir_change_while_playing_swaps_engines() {
+    let room = BuiltinIr::SmallRoom.generate(SAMPLE_RATE);
+    let (room_tail, hall_tail) = (
+        tail_of(BuiltinIr::SmallRoom, 0),
+        tail_of(BuiltinIr::Hall, 0),
+    );
+    let mut host = TestHost::new();
+    let ir_param = host.param(IMPULSE_RESPONSE);
+    host.activate(MAX_BLOCK);
+
+    let chunk = SAMPLE_RATE as usize / 10;
+    let max_len = 60 * SAMPLE_RATE as usize;
+    let input = stereo_noise(max_len, RNG_SEED + 20);
+    let mut outputs = [Vec::new(), Vec::new()];
+    let mut swap_start = None;
+    let mut pos = 0;
+    let started = Instant::now();
+    loop {
+        if let Some(swap_start) = swap_start
+            && pos >= swap_start + room.len() + SWAP_FADE_SAMPLES + chunk
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < PATIENCE && pos + chunk <= max_len,
+            "the new IR never took over"
+        );
+        let sizes = block_sizes(chunk, MAX_BLOCK as usize);
+        let automation = if pos == 0 {
+            vec![Automation {
+                at: 1_000,
+                param: ir_param,
+                value: IR_SMALL_ROOM,
+            }]
+        } else {
+            Vec::new()
+        };
+        let run = host.process(
+            [&input[0][pos..pos + chunk], &input[1][pos..pos + chunk]],
+            &sizes,
+            &automation,
+        );
+        assert_finite(&run);
+        assert_keeps_processing(&run);
+        for ((&tail, block_start), size) in run.tails.iter().zip(block_starts(&sizes)).zip(&sizes) {
+            match swap_start {
+                None if tail == hall_tail => {}
+                None if tail == room_tail => swap_start = Some(pos + block_start),
+                Some(_) if tail == room_tail => {}
+                _ => panic!("unexpected tail {tail:?} in a block of {size}"),
+            }
+        }
+        for (output, run_output) in outputs.iter_mut().zip(&run.outputs) {
+            output.extend_from_slice(run_output);
+        }
+        pos += chunk;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let swap_start = swap_start.unwrap();
+    assert!(swap_start >= 1_000, "swapped before the parameter changed");
+    assert_eq!(host.value(ir_param), IR_SMALL_ROOM);
+
+    let settled = swap_start + room.len() + SWAP_FADE_SAMPLES;
+    for channel in 0..2 {
+        let x = &input[channel][..pos];
+        let expected = mixed_reference(x, &room.channels[channel], DEFAULT_MIX);
+        let snr = snr_db(&outputs[channel][settled..], &expected[settled..]);
+        assert!(
+            snr >= MIN_SNR_DB,
+            "channel {channel}: SNR {snr:.1} dB after the swap"
+        );
+        // The crossfade itself stays at a sensible level (no dropout, no burst).
+        let fade = &outputs[channel][swap_start..swap_start + SWAP_FADE_SAMPLES];
+        let level = rms(fade) / rms(&x[swap_start..swap_start + SWAP_FADE_SAMPLES]);
+        assert!(
+            (0.3..3.0).contains(&level),
+            "channel {channel}: crossfade level {level}"
+        );
+    }
+    host.assert_threading_respected();
+}
+
+/// Save the state of an instance with non-default settings, load it into a fresh one, and both
+/// produce bit-identical output from the same input and block sizes; an instance with the
+/// defaults does not.
+#[test]
+fn state_round_trip_reproduces_the_output_exactly() {
+    let mut original = TestHost::new();
+    let (mix, gain, ir) = (
+        original.param(MIX),
+        original.param(GAIN),
+        original.param(IMPULSE_RESPONSE),
+    );
+    let minus_three_db = original.text_to_value(gain, c"-3 dB");
+    original.flush(&[(mix, 0.5), (ir, IR_PLATE), (gain, minus_three_db)]);
+    original.activate(MAX_BLOCK);
+    let warm_up = stereo_noise(SAMPLE_RATE as usize / 2, RNG_SEED + 30);
+    let sizes = block_sizes(warm_up[0].len(), MAX_BLOCK as usize);
+    let run = original.process([&warm_up[0], &warm_up[1]], &sizes, &[]);
+    assert_finite(&run);
+
+    // Saved on the main thread while active, as hosts do when saving a project.
+    let state = original.save_state();
+    assert!(!state.is_empty());
+    let descs = original.param_descs();
+    let values: Vec<f64> = descs.iter().map(|desc| original.value(desc.id)).collect();
+    assert_eq!(original.value(mix), 0.5);
+    assert_eq!(original.value(ir), IR_PLATE);
+
+    let mut restored = TestHost::new();
+    let rescans_before = restored.notifications().param_rescans;
+    restored.load_state(&state);
+    for (desc, &value) in descs.iter().zip(&values) {
+        assert_eq!(
+            restored.value(desc.id),
+            value,
+            "{} after loading",
+            desc.name
+        );
+    }
+    assert!(
+        restored.notifications().param_rescans > rescans_before,
+        "the plugin did not ask the host to rescan the parameter values after loading state"
+    );
+    restored.activate(MAX_BLOCK);
+    // The original starts over with the same configuration.
+    original.restart();
+
+    let input = stereo_noise(3 * SAMPLE_RATE as usize / 2, RNG_SEED + 31);
+    let sizes = block_sizes(input[0].len(), MAX_BLOCK as usize);
+    let a = original.process([&input[0], &input[1]], &sizes, &[]);
+    let b = restored.process([&input[0], &input[1]], &sizes, &[]);
+    assert_finite(&a);
+    assert!(rms(&a.outputs[0]) > 0.05);
+    for channel in 0..2 {
+        let mismatch = a.outputs[channel]
+            .iter()
+            .zip(&b.outputs[channel])
+            .position(|(x, y)| x.to_bits() != y.to_bits());
+        assert_eq!(mismatch, None, "channel {channel}: first differing sample");
+    }
+    assert_eq!(a.tails, b.tails);
+    assert_eq!(a.tails[0], tail_of(BuiltinIr::Plate, 0));
+
+    // The state carried something: the defaults sound different.
+    let mut default = TestHost::new();
+    default.activate(MAX_BLOCK);
+    let c = default.process([&input[0], &input[1]], &sizes, &[]);
+    assert_ne!(c.outputs[0], b.outputs[0]);
+
+    for host in [&original, &restored, &default] {
+        host.assert_threading_respected();
+    }
+}
