@@ -1,7 +1,8 @@
 //! One uniformly partitioned overlap-save level with a frequency-domain delay line (FDL).
 //!
-//! Built off the audio thread ([`UpolsLevel::new`] allocates and plans FFTs); [`UpolsLevel::run`]
-//! runs on whichever thread executes the level (the audio thread in this version) and never
+//! Built off the audio thread ([`UpolsLevel::new`] allocates and plans FFTs).
+//! [`UpolsLevel::compute`] runs on whichever thread executes the level (a worker thread, or the
+//! audio thread through [`UpolsLevel::run`] for level 0 and the inline executor) and never
 //! allocates: every buffer is sized at construction.
 //!
 //! Per run, for a level of partition size `P` whose input chunk `[T - P, T)` just completed:
@@ -20,8 +21,8 @@ use std::sync::Arc;
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
-use super::Path;
 use super::rings::{InputRing, OutputRing};
+use super::{MAX_CHANNELS, Path};
 
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`.
 #[derive(Debug, Clone)]
@@ -86,6 +87,8 @@ pub struct UpolsLevel {
     fft_scratch_buffer: Vec<Complex<f32>>,
     /// Accumulator of one output channel's spectrum.
     acc: SplitSpectra,
+    /// `P` samples per output channel: the inline path's result before it goes to the rings.
+    output_buffer: Vec<f32>,
 }
 
 impl UpolsLevel {
@@ -163,6 +166,7 @@ impl UpolsLevel {
             complex_fft_buffer,
             fft_scratch_buffer,
             acc: SplitSpectra::zeroed(1, num_bins),
+            output_buffer: vec![0.0; num_outputs * partition_size],
         }
     }
 
@@ -171,19 +175,61 @@ impl UpolsLevel {
         self.partition_size
     }
 
-    /// Computes the contribution of the input chunk that ends at `chunk_end` (a multiple of `P`)
-    /// and adds it to the output rings. Does not allocate.
+    /// Delay from input time to output time (`D + latency`).
+    pub fn output_delay(&self) -> usize {
+        self.output_delay
+    }
+
+    /// Number of output channels this level writes.
+    pub fn num_outputs(&self) -> usize {
+        self.num_outputs
+    }
+
+    /// Inline execution: computes the contribution of the input chunk that ends at `chunk_end`
+    /// (a multiple of `P`) from the input rings and adds it to the output rings, `D + latency`
+    /// samples later. Does not allocate.
     pub fn run(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
+        debug_assert!(chunk_end.is_multiple_of(self.partition_size as u64));
+        let window_len = 2 * self.partition_size;
+        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+        for (window, ring) in windows.iter_mut().zip(inputs) {
+            *window = ring.window(chunk_end, window_len);
+        }
+        let mut result = std::mem::take(&mut self.output_buffer);
+        {
+            let mut slices: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+            for (slice, chunk) in slices
+                .iter_mut()
+                .zip(result.chunks_exact_mut(self.partition_size))
+            {
+                *slice = chunk;
+            }
+            self.compute(&windows[..inputs.len()], &mut slices[..self.num_outputs]);
+        }
+        let output_start = chunk_end - self.partition_size as u64 + self.output_delay as u64;
+        for (ring, chunk) in outputs
+            .iter_mut()
+            .zip(result.chunks_exact(self.partition_size))
+        {
+            ring.add(output_start, chunk);
+        }
+        self.output_buffer = result;
+    }
+
+    /// One period of the level, independent of where the samples live: `windows` holds each
+    /// input channel's last `2P` samples (oldest first, the newest `P` being the chunk that just
+    /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
+    /// that chunk's contribution. Does not allocate.
+    pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let partition_size = self.partition_size;
         let num_bins = self.num_bins;
-        debug_assert_eq!(chunk_end % partition_size as u64, 0);
 
         // Step 1: one forward FFT per input channel into the newest FDL slot.
         self.fdl_head = (self.fdl_head + 1) % self.num_partitions;
         let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
-        for (ring, fdl) in inputs.iter().zip(&mut self.fdl) {
+        for (window, fdl) in windows.iter().zip(&mut self.fdl) {
             self.real_scratch_buffer
-                .copy_from_slice(ring.window(chunk_end, 2 * partition_size));
+                .copy_from_slice(&window[..2 * partition_size]);
             let _ = self.r2c_plan.process_with_scratch(
                 &mut self.real_scratch_buffer,
                 &mut self.complex_fft_buffer,
@@ -201,8 +247,7 @@ impl UpolsLevel {
 
         // Step 2 and 3, per output channel: MAC over its paths and partitions, then one inverse
         // FFT and the overlap-save output.
-        let output_start = chunk_end - partition_size as u64 + self.output_delay as u64;
-        for (output_idx, output_ring) in outputs.iter_mut().enumerate().take(self.num_outputs) {
+        for (output_idx, output) in outputs.iter_mut().enumerate() {
             self.acc.re.fill(0.0);
             self.acc.im.fill(0.0);
             let mut has_paths = false;
@@ -229,6 +274,7 @@ impl UpolsLevel {
                 }
             }
             if !has_paths {
+                output.fill(0.0);
                 continue;
             }
 
@@ -249,7 +295,21 @@ impl UpolsLevel {
                 &mut self.real_scratch_buffer,
                 &mut self.fft_scratch_buffer,
             );
-            output_ring.add(output_start, &self.real_scratch_buffer[partition_size..]);
+            output[..partition_size].copy_from_slice(&self.real_scratch_buffer[partition_size..]);
+        }
+    }
+
+    /// Advances the FDLs by `count` chunks of silence, for chunks that never reached the level
+    /// (dropped by the late policy). Does not allocate.
+    pub fn push_silence(&mut self, count: usize) {
+        let num_bins = self.num_bins;
+        for _ in 0..count.min(self.num_partitions) {
+            self.fdl_head = (self.fdl_head + 1) % self.num_partitions;
+            let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
+            for fdl in &mut self.fdl {
+                fdl.re[slot.clone()].fill(0.0);
+                fdl.im[slot.clone()].fill(0.0);
+            }
         }
     }
 
@@ -270,13 +330,7 @@ impl UpolsLevel {
         self.fft_scratch_buffer.fill(Complex::new(value, value));
         self.acc.re.fill(value);
         self.acc.im.fill(value);
-    }
-
-    /// Bytes of spectra and delay lines this level holds.
-    pub fn memory_bytes(&self) -> usize {
-        let floats =
-            (self.fdl.len() + self.path_spectra.len()) * 2 * self.num_partitions * self.num_bins;
-        floats * std::mem::size_of::<f32>()
+        self.output_buffer.fill(value);
     }
 }
 
