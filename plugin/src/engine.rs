@@ -3,20 +3,22 @@
 //! # Threads and allocation
 //!
 //! [`Engine::new`] runs off the audio thread: it plans the partitions, transforms the IR into
-//! per-level spectra and allocates every ring and scratch buffer at its final size.
+//! per-level spectra, allocates every ring and scratch buffer at its final size and, with
+//! [`Executor::Workers`], starts one worker thread per level after the first.
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate, lock or
-//! wait. In this version every level runs synchronously inside `process()` when its input chunk
-//! completes; the plan already gives levels after the first `D - P` samples of slack, which is
-//! what background executors will use.
-//!
+//! wait (offline mode waits for worker results by design). Level 0 and the head always run
+//! inside `process()`; later levels run on their workers, which get the plan's `D - P` samples
+//! of slack as their deadline, with the late policy of [`worker`]. With [`Executor::Inline`]
+//! every level runs inside `process()` when its chunk completes (the reference executor).
+
 //! # Signal flow
 //!
 //! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]).
 //! Each output sample is the sum of the head (direct-form FIR over taps `[0, q)`, zero-latency
 //! mode only) and whatever the levels have added for that time to the output channel's
 //! accumulator ([`rings::OutputRing`]). Every `q` samples, each level whose partition size divides
-//! the current time runs ([`upols::UpolsLevel::run`]) and adds its block `D + latency` samples
-//! after its input.
+//! the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds
+//! its block `D + latency` samples after its input; worker results are added when they fall due.
 //!
 //! # Paths
 //!
@@ -29,6 +31,7 @@ pub mod direct;
 pub mod plan;
 pub mod rings;
 pub mod upols;
+pub mod worker;
 
 use realfft::RealFftPlanner;
 use thiserror::Error;
@@ -38,6 +41,7 @@ use direct::DirectHead;
 pub use plan::{LatencyMode, PartitionPlan, PlanLimits};
 use rings::{InputRing, OutputRing};
 use upols::UpolsLevel;
+use worker::WorkerLevel;
 
 /// Most input or output channels the engine handles.
 pub const MAX_CHANNELS: usize = 2;
@@ -64,6 +68,44 @@ pub struct EngineConfig {
     pub latency_mode: LatencyMode,
     /// Limits from the executors.
     pub limits: PlanLimits,
+    /// Where levels after the first run.
+    pub executor: Executor,
+}
+
+/// Where the levels after the first one run. Level 0 and the head always run on the audio
+/// thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Executor {
+    /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
+    Inline,
+    /// One worker thread per level, with the late policy of [`worker`].
+    Workers,
+}
+
+/// One level and where it runs.
+enum LevelRunner {
+    Inline(Box<UpolsLevel>),
+    Worker(WorkerLevel),
+}
+
+impl LevelRunner {
+    fn partition_size(&self) -> usize {
+        match self {
+            Self::Inline(level) => level.partition_size(),
+            Self::Worker(level) => level.partition_size(),
+        }
+    }
+}
+
+/// Lateness counters of an engine's worker levels, summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LateStats {
+    /// Results that were not complete when due.
+    pub late_results: u64,
+    /// Chunks that could not be handed to a worker.
+    pub dropped_chunks: u64,
+    /// Whether any level has had several lates in a row.
+    pub degraded: bool,
 }
 
 /// Why an engine could not be built.
@@ -78,6 +120,8 @@ pub enum EngineError {
     EmptyIr,
     #[error("the maximum block size must be at least 1")]
     ZeroBlockSize,
+    #[error("cannot start a worker thread: {0}")]
+    Thread(String),
 }
 
 /// The paths for `ir` with `num_inputs` inputs and `num_outputs` outputs, each with its summed
@@ -119,7 +163,9 @@ pub struct Engine {
     /// Number of paths after routing.
     num_paths: usize,
     head: DirectHead,
-    levels: Vec<UpolsLevel>,
+    levels: Vec<LevelRunner>,
+    /// Offline rendering: wait for worker results instead of applying the late policy.
+    offline: bool,
     /// History per input channel, long enough for the largest level's `2P` window.
     input_rings: Vec<InputRing>,
     /// Pending level output per output channel.
@@ -138,6 +184,7 @@ impl Engine {
             num_outputs,
             latency_mode,
             limits,
+            executor,
         } = config;
         if !(1..=MAX_CHANNELS).contains(&num_inputs) || !(1..=MAX_CHANNELS).contains(&num_outputs) {
             return Err(EngineError::UnsupportedChannels {
@@ -159,25 +206,31 @@ impl Engine {
 
         let head = DirectHead::new(plan.head_taps, &paths, &path_taps);
         let mut planner = RealFftPlanner::new();
-        let levels = plan
-            .levels
-            .iter()
-            .map(|level| {
-                UpolsLevel::new(
-                    &mut planner,
-                    upols::LevelShape {
-                        partition_size: level.partition_size,
-                        num_partitions: level.num_partitions,
-                        ir_offset: level.ir_offset,
-                        output_delay: plan.output_delay(level),
-                        num_inputs,
-                        num_outputs,
-                    },
-                    &paths,
-                    &path_taps,
-                )
-            })
-            .collect();
+        let mut levels = Vec::with_capacity(plan.levels.len());
+        for (level_idx, level) in plan.levels.iter().enumerate() {
+            let upols = UpolsLevel::new(
+                &mut planner,
+                upols::LevelShape {
+                    partition_size: level.partition_size,
+                    num_partitions: level.num_partitions,
+                    ir_offset: level.ir_offset,
+                    output_delay: plan.output_delay(level),
+                    num_inputs,
+                    num_outputs,
+                },
+                &paths,
+                &path_taps,
+            );
+            // Level 0 has no slack (its result is due as its chunk completes): it stays inline.
+            let runner = if level_idx > 0 && executor == Executor::Workers {
+                let worker = WorkerLevel::spawn(upols, num_inputs)
+                    .map_err(|err| EngineError::Thread(err.to_string()))?;
+                LevelRunner::Worker(worker)
+            } else {
+                LevelRunner::Inline(Box::new(upols))
+            };
+            levels.push(runner);
+        }
 
         let history = (2 * plan.max_partition_size()).max(plan.quantum);
         let max_ahead = plan
@@ -195,6 +248,7 @@ impl Engine {
                 .map(|_| OutputRing::new(max_ahead))
                 .collect(),
             time: 0,
+            offline: false,
             plan,
             config,
         })
@@ -225,16 +279,43 @@ impl Engine {
         self.plan.ir_len - 1 + self.latency_samples()
     }
 
-    /// Bytes held by spectra, delay lines and rings (approximate, for reports).
-    pub fn memory_bytes(&self) -> usize {
-        let levels: usize = self.levels.iter().map(UpolsLevel::memory_bytes).sum();
-        let rings = self
-            .input_rings
+    /// Offline mode waits for worker results (deterministic bounces); real-time mode applies
+    /// the late policy instead. Does not allocate.
+    pub fn set_offline(&mut self, offline: bool) {
+        self.offline = offline;
+    }
+
+    /// Lateness of the worker levels so far.
+    pub fn late_stats(&self) -> LateStats {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut stats = LateStats::default();
+        for level in &self.levels {
+            if let LevelRunner::Worker(worker) = level {
+                let counters = worker.stats();
+                stats.late_results += counters.late_results.load(Relaxed);
+                stats.dropped_chunks += counters.dropped_chunks.load(Relaxed);
+                stats.degraded |= counters.degraded.load(Relaxed);
+            }
+        }
+        stats
+    }
+
+    /// Number of worker threads this engine runs.
+    pub fn num_workers(&self) -> usize {
+        self.levels
             .iter()
-            .map(|r| 2 * r.history_len())
-            .sum::<usize>()
-            * 4;
-        levels + rings
+            .filter(|level| matches!(level, LevelRunner::Worker(_)))
+            .count()
+    }
+
+    /// Test hook: stalls (`true`) or releases every worker, as a fault-injection point.
+    #[doc(hidden)]
+    pub fn set_workers_stalled(&self, stalled: bool) {
+        for level in &self.levels {
+            if let LevelRunner::Worker(worker) = level {
+                worker.set_stalled(stalled);
+            }
+        }
     }
 
     /// Convolves one host block. `inputs` has `num_inputs` slices and `outputs` `num_outputs`
@@ -275,8 +356,22 @@ impl Engine {
             if self.time.is_multiple_of(quantum as u64) {
                 // Every level whose chunk just completed contributes to future output.
                 for level in &mut self.levels {
-                    if self.time.is_multiple_of(level.partition_size() as u64) {
-                        level.run(self.time, &self.input_rings, &mut self.output_rings);
+                    let chunk_done = self.time.is_multiple_of(level.partition_size() as u64);
+                    match level {
+                        LevelRunner::Inline(level) if chunk_done => {
+                            level.run(self.time, &self.input_rings, &mut self.output_rings);
+                        }
+                        LevelRunner::Inline(_) => {}
+                        LevelRunner::Worker(worker) => {
+                            // Results due before the next boundary must be in the rings now.
+                            let horizon = self.time + quantum as u64;
+                            let rings = &mut self.output_rings;
+                            worker.collect(self.time, horizon, rings, self.offline);
+                            if chunk_done {
+                                let inputs = &self.input_rings;
+                                worker.submit(self.time, inputs, rings, self.time, self.offline);
+                            }
+                        }
                     }
                 }
             }
@@ -287,15 +382,22 @@ impl Engine {
     pub fn reset(&mut self) {
         self.input_rings.iter_mut().for_each(InputRing::clear);
         self.output_rings.iter_mut().for_each(OutputRing::clear);
-        self.levels.iter_mut().for_each(UpolsLevel::reset);
+        for level in &mut self.levels {
+            match level {
+                LevelRunner::Inline(level) => level.reset(),
+                LevelRunner::Worker(worker) => worker.reset(),
+            }
+        }
         self.time = 0;
     }
 
     /// Test hook: fills every scratch buffer with `value`. Results must not change.
     #[doc(hidden)]
     pub fn poison_scratch(&mut self, value: f32) {
-        self.levels
-            .iter_mut()
-            .for_each(|level| level.poison_scratch(value));
+        for level in &mut self.levels {
+            if let LevelRunner::Inline(level) = level {
+                level.poison_scratch(value);
+            }
+        }
     }
 }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use nice_plug::prelude::*;
 
-use engine::{Engine, EngineConfig, LatencyMode, MAX_CHANNELS, PlanLimits};
+use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
 use ir::builtin::BuiltinIr;
 use params::LongtailParams;
 use preparer::{Preparer, Request};
@@ -200,6 +200,7 @@ impl Plugin for Longtail {
             num_outputs,
             latency_mode: key.latency_mode,
             limits: PlanLimits::default(),
+            executor: Executor::Workers,
         };
 
         // Hosts may activate repeatedly with the same settings; keep what is built then.
@@ -226,6 +227,12 @@ impl Plugin for Longtail {
                 mix_buffer: vec![0.0; config.max_block_size],
                 gain_buffer: vec![0.0; config.max_block_size],
             });
+        }
+        if let Some(active) = &mut self.active {
+            // Bounces wait for the workers, so they are deterministic.
+            active
+                .processor
+                .set_offline(buffer_config.process_mode == ProcessMode::Offline);
         }
         if self.preparer.is_none() {
             match Preparer::spawn() {

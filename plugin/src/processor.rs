@@ -51,6 +51,8 @@ pub struct Processor {
     dry_rings: Vec<InputRing>,
     /// Absolute time of the next sample, for the dry rings.
     time: u64,
+    /// Offline rendering: engines wait for their workers (see [`Engine::set_offline`]).
+    offline: bool,
 }
 
 impl Processor {
@@ -74,6 +76,7 @@ impl Processor {
                 .map(|_| InputRing::new(max_block_size + MAX_QUANTUM))
                 .collect(),
             time: 0,
+            offline: false,
             engine,
         }
     }
@@ -86,6 +89,17 @@ impl Processor {
     /// Latency of the signal path, in samples (the current engine's).
     pub fn latency_samples(&self) -> usize {
         self.engine.latency_samples()
+    }
+
+    /// Offline rendering waits for worker results so output is deterministic; real-time mode
+    /// never waits (late policy). Applies to every engine this processor plays, including
+    /// later swaps. Does not allocate.
+    pub fn set_offline(&mut self, offline: bool) {
+        self.offline = offline;
+        self.engine.set_offline(offline);
+        if let Some(fading) = &mut self.fading {
+            fading.set_offline(offline);
+        }
     }
 
     /// Whether a crossfade is in progress.
@@ -102,6 +116,8 @@ impl Processor {
         debug_assert_eq!(engine.config().num_inputs, self.num_inputs);
         debug_assert_eq!(engine.config().num_outputs, self.num_outputs);
         debug_assert_eq!(engine.config().max_block_size, self.max_block_size);
+        let mut engine = engine;
+        engine.set_offline(self.offline);
         let outgoing = std::mem::replace(&mut self.engine, engine);
         self.fade_pos = 0;
         self.fading.replace(outgoing)

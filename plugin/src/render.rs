@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use crate::denormals::ScopedFtz;
-use crate::engine::{Engine, EngineConfig, EngineError, LatencyMode, PlanLimits};
+use crate::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
 use crate::ir::Ir;
 use crate::processor::{Controls, Processor};
 use crate::rng::Rng;
@@ -59,8 +59,12 @@ pub struct RenderReport {
     pub num_paths: usize,
     /// Seconds of audio rendered (input plus tail).
     pub audio_seconds: f64,
-    /// Thread CPU seconds spent in `process()` calls.
+    /// CPU seconds of the whole process (audio thread and workers) during the render.
     pub cpu_seconds: f64,
+    /// CPU seconds of the rendering thread alone (what a host's audio thread would spend).
+    pub audio_thread_cpu_seconds: f64,
+    /// Worker threads the engine ran.
+    pub num_workers: usize,
     /// Wall-clock seconds spent in `process()` calls.
     pub wall_seconds: f64,
 }
@@ -98,12 +102,16 @@ pub fn render(
         num_outputs,
         latency_mode: options.latency_mode,
         limits: PlanLimits::default(),
+        executor: Executor::Workers,
     };
     let engine = Engine::new(ir, config)?;
     let plan = engine.plan().describe();
     let num_paths = engine.num_paths();
     let latency = engine.latency_samples();
+    let num_workers = engine.num_workers();
     let mut processor = Processor::new(Box::new(engine), 1);
+    // A render waits for the workers: deterministic, and equal to real time with no late block.
+    processor.set_offline(true);
 
     let input_len = input.first().map_or(0, Vec::len);
     let total = input_len + ir.len() - 1 + latency;
@@ -121,7 +129,8 @@ pub fn render(
     let gain = vec![1.0f32; max_block];
 
     let mut rng = Rng::new(RANDOM_BLOCKS_SEED);
-    let cpu_start = thread_cpu_seconds();
+    let cpu_start = process_cpu_seconds();
+    let thread_cpu_start = thread_cpu_seconds();
     let wall_start = Instant::now();
     let mut start = 0;
     while start < total {
@@ -144,7 +153,8 @@ pub fn render(
         start += len;
     }
     let wall_seconds = wall_start.elapsed().as_secs_f64();
-    let cpu_seconds = thread_cpu_seconds() - cpu_start;
+    let audio_thread_cpu_seconds = thread_cpu_seconds() - thread_cpu_start;
+    let cpu_seconds = process_cpu_seconds() - cpu_start;
 
     channels.truncate(num_outputs);
     for channel in &mut channels {
@@ -156,6 +166,8 @@ pub fn render(
         num_paths,
         audio_seconds: total as f64 / f64::from(ir.sample_rate),
         cpu_seconds,
+        audio_thread_cpu_seconds,
+        num_workers,
         wall_seconds,
     };
     Ok((channels, report))
@@ -164,16 +176,34 @@ pub fn render(
 /// CPU time of the calling thread, in seconds (wall time where the OS has no such clock).
 pub fn thread_cpu_seconds() -> f64 {
     #[cfg(unix)]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec.
-        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
-            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
-        }
+    if let Some(seconds) = cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID) {
+        return seconds;
     }
+    wall_seconds_since_start()
+}
+
+/// CPU time of the whole process (all threads), in seconds (wall time where the OS has no such
+/// clock).
+pub fn process_cpu_seconds() -> f64 {
+    #[cfg(unix)]
+    if let Some(seconds) = cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID) {
+        return seconds;
+    }
+    wall_seconds_since_start()
+}
+
+#[cfg(unix)]
+fn cpu_clock(clock: libc::clockid_t) -> Option<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
+    ok.then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+fn wall_seconds_since_start() -> f64 {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     START.get_or_init(Instant::now).elapsed().as_secs_f64()
 }

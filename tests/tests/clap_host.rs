@@ -28,6 +28,7 @@ use clack_extensions::params::{
     HostParams, HostParamsImplMainThread, HostParamsImplShared, ParamClearFlags, ParamInfoBuffer,
     ParamInfoFlags, ParamRescanFlags, PluginParams,
 };
+use clack_extensions::render::{PluginRender, RenderMode};
 use clack_extensions::state::{HostState, HostStateImpl, PluginState};
 use clack_extensions::tail::{PluginTail, TailLength};
 use clack_extensions::thread_check::{HostThreadCheck, HostThreadCheckImpl};
@@ -295,6 +296,9 @@ impl TestHost {
         let tail = shared
             .get_extension::<PluginTail>()
             .expect("the plugin implements the tail extension");
+        let render = shared
+            .get_extension::<PluginRender>()
+            .expect("the plugin implements the render extension");
         let mut host = Self {
             instance,
             processor: None,
@@ -306,6 +310,12 @@ impl TestHost {
             steady_time: 0,
             restarts: 0,
         };
+        // Offline render mode: the plugin's tail workers are waited for, so these tests (which
+        // process far faster than real time) compare outputs sample by sample without lates.
+        // The real-time path is covered by tests/realtime_no_alloc.rs.
+        render
+            .set(&host.instance.plugin_handle(), RenderMode::Offline)
+            .expect("the plugin accepts offline rendering");
         host.poll();
         host
     }

@@ -2,7 +2,7 @@
 //! several seconds long, ragged host block sequences, both latency modes, every channel layout,
 //! and again with every scratch buffer filled with NaN before each call.
 
-use longtail::engine::{Engine, EngineConfig, LatencyMode, PlanLimits, route};
+use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route};
 use longtail::ir::Ir;
 use longtail_tests::{
     Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
@@ -95,19 +95,26 @@ fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], lim
             .collect();
         let expected = reference(&ir, &inputs, num_outputs);
         for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
-            for blocks in BLOCKS {
+            for (blocks, executor) in BLOCKS
+                .into_iter()
+                .flat_map(|b| [(b, Executor::Inline), (b, Executor::Workers)])
+            {
                 let config = EngineConfig {
                     max_block_size: blocks.max(),
                     num_inputs,
                     num_outputs,
                     latency_mode,
                     limits,
+                    executor,
                 };
                 let mut engine = Engine::new(&ir, config).expect("engine");
+                // Offline: worker results are waited for, so the output is exact and
+                // deterministic whatever the machine's load.
+                engine.set_offline(true);
                 let clean = run_engine(&mut engine, &inputs, blocks, false);
                 let case = format!(
                     "ir_len={ir_len} ir_ch={num_ir_channels} in={num_inputs} out={num_outputs} \
-                     {latency_mode:?} {blocks:?} plan=[{}]",
+                     {latency_mode:?} {blocks:?} {executor:?} plan=[{}]",
                     engine.plan().describe()
                 );
                 for (output_idx, (actual, wanted)) in clean.iter().zip(&expected).enumerate() {
@@ -119,8 +126,14 @@ fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], lim
                     );
                 }
 
+                assert_eq!(
+                    engine.late_stats(),
+                    Default::default(),
+                    "{case}: lates offline"
+                );
+
                 // The same run from a reset engine with garbage in every scratch buffer must
-                // give the same output, bit for bit.
+                // give the same output, bit for bit (workers restart from a clean history too).
                 engine.reset();
                 let dirty = run_engine(&mut engine, &inputs, blocks, true);
                 assert_eq!(clean, dirty, "{case}: output depends on scratch contents");

@@ -1,15 +1,18 @@
 //! The audio-thread side of every path runs under `assert_no_alloc` (nice-plug's allocator with
 //! `assert_process_allocs`: any allocation, reallocation or free inside aborts the test):
-//! ragged blocks, reset, engine swaps with their crossfade, the preparation thread's rings, and
-//! non-finite input.
+//! ragged blocks, reset, engine swaps with their crossfade, the preparation thread's rings,
+//! non-finite input, and a stalled worker (fault injection: the audio thread must not wait).
 
 use std::time::{Duration, Instant};
 
-use longtail::engine::{Engine, EngineConfig, LatencyMode, PlanLimits};
+use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route};
+use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
 use longtail::preparer::{Preparer, Request};
 use longtail::processor::{Controls, Processor};
-use longtail_tests::{Blocks, RNG_SEED, noise};
+use longtail_tests::{
+    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
+};
 use nice_assert_no_alloc::assert_no_alloc;
 
 const RATE: u32 = 48_000;
@@ -22,6 +25,7 @@ fn config(latency_mode: LatencyMode) -> EngineConfig {
         num_outputs: 2,
         latency_mode,
         limits: PlanLimits::default(),
+        executor: Executor::Workers,
     }
 }
 
@@ -139,4 +143,119 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
     let finished = assert_no_alloc(|| processor.take_finished()).expect("crossfade finished");
     // Retiring hands the engine to the preparation thread, which frees it there.
     assert!(assert_no_alloc(|| preparer.retire(finished)).is_ok());
+}
+
+/// Aborts the whole test binary if `done` is not set within `seconds`: a hang here means the
+/// audio thread waited for a worker.
+fn watchdog(seconds: u64) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&done);
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        while !flag.load(std::sync::atomic::Ordering::Acquire) {
+            if Instant::now() > deadline {
+                eprintln!("watchdog: the audio thread blocked on a stalled worker");
+                std::process::abort();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    done
+}
+
+#[test]
+fn a_stalled_worker_is_late_never_waited_for_and_the_output_recovers() {
+    // Levels of 64 (inline), 256 and 1024 samples (workers).
+    let ir_len = 20_000;
+    let ir = Ir::new(
+        "stall",
+        RATE,
+        vec![decaying_noise(ir_len, 1), decaying_noise(ir_len, 2)],
+    )
+    .unwrap();
+    let config = EngineConfig {
+        max_block_size: 64,
+        num_inputs: 2,
+        num_outputs: 2,
+        latency_mode: LatencyMode::Zero,
+        limits: PlanLimits {
+            max_partition_size: 1024,
+        },
+        executor: Executor::Workers,
+    };
+    let mut engine = Engine::new(&ir, config).unwrap();
+    assert_eq!(engine.num_workers(), 2);
+
+    let stall_len = RATE as usize / 2;
+    let total = stall_len + 3 * ir_len;
+    let inputs = [
+        noise(total, 0.5, RNG_SEED + 8),
+        noise(total, 0.5, RNG_SEED + 9),
+    ];
+    let mut outputs = [vec![0.0f32; total], vec![0.0f32; total]];
+    let done = watchdog(60);
+
+    // Phase 1, real time: the workers are stalled. Every call returns without waiting; results
+    // that fall due are late and chunks that find no free slot are dropped.
+    engine.set_workers_stalled(true);
+    let mut slowest_call = Duration::ZERO;
+    let (mut released, mut degraded_while_stalled) = (false, false);
+    let mut start = 0;
+    for size in (Blocks::Random {
+        max: 256,
+        seed: RNG_SEED,
+    })
+    .sizes(total)
+    {
+        if start >= stall_len && !released {
+            // Phase 2: the worker recovers; offline mode makes the rest deterministic.
+            degraded_while_stalled = engine.late_stats().degraded;
+            engine.set_workers_stalled(false);
+            engine.set_offline(true);
+            released = true;
+        }
+        let [l, r] = &inputs;
+        let [out_l, out_r] = &mut outputs;
+        let input: [&[f32]; 2] = [&l[start..start + size], &r[start..start + size]];
+        let mut output: [&mut [f32]; 2] = [
+            &mut out_l[start..start + size],
+            &mut out_r[start..start + size],
+        ];
+        let call_start = Instant::now();
+        assert_no_alloc(|| engine.process(&input, &mut output));
+        if start < stall_len {
+            slowest_call = slowest_call.max(call_start.elapsed());
+        }
+        start += size;
+    }
+    done.store(true, std::sync::atomic::Ordering::Release);
+
+    let stats = engine.late_stats();
+    println!(
+        "stalled worker: {stats:?}, slowest audio-thread call while stalled: {slowest_call:?}"
+    );
+    assert!(stats.late_results > 0, "lates were not counted: {stats:?}");
+    assert!(stats.dropped_chunks > 0, "no chunk was dropped: {stats:?}");
+    assert!(degraded_while_stalled, "the degraded flag was not raised");
+    assert!(
+        !stats.degraded,
+        "the degraded flag stayed up after recovery"
+    );
+    assert!(outputs.iter().flatten().all(|s| s.is_finite()));
+
+    // Once the dropped chunks have left the delay lines (one IR length after the stall), the
+    // output is the exact convolution again.
+    let settled = stall_len + 2 * ir_len;
+    for (path, taps) in route(&ir, 2, 2) {
+        let expected = reference_convolution(&inputs[path.input_idx], &taps);
+        let snr = snr_db(
+            &outputs[path.output_idx][settled..],
+            &expected[settled..total],
+        );
+        assert!(
+            snr >= MIN_SNR_DB,
+            "output {} after recovery: SNR {snr:.1} dB",
+            path.output_idx
+        );
+    }
 }

@@ -240,11 +240,14 @@ fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), S
 
 fn print_report(report: &RenderReport) {
     println!(
-        "  backend cpu (audio thread) | plan {} | {} paths | {:.1} s audio in {:.3} s CPU, real-time factor {:.4}",
+        "  backend cpu ({} worker threads) | plan {} | {} paths | {:.1} s audio in {:.3} s CPU \
+         (audio thread {:.3} s), real-time factor {:.4}",
+        report.num_workers,
         report.plan,
         report.num_paths,
         report.audio_seconds,
         report.cpu_seconds,
+        report.audio_thread_cpu_seconds,
         report.real_time_factor()
     );
 }

@@ -88,6 +88,19 @@ impl OutputRing {
         }
     }
 
+    /// Adds `samples` at times `[start, start + samples.len())`, the first `fade_len` of them
+    /// faded in linearly (a late result joining mid-slot).
+    pub fn add_faded_in(&mut self, start: u64, samples: &[f32], fade_len: usize) {
+        for (offset, &sample) in samples.iter().enumerate() {
+            let gain = if offset < fade_len {
+                (offset + 1) as f32 / (fade_len + 1) as f32
+            } else {
+                1.0
+            };
+            self.data[(start as usize + offset) & self.mask] += gain * sample;
+        }
+    }
+
     /// Adds the samples of times `[start, start + out.len())` to `out` and clears them.
     #[inline]
     pub fn drain_add(&mut self, start: u64, out: &mut [f32]) {

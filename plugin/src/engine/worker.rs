@@ -1,0 +1,447 @@
+//! The CPU tail executor: one background thread per level, fed through preallocated job slots.
+//!
+//! # Threads and allocation
+//!
+//! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread,
+//! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::submit`] and
+//! [`WorkerLevel::collect`] only copy samples, touch atomics and call `Thread::unpark` (a futex
+//! wake that never blocks); they never allocate, lock or wait in real-time mode. Dropping a
+//! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
+//!
+//! # Protocol
+//!
+//! Jobs are numbered. The audio thread writes job `j`'s input chunk (the newest `P` samples of
+//! every input) into slot `j % NUM_SLOTS`, stores the chunk's end time, and publishes
+//! `submitted = j + 1` (release). The worker keeps the previous chunk itself to form the `2P`
+//! overlap-save window, runs the level, writes `P` output samples per output channel into the
+//! same slot, and publishes `completed = j + 1` (release). The audio thread reads the result
+//! after seeing `completed > j` (acquire) and publishes `consumed = j + 1`. A slot is reused for
+//! job `j + NUM_SLOTS` only when job `j` is both completed and consumed, so neither side ever
+//! touches a slot the other may be using.
+//!
+//! # Late policy
+//!
+//! A result is due when the audio thread is about to play its first sample, `D - P` samples
+//! after its input chunk completed (the level's slack).
+//!
+//! - Real-time mode never waits. A result that is not complete when due is *late*: it is
+//!   counted once ([`LevelStats::late_results`]), and when it arrives only the samples that
+//!   are still in the future are used, faded in over [`LATE_FADE_SAMPLES`]; the part of the
+//!   slot that has already played stays silent for this level.
+//! - When every slot is still busy at a chunk boundary the chunk cannot be handed over; it is
+//!   counted as dropped ([`LevelStats::dropped_chunks`]) and the worker feeds silence into its
+//!   delay line in its place, so the level keeps its timing and recovers by itself.
+//! - [`LevelStats::consecutive_lates`] counts lates in a row; at [`DEGRADED_AFTER_LATES`]
+//!   the level raises its degraded flag (for the editor) until a result is on time again.
+//! - Offline mode (`ProcessMode::Offline`, `longtail-cli render`) waits for every result, so
+//!   bounces are deterministic and identical to real-time output when nothing was late.
+
+use std::cell::UnsafeCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::MAX_CHANNELS;
+use super::rings::{InputRing, OutputRing};
+use super::upols::UpolsLevel;
+
+/// Job slots per level: results may be this many chunks behind before chunks are dropped.
+pub const NUM_SLOTS: usize = 4;
+/// Fade-in of a late result's remaining samples.
+pub const LATE_FADE_SAMPLES: usize = 64;
+/// Consecutive lates after which a level reports itself degraded.
+pub const DEGRADED_AFTER_LATES: u64 = 3;
+/// How long an idle worker sleeps before it checks its stop flag again (it is normally woken
+/// by `unpark` as soon as a job arrives).
+const IDLE_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Counters of one worker level, written by the audio thread, readable from any thread.
+#[derive(Debug, Default)]
+pub struct LevelStats {
+    /// Results that were not complete when due.
+    pub late_results: AtomicU64,
+    /// Input chunks that could not be handed to the worker (all slots busy).
+    pub dropped_chunks: AtomicU64,
+    /// Lates in a row (reset by a result on time).
+    pub consecutive_lates: AtomicU64,
+    /// Set after [`DEGRADED_AFTER_LATES`] consecutive lates, cleared by a result on time.
+    pub degraded: AtomicBool,
+}
+
+/// Memory shared by the audio thread and one worker thread.
+struct Shared {
+    partition_size: usize,
+    num_inputs: usize,
+    num_outputs: usize,
+    /// `NUM_SLOTS` input chunks, `[slot][input][sample]`. Written by the audio thread for job
+    /// `j` only while job `j - NUM_SLOTS` is completed and consumed; read by the worker between
+    /// seeing `submitted > j` and publishing `completed > j`.
+    input_slots: Box<[UnsafeCell<f32>]>,
+    /// `NUM_SLOTS` results, `[slot][output][sample]`. Written by the worker for job `j`, read by
+    /// the audio thread after `completed > j` and before it publishes `consumed > j`.
+    output_slots: Box<[UnsafeCell<f32>]>,
+    /// End time of each slot's input chunk (absolute samples), written with the chunk.
+    chunk_ends: [AtomicU64; NUM_SLOTS],
+    /// Reset epoch of each slot's chunk: a chunk from a newer epoch makes the worker clear its
+    /// level's history first (the audio thread called `reset()`).
+    chunk_epochs: [AtomicU64; NUM_SLOTS],
+    submitted: AtomicU64,
+    completed: AtomicU64,
+    consumed: AtomicU64,
+    stop: AtomicBool,
+    /// Test hook: while set, the worker does not start new jobs (a stalled executor).
+    stalled: AtomicBool,
+    stats: LevelStats,
+}
+
+// SAFETY: the `UnsafeCell` slots are only accessed under the job protocol in the module docs:
+// a slot has exactly one accessor at a time, handed over with release/acquire on the sequence
+// counters. Everything else in `Shared` is atomic or immutable.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn input_slot(&self, slot_idx: usize, input_idx: usize) -> *mut f32 {
+        let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
+        self.input_slots[offset].get()
+    }
+
+    fn output_slot(&self, slot_idx: usize, output_idx: usize) -> *mut f32 {
+        let offset = (slot_idx * self.num_outputs + output_idx) * self.partition_size;
+        self.output_slots[offset].get()
+    }
+}
+
+/// The audio thread's handle on one level that runs on its own worker thread.
+pub struct WorkerLevel {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    /// Copy of `submitted`, owned by the audio thread.
+    submitted: u64,
+    /// Copy of `consumed`, owned by the audio thread.
+    consumed: u64,
+    /// Job numbers already counted as late, so each late counts once.
+    late_counted_up_to: u64,
+    /// Reset epoch, owned by the audio thread.
+    epoch: u64,
+    partition_size: usize,
+    output_delay: usize,
+}
+
+impl WorkerLevel {
+    /// Moves `level` onto a new worker thread (named `longtail-level-P`). Allocates the slots;
+    /// call off the audio thread.
+    pub fn spawn(level: UpolsLevel, num_inputs: usize) -> std::io::Result<Self> {
+        let partition_size = level.partition_size();
+        let output_delay = level.output_delay();
+        let num_outputs = level.num_outputs();
+        let cells = |count: usize| {
+            (0..count)
+                .map(|_| UnsafeCell::new(0.0f32))
+                .collect::<Box<[_]>>()
+        };
+        let shared = Arc::new(Shared {
+            partition_size,
+            num_inputs,
+            num_outputs,
+            input_slots: cells(NUM_SLOTS * num_inputs * partition_size),
+            output_slots: cells(NUM_SLOTS * num_outputs * partition_size),
+            chunk_ends: std::array::from_fn(|_| AtomicU64::new(0)),
+            chunk_epochs: std::array::from_fn(|_| AtomicU64::new(0)),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            consumed: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
+            stats: LevelStats::default(),
+        });
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(format!("longtail-level-{partition_size}"))
+            .spawn(move || worker_main(level, &thread_shared))?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+            submitted: 0,
+            consumed: 0,
+            late_counted_up_to: 0,
+            epoch: 0,
+            partition_size,
+            output_delay,
+        })
+    }
+
+    /// Partition size `P`.
+    pub fn partition_size(&self) -> usize {
+        self.partition_size
+    }
+
+    /// Counters of this level.
+    pub fn stats(&self) -> &LevelStats {
+        &self.shared.stats
+    }
+
+    /// Test hook: stalls (`true`) or releases the worker, as a fault-injection point.
+    #[doc(hidden)]
+    pub fn set_stalled(&self, stalled: bool) {
+        self.shared.stalled.store(stalled, Ordering::Release);
+        if !stalled {
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        if let Some(thread) = &self.thread {
+            thread.thread().unpark();
+        }
+    }
+
+    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`) to the worker. Audio
+    /// thread; never allocates. When every slot is busy, real-time mode drops the chunk and
+    /// counts it (see the late policy); offline mode (`wait`) waits for the worker and takes
+    /// its finished results early (`now` is the time of the next sample to play).
+    pub fn submit(
+        &mut self,
+        chunk_end: u64,
+        inputs: &[InputRing],
+        outputs: &mut [OutputRing],
+        now: u64,
+        wait: bool,
+    ) {
+        loop {
+            let completed = self.shared.completed.load(Ordering::Acquire);
+            if self.submitted - completed.min(self.consumed) < NUM_SLOTS as u64 {
+                break;
+            }
+            if !wait {
+                let stats = &self.shared.stats;
+                stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
+                // A dropped chunk is as bad as a late result for the degraded flag.
+                let lates = stats.consecutive_lates.fetch_add(1, Ordering::Relaxed) + 1;
+                if lates >= DEGRADED_AFTER_LATES {
+                    stats.degraded.store(true, Ordering::Relaxed);
+                }
+                return;
+            }
+            self.wake();
+            std::thread::yield_now();
+            if completed >= self.submitted {
+                // Only unconsumed results hold the slots (not expected with the plan's
+                // `D = 2P`): take them early rather than wait forever.
+                self.collect(now, u64::MAX, outputs, false);
+            }
+        }
+        let shared = &*self.shared;
+        let slot_idx = (self.submitted % NUM_SLOTS as u64) as usize;
+        for (input_idx, ring) in inputs.iter().enumerate().take(shared.num_inputs) {
+            let chunk = ring.window(chunk_end, self.partition_size);
+            // SAFETY: job `submitted - NUM_SLOTS` (the slot's previous user) is completed and
+            // consumed (checked above), and the worker does not read this slot before it sees
+            // the `submitted` store below, so the audio thread is the slot's only accessor.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    chunk.as_ptr(),
+                    shared.input_slot(slot_idx, input_idx),
+                    self.partition_size,
+                );
+            }
+        }
+        shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
+        shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
+        self.submitted += 1;
+        shared.submitted.store(self.submitted, Ordering::Release);
+        self.wake();
+    }
+
+    /// Forgets pending results and makes the worker clear its history before the next chunk.
+    /// Audio thread; never allocates or waits (jobs still running finish unread).
+    pub fn reset(&mut self) {
+        self.epoch += 1;
+        self.consumed = self.submitted;
+        self.late_counted_up_to = self.submitted;
+        self.shared.consumed.store(self.consumed, Ordering::Release);
+        self.shared
+            .stats
+            .consecutive_lates
+            .store(0, Ordering::Relaxed);
+        self.shared.stats.degraded.store(false, Ordering::Relaxed);
+    }
+
+    /// Adds the results due before `horizon` (the next quantum boundary) to the output rings.
+    /// `now` is the time of the next sample to play. A due result that is not complete is
+    /// late, or, when `wait` is set (offline mode), waited for. Audio thread; never allocates;
+    /// waits only when `wait` is set.
+    pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: bool) {
+        let shared = &*self.shared;
+        while self.consumed < self.submitted {
+            let job = self.consumed;
+            let slot_idx = (job % NUM_SLOTS as u64) as usize;
+            let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
+            let due = chunk_end - self.partition_size as u64 + self.output_delay as u64;
+            if due >= horizon {
+                // Not needed yet. Results are added to the rings only when due, so the order
+                // of additions (and so the rounding) does not depend on the worker's timing.
+                break;
+            }
+            let mut completed = shared.completed.load(Ordering::Acquire) > job;
+            if !completed && wait {
+                while shared.completed.load(Ordering::Acquire) <= job {
+                    self.wake();
+                    std::thread::yield_now();
+                }
+                completed = true;
+            }
+            if !completed {
+                if self.late_counted_up_to <= job {
+                    self.late_counted_up_to = job + 1;
+                    shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
+                    let lates = shared
+                        .stats
+                        .consecutive_lates
+                        .fetch_add(1, Ordering::Relaxed)
+                        + 1;
+                    if lates >= DEGRADED_AFTER_LATES {
+                        shared.stats.degraded.store(true, Ordering::Relaxed);
+                    }
+                }
+                // Results arrive in order: nothing after this job is complete either.
+                break;
+            }
+
+            let was_late = self.late_counted_up_to > job;
+            if !was_late {
+                shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
+                shared.stats.degraded.store(false, Ordering::Relaxed);
+            }
+            // Only the part of the result that has not been played yet can still be used.
+            let skip = now.saturating_sub(due).min(self.partition_size as u64) as usize;
+            for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
+                // SAFETY: the worker published `completed > job` (acquire above) and will not
+                // write this slot again until the `consumed` store below and a new submission.
+                let result = unsafe {
+                    std::slice::from_raw_parts(
+                        shared.output_slot(slot_idx, output_idx),
+                        self.partition_size,
+                    )
+                };
+                if skip == 0 {
+                    ring.add(due, result);
+                } else if skip < self.partition_size {
+                    ring.add_faded_in(now, &result[skip..], LATE_FADE_SAMPLES);
+                }
+            }
+            self.consumed += 1;
+            shared.consumed.store(self.consumed, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for WorkerLevel {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.stalled.store(false, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The worker thread: runs jobs in order until stopped.
+fn worker_main(mut level: UpolsLevel, shared: &Shared) {
+    let _ftz = crate::denormals::ScopedFtz::enable();
+    raise_priority();
+    let partition_size = shared.partition_size;
+    // `[input][2P]`: the previous chunk followed by the current one.
+    let mut windows = vec![vec![0.0f32; 2 * partition_size]; shared.num_inputs];
+    let mut results = vec![vec![0.0f32; partition_size]; shared.num_outputs];
+    let mut last_chunk_end: Option<u64> = None;
+    let mut next_job = 0u64;
+    let mut epoch = 0u64;
+
+    while !shared.stop.load(Ordering::Acquire) {
+        if shared.stalled.load(Ordering::Acquire)
+            || shared.submitted.load(Ordering::Acquire) <= next_job
+        {
+            std::thread::park_timeout(IDLE_TIMEOUT);
+            continue;
+        }
+        let slot_idx = (next_job % NUM_SLOTS as u64) as usize;
+        let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
+        let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
+        if chunk_epoch != epoch {
+            // The engine was reset: time starts again from zero with empty history.
+            level.reset();
+            windows.iter_mut().for_each(|w| w.fill(0.0));
+            last_chunk_end = None;
+            epoch = chunk_epoch;
+        }
+
+        // Chunks dropped by the audio thread leave a gap: the delay line gets silence for
+        // them, and the window's older half is silence too.
+        let expected =
+            last_chunk_end.map_or(partition_size as u64, |end| end + partition_size as u64);
+        if chunk_end != expected {
+            let missing = (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
+            level.push_silence(missing);
+            windows
+                .iter_mut()
+                .for_each(|w| w[..partition_size].fill(0.0));
+        }
+        for (input_idx, window) in windows.iter_mut().enumerate() {
+            // SAFETY: `submitted > next_job` was seen with acquire, so the audio thread has
+            // finished writing this slot and will not touch it until `completed` and
+            // `consumed` both pass this job.
+            let chunk = unsafe {
+                std::slice::from_raw_parts(shared.input_slot(slot_idx, input_idx), partition_size)
+            };
+            window[partition_size..].copy_from_slice(chunk);
+        }
+        {
+            let mut window_refs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            for (slot, window) in window_refs.iter_mut().zip(&windows) {
+                *slot = window;
+            }
+            let mut result_refs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+            for (slot, result) in result_refs.iter_mut().zip(results.iter_mut()) {
+                *slot = result;
+            }
+            level.compute(
+                &window_refs[..shared.num_inputs],
+                &mut result_refs[..shared.num_outputs],
+            );
+        }
+        for (output_idx, result) in results.iter().enumerate() {
+            // SAFETY: the audio thread consumed this slot's previous job before submitting
+            // this one, and reads it again only after the `completed` store below.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    result.as_ptr(),
+                    shared.output_slot(slot_idx, output_idx),
+                    partition_size,
+                );
+            }
+        }
+        // The current chunk becomes the older half of the next window.
+        for window in &mut windows {
+            window.copy_within(partition_size.., 0);
+        }
+        last_chunk_end = Some(chunk_end);
+        next_job += 1;
+        shared.completed.store(next_job, Ordering::Release);
+    }
+}
+
+/// Asks for real-time scheduling below typical audio threads (SCHED_FIFO); quietly keeps the
+/// default policy where the OS does not allow it.
+fn raise_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let param = libc::sched_param { sched_priority: 40 };
+        // SAFETY: plain system call on the current thread with a valid parameter; failure is
+        // reported through the return value, which we ignore on purpose.
+        unsafe {
+            libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param);
+        }
+    }
+}
