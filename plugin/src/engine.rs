@@ -124,6 +124,15 @@ pub enum EngineError {
     Thread(String),
 }
 
+/// A stagger phase for the `instance_idx`-th engine of a process: spread over the largest
+/// partition size by the golden ratio, so any number of instances stays evenly spread.
+pub fn stagger_phase(instance_idx: u64, max_partition_size: usize) -> u64 {
+    // 0.618... in 32-bit fixed point.
+    const GOLDEN: u64 = 2_654_435_769;
+    let fraction = instance_idx.wrapping_mul(GOLDEN) & 0xFFFF_FFFF;
+    (fraction * max_partition_size as u64) >> 32
+}
+
 /// The paths for `ir` with `num_inputs` inputs and `num_outputs` outputs, each with its summed
 /// taps. Allocates.
 pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f32>)> {
@@ -166,6 +175,10 @@ pub struct Engine {
     levels: Vec<LevelRunner>,
     /// Offline rendering: wait for worker results instead of applying the late policy.
     offline: bool,
+    /// Absolute time the engine starts from after `new()` and `reset()`: a multiple of the
+    /// quantum that shifts where the big levels' chunk boundaries fall, so instances started
+    /// together do not all run their big partitions on the same callback.
+    stagger: u64,
     /// History per input channel, long enough for the largest level's `2P` window.
     input_rings: Vec<InputRing>,
     /// Pending level output per output channel.
@@ -223,7 +236,7 @@ impl Engine {
             );
             // Level 0 has no slack (its result is due as its chunk completes): it stays inline.
             let runner = if level_idx > 0 && executor == Executor::Workers {
-                let worker = WorkerLevel::spawn(upols, num_inputs)
+                let worker = WorkerLevel::spawn(upols, num_inputs, level_idx)
                     .map_err(|err| EngineError::Thread(err.to_string()))?;
                 LevelRunner::Worker(worker)
             } else {
@@ -249,6 +262,7 @@ impl Engine {
                 .collect(),
             time: 0,
             offline: false,
+            stagger: 0,
             plan,
             config,
         })
@@ -277,6 +291,15 @@ impl Engine {
     /// Samples of output that follow the last non-silent input: IR length - 1 + latency.
     pub fn tail_samples(&self) -> usize {
         self.plan.ir_len - 1 + self.latency_samples()
+    }
+
+    /// Sets the phase of the big levels: the engine restarts its clock at `phase` rounded down
+    /// to a multiple of the quantum (see [`stagger_phase`]), and resets. The output is the same
+    /// signal; only the callbacks on which partitions complete move. Does not allocate.
+    pub fn set_stagger(&mut self, phase: u64) {
+        let quantum = self.plan.quantum as u64;
+        self.stagger = phase - phase % quantum;
+        self.reset();
     }
 
     /// Offline mode waits for worker results (deterministic bounces); real-time mode applies
@@ -388,7 +411,7 @@ impl Engine {
                 LevelRunner::Worker(worker) => worker.reset(),
             }
         }
-        self.time = 0;
+        self.time = self.stagger;
     }
 
     /// Test hook: fills every scratch buffer with `value`. Results must not change.

@@ -8,6 +8,7 @@
 //! `reset()` and `process()` run on the audio thread and never allocate, lock, log or wait
 //! (debug and test builds abort on allocation through nice-plug's `assert_process_allocs`).
 
+pub mod bench;
 pub mod demo;
 pub mod denormals;
 pub mod engine;
@@ -38,7 +39,12 @@ pub struct Longtail {
     preparer: Option<Preparer>,
     /// Counts activations, so engines prepared for an older one are recognised and dropped.
     generation: u64,
+    /// This instance's number in the process, for the stagger phase of its big levels.
+    instance_idx: u64,
 }
+
+/// Instances created in this process so far.
+static NUM_INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// What an engine is built from, besides the activation's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +60,8 @@ struct Active {
     sample_rate: u32,
     /// Configuration of every engine of this activation (the latency mode comes from the key).
     config: EngineConfig,
+    /// Offline rendering (`ProcessMode::Offline`): engines wait for workers, no stagger.
+    offline: bool,
     /// What the playing engine was built from.
     current: EngineKey,
     /// What the preparation thread is building, if anything.
@@ -74,6 +82,7 @@ impl Default for Longtail {
             active: None,
             preparer: None,
             generation: 0,
+            instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 }
@@ -97,7 +106,13 @@ impl Active {
     }
 
     /// Exchanges engines with the preparation thread. Audio thread; never allocates or waits.
-    fn service_preparer(&mut self, preparer: &mut Preparer, desired: EngineKey, generation: u64) {
+    fn service_preparer(
+        &mut self,
+        preparer: &mut Preparer,
+        desired: EngineKey,
+        generation: u64,
+        stagger_idx: Option<u64>,
+    ) {
         if let Some(engine) = self.retire_backlog.take() {
             self.retire(preparer, engine);
         }
@@ -134,6 +149,7 @@ impl Active {
                     ..self.config
                 },
                 generation,
+                stagger_idx,
             };
             if preparer.request(request) {
                 self.pending = Some(desired);
@@ -194,6 +210,7 @@ impl Plugin for Longtail {
             return false;
         }
         let key = self.desired_key();
+        let offline = buffer_config.process_mode == ProcessMode::Offline;
         let config = EngineConfig {
             max_block_size: buffer_config.max_buffer_size.max(1) as usize,
             num_inputs,
@@ -205,22 +222,32 @@ impl Plugin for Longtail {
 
         // Hosts may activate repeatedly with the same settings; keep what is built then.
         let reusable = self.active.as_ref().is_some_and(|active| {
-            active.sample_rate == sample_rate && active.config == config && active.current == key
+            active.sample_rate == sample_rate
+                && active.config == config
+                && active.current == key
+                && active.offline == offline
         });
         if !reusable {
-            let engine = match Engine::new(&key.ir.generate(sample_rate), config) {
+            let mut engine = match Engine::new(&key.ir.generate(sample_rate), config) {
                 Ok(engine) => engine,
                 Err(err) => {
                     nice_error!("Longtail cannot activate: {err}");
                     return false;
                 }
             };
+            // Real time: stagger this instance's big levels against the others'. Offline: no
+            // phase, so bounces are identical whatever the number of instances.
+            if !offline {
+                let max_partition_size = engine.plan().max_partition_size();
+                engine.set_stagger(engine::stagger_phase(self.instance_idx, max_partition_size));
+            }
             let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
             self.generation += 1;
             self.active = Some(Active {
                 processor: Processor::new(Box::new(engine), swap_fade_samples),
                 sample_rate,
                 config,
+                offline,
                 current: key,
                 pending: None,
                 retire_backlog: None,
@@ -230,9 +257,7 @@ impl Plugin for Longtail {
         }
         if let Some(active) = &mut self.active {
             // Bounces wait for the workers, so they are deterministic.
-            active
-                .processor
-                .set_offline(buffer_config.process_mode == ProcessMode::Offline);
+            active.processor.set_offline(offline);
         }
         if self.preparer.is_none() {
             match Preparer::spawn() {
@@ -268,7 +293,8 @@ impl Plugin for Longtail {
         // crossfaded in here; replaced engines go back to that thread to be dropped.
         let latency_before = active.processor.latency_samples();
         if let Some(preparer) = &mut self.preparer {
-            active.service_preparer(preparer, desired, generation);
+            let stagger_idx = (!active.offline).then_some(self.instance_idx);
+            active.service_preparer(preparer, desired, generation, stagger_idx);
         }
         let latency = active.processor.latency_samples();
         if latency != latency_before {

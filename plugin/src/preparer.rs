@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use rtrb::{Consumer, Producer, RingBuffer};
 
-use crate::engine::{Engine, EngineConfig};
+use crate::engine::{Engine, EngineConfig, stagger_phase};
 use crate::ir::builtin::BuiltinIr;
 
 /// How often the thread looks for work.
@@ -34,6 +34,10 @@ pub struct Request {
     pub config: EngineConfig,
     /// Increments on every activation, so results for an old configuration are recognised.
     pub generation: u64,
+    /// Which instance of the process asks, for the stagger phase of its big levels; `None`
+    /// for offline rendering, where no phase is needed and bounces stay identical across
+    /// instances.
+    pub stagger_idx: Option<u64>,
 }
 
 /// A built engine and the request it answers.
@@ -77,7 +81,11 @@ impl Preparer {
                         let ir = request.ir.generate(request.sample_rate);
                         // Built-in IRs always make a valid engine for a configuration that the
                         // plugin accepted in `activate()`; anything else is dropped.
-                        if let Ok(engine) = Engine::new(&ir, request.config) {
+                        if let Ok(mut engine) = Engine::new(&ir, request.config) {
+                            if let Some(stagger_idx) = request.stagger_idx {
+                                let max_partition_size = engine.plan().max_partition_size();
+                                engine.set_stagger(stagger_phase(stagger_idx, max_partition_size));
+                            }
                             let mut prepared = Prepared {
                                 request,
                                 engine: Box::new(engine),

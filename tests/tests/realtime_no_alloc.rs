@@ -121,6 +121,7 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
         sample_rate: RATE,
         config: config(LatencyMode::Zero),
         generation: 7,
+        stagger_idx: Some(5),
     };
     assert!(assert_no_alloc(|| preparer.request(request)));
 

@@ -129,9 +129,11 @@ pub struct WorkerLevel {
 }
 
 impl WorkerLevel {
-    /// Moves `level` onto a new worker thread (named `longtail-level-P`). Allocates the slots;
-    /// call off the audio thread.
-    pub fn spawn(level: UpolsLevel, num_inputs: usize) -> std::io::Result<Self> {
+    /// Moves `level` onto a new worker thread (named `longtail-level-P`). `level_idx` orders
+    /// the real-time priorities: smaller partitions have shorter deadlines and run at higher
+    /// priority (rate-monotonic, as zita-convolver does). Allocates the slots; call off the
+    /// audio thread.
+    pub fn spawn(level: UpolsLevel, num_inputs: usize, level_idx: usize) -> std::io::Result<Self> {
         let partition_size = level.partition_size();
         let output_delay = level.output_delay();
         let num_outputs = level.num_outputs();
@@ -158,7 +160,7 @@ impl WorkerLevel {
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name(format!("longtail-level-{partition_size}"))
-            .spawn(move || worker_main(level, &thread_shared))?;
+            .spawn(move || worker_main(level, &thread_shared, level_idx))?;
         Ok(Self {
             shared,
             thread: Some(thread),
@@ -285,9 +287,10 @@ impl WorkerLevel {
             }
             let mut completed = shared.completed.load(Ordering::Acquire) > job;
             if !completed && wait {
+                let mut spins = 0u32;
                 while shared.completed.load(Ordering::Acquire) <= job {
                     self.wake();
-                    std::thread::yield_now();
+                    offline_backoff(&mut spins);
                 }
                 completed = true;
             }
@@ -348,9 +351,9 @@ impl Drop for WorkerLevel {
 }
 
 /// The worker thread: runs jobs in order until stopped.
-fn worker_main(mut level: UpolsLevel, shared: &Shared) {
+fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
     let _ftz = crate::denormals::ScopedFtz::enable();
-    raise_priority();
+    raise_priority(level_idx);
     let partition_size = shared.partition_size;
     // `[input][2P]`: the previous chunk followed by the current one.
     let mut windows = vec![vec![0.0f32; 2 * partition_size]; shared.num_inputs];
@@ -432,12 +435,29 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared) {
     }
 }
 
-/// Asks for real-time scheduling below typical audio threads (SCHED_FIFO); quietly keeps the
-/// default policy where the OS does not allow it.
-fn raise_priority() {
+/// Offline waiting: yield a few times, then sleep in short steps, so a bounce that waits for
+/// its workers does not burn a core spinning. Never used in real-time mode.
+fn offline_backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 32 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(50));
+    }
+}
+
+/// Highest real-time priority a worker asks for (level 1); typical audio threads run above it.
+const WORKER_PRIORITY: usize = 40;
+
+/// Asks for real-time scheduling below typical audio threads (SCHED_FIFO, one step lower per
+/// level); quietly keeps the default policy where the OS does not allow it.
+fn raise_priority(level_idx: usize) {
     #[cfg(target_os = "linux")]
     {
-        let param = libc::sched_param { sched_priority: 40 };
+        let priority = WORKER_PRIORITY.saturating_sub(level_idx).max(1) as libc::c_int;
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
         // SAFETY: plain system call on the current thread with a valid parameter; failure is
         // reported through the return value, which we ignore on purpose.
         unsafe {
