@@ -320,3 +320,108 @@ fn demo_renders_every_builtin_ir() {
     assert!(stdout.contains("real-time factor"), "{stdout}");
     assert!(stdout.contains("plan q=64"), "{stdout}");
 }
+
+#[test]
+fn bench_prints_the_harness_contract_fields() {
+    let result = cli(&[
+        "bench",
+        "--ir-seconds",
+        "0.5",
+        "--block",
+        "64,100",
+        "--seconds",
+        "1",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for field in [
+        "\"kind\":\"perf\"",
+        "\"engine\":\"longtail\"",
+        "\"variant\":",
+        "\"backend\":\"cpu\"",
+        "\"block\":64",
+        "\"rate\":48000",
+        "\"channels\":2",
+        "\"ir_taps\":24000",
+        "\"instances\":1",
+        "\"audio_s\":",
+        "\"cpu_s\":",
+        "\"rtf\":",
+        "\"threads\":",
+        "\"blk_med_us\":",
+        "\"blk_p99_us\":",
+        "\"blk_max_us\":",
+        "\"deadline_us\":1333.33",
+        "\"max_over_deadline\":",
+        "\"latency_samples\":0",
+        "\"late_blocks\":0",
+        "\"layout\":\"head64 64x7 256x6",
+    ] {
+        assert!(lines[0].contains(field), "{field} missing in {}", lines[0]);
+    }
+    assert!(lines[1].contains("\"block\":100"));
+}
+
+#[test]
+fn bench_harness_mode_writes_the_convolution() {
+    let dir = temp_dir("bench");
+    let input = [noise(4800, 30, 0.1), noise(4800, 31, 0.1)];
+    let ir = [noise(1000, 32, 0.2), noise(1000, 33, 0.2)];
+    let raw = |path: &Path, channels: &[Vec<f32>]| {
+        let mut bytes = Vec::new();
+        for frame in 0..channels[0].len() {
+            for channel in channels {
+                bytes.extend_from_slice(&channel[frame].to_le_bytes());
+            }
+        }
+        std::fs::write(path, bytes).unwrap();
+    };
+    raw(&dir.join("in.f32"), &input);
+    raw(&dir.join("ir.f32"), &ir);
+    let out = dir.join("out.f32");
+    let result = cli(&[
+        "bench",
+        "--input",
+        dir.join("in.f32").to_str().unwrap(),
+        "--ir",
+        dir.join("ir.f32").to_str().unwrap(),
+        "--block",
+        "128",
+        "--rate",
+        "48000",
+        "--channels",
+        "2",
+        "--warmup-s",
+        "0",
+        "--variant",
+        "t",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    assert!(String::from_utf8_lossy(&result.stdout).contains("\"variant\":\"t\""));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len(), 4800 * 2 * 4);
+    let samples: Vec<f32> = bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    for channel in 0..2 {
+        let actual: Vec<f32> = samples.iter().skip(channel).step_by(2).copied().collect();
+        let mut expected = direct(&input[channel], &ir[channel]);
+        expected.truncate(4800);
+        let snr = snr_db(&actual, &expected);
+        assert!(snr > 100.0, "channel {channel}: SNR {snr:.1} dB");
+    }
+}

@@ -7,8 +7,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use longtail::bench::{self, BenchConfig};
 use longtail::demo;
+use longtail::engine::Executor;
 use longtail::engine::LatencyMode;
+use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::{IrError, wav};
 use longtail::params::DEFAULT_MIX;
@@ -56,6 +59,68 @@ enum Command {
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
     },
+    /// Measure the engine like a host would: blocks fed back to back (engines wait for their
+    /// workers, as offline) or, with --paced, at real-time pace (real-time mode, lates
+    /// counted). Prints one JSON line per configuration with --json (the harness contract of
+    /// shared/bench/peers/RESULTS.md), else a table.
+    ///
+    /// Generated workload (default): seeded white noise through seeded decaying-noise IRs of
+    /// --ir-seconds. Harness mode (--input and --ir): raw f32 interleaved files as the peer
+    /// benchmark driver passes them; --out writes the output for its accuracy pass.
+    Bench {
+        /// Harness mode: raw f32 LE interleaved input with --channels channels.
+        #[arg(long, requires = "ir")]
+        input: Option<PathBuf>,
+        /// Harness mode: raw f32 LE interleaved IR, channel c for path c -> c.
+        #[arg(long, requires = "input")]
+        ir: Option<PathBuf>,
+        /// Host block sizes, comma separated.
+        #[arg(long, default_value = "64", value_delimiter = ',')]
+        block: Vec<usize>,
+        /// Sample rate in Hz.
+        #[arg(long, default_value_t = 48_000)]
+        rate: u32,
+        /// Channels (paths: 1 mono, 2 stereo).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+        channels: u8,
+        /// IR lengths in seconds for the generated workload, comma separated.
+        #[arg(long, default_value = "10", value_delimiter = ',')]
+        ir_seconds: Vec<f64>,
+        /// Plugin instances per block (each its own engine), comma separated.
+        #[arg(long, default_value = "1", value_delimiter = ',')]
+        instances: Vec<usize>,
+        /// Seconds of audio (harness mode: at most this much of the input).
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Stop once the timed loop has run this many seconds (0: no cap).
+        #[arg(long, default_value_t = 0.0)]
+        max_wall: f64,
+        /// Blocks in the first seconds are left out of the per-block statistics.
+        #[arg(long, default_value_t = 1.0)]
+        warmup_s: f64,
+        /// Name of the configuration in the output.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Harness mode: write the output (raw f32 interleaved) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Release blocks at real-time pace (real-time mode: lates are possible and counted).
+        #[arg(long)]
+        paced: bool,
+        /// Where the tail runs: `auto` (the CPU in this version) or `cpu`.
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Where levels after the first run: worker threads, or inline on the audio thread
+        /// (the single-thread reference).
+        #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]
+        executor: ExecutorArg,
+        /// `zero` or `low` latency.
+        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        latency: LatencyArg,
+        /// One JSON line per configuration instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render a built-in dry signal (plucks, drums, a voice-like tone) through every built-in
     /// IR and print what ran: backend, partition plan, real-time factor. Also writes each
     /// built-in IR as a WAV file.
@@ -80,6 +145,12 @@ enum Command {
 enum LatencyArg {
     Zero,
     Low,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ExecutorArg {
+    Workers,
+    Inline,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -141,6 +212,65 @@ fn main() -> ExitCode {
             block,
             mix,
         } => run_demo(&output, rate, block, mix),
+        Command::Bench {
+            input,
+            ir,
+            block,
+            rate,
+            channels,
+            ir_seconds,
+            instances,
+            seconds,
+            max_wall,
+            warmup_s,
+            variant,
+            out,
+            paced,
+            backend: _,
+            executor,
+            latency,
+            json,
+        } => {
+            let executor_name = match executor {
+                ExecutorArg::Workers => "workers",
+                ExecutorArg::Inline => "inline",
+            };
+            let template = BenchConfig {
+                block: 0,
+                rate,
+                instances: 1,
+                latency_mode: latency.into(),
+                paced,
+                warmup_s,
+                max_wall_s: (max_wall > 0.0).then_some(max_wall),
+                executor: match executor {
+                    ExecutorArg::Workers => Executor::Workers,
+                    ExecutorArg::Inline => Executor::Inline,
+                },
+                variant: variant.unwrap_or_else(|| {
+                    format!("{}-{executor_name}", if paced { "paced" } else { "fed" })
+                }),
+            };
+            let channels = usize::from(channels);
+            match (input, ir) {
+                (Some(input), Some(ir)) => {
+                    let out = out.as_deref();
+                    run_bench_harness(&input, &ir, channels, seconds, &block, &template, out)
+                }
+                _ => {
+                    let seconds = seconds.unwrap_or(60.0);
+                    run_bench_generated(
+                        channels,
+                        &ir_seconds,
+                        &block,
+                        &instances,
+                        seconds,
+                        &template,
+                        json,
+                    )
+                }
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -197,6 +327,106 @@ fn run_render(
         ir.layout.name()
     );
     print_report(&report);
+    Ok(())
+}
+
+fn run_bench_harness(
+    input_path: &Path,
+    ir_path: &Path,
+    channels: usize,
+    seconds: Option<f64>,
+    blocks: &[usize],
+    template: &BenchConfig,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    let max_frames = seconds.map(|s| (s * f64::from(template.rate)) as usize);
+    let input = bench::read_raw_f32(input_path, channels, max_frames)
+        .map_err(|err| format!("cannot read '{}': {err}", input_path.display()))?;
+    let ir_channels = bench::read_raw_f32(ir_path, channels, None)
+        .map_err(|err| format!("cannot read '{}': {err}", ir_path.display()))?;
+    let ir = Ir::new("bench", template.rate, ir_channels).map_err(|err| format!("IR: {err}"))?;
+    for &block in blocks {
+        let config = BenchConfig {
+            block,
+            ..template.clone()
+        };
+        let mut output = Vec::new();
+        let result = bench::run(&ir, &input, &config, out.is_some().then_some(&mut output))
+            .map_err(|err| err.to_string())?;
+        if let Some(out) = out {
+            bench::write_raw_f32(out, &output)
+                .map_err(|err| format!("cannot write '{}': {err}", out.display()))?;
+        }
+        println!("{}", result.to_json());
+    }
+    Ok(())
+}
+
+fn run_bench_generated(
+    channels: usize,
+    ir_seconds: &[f64],
+    blocks: &[usize],
+    instances: &[usize],
+    seconds: f64,
+    template: &BenchConfig,
+    json: bool,
+) -> Result<(), String> {
+    let input = bench::noise_input(
+        channels,
+        (seconds * f64::from(template.rate)) as usize,
+        20_240_601,
+    );
+    if !json {
+        println!(
+            "{:>6} {:>6} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>6} {:>7}",
+            "ir_s",
+            "block",
+            "inst",
+            "rtf",
+            "rtf_main",
+            "audio_s",
+            "blk_med_us",
+            "blk_p99_us",
+            "blk_max_us",
+            "max/ddl",
+            "late",
+            "threads"
+        );
+    }
+    for &ir_s in ir_seconds {
+        let num_taps = (ir_s * f64::from(template.rate)).round().max(1.0) as usize;
+        let ir = bench::decaying_noise_ir(channels, num_taps, template.rate, 777);
+        for &num_instances in instances {
+            for &block in blocks {
+                let config = BenchConfig {
+                    block,
+                    instances: num_instances,
+                    ..template.clone()
+                };
+                let result =
+                    bench::run(&ir, &input, &config, None).map_err(|err| err.to_string())?;
+                if json {
+                    println!("{}", result.to_json());
+                } else {
+                    println!(
+                        "{:>6} {:>6} {:>4} {:>9.5} {:>9.5} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>8.3} {:>6} {:>7}",
+                        ir_s,
+                        block,
+                        num_instances,
+                        result.rtf(),
+                        result.cpu_main_s / result.audio_s,
+                        result.audio_s,
+                        result.blk_med_us,
+                        result.blk_p99_us,
+                        result.blk_max_us,
+                        result.blk_max_us / result.deadline_us,
+                        result.late_blocks,
+                        result.threads
+                    );
+                }
+            }
+        }
+    }
     Ok(())
 }
 

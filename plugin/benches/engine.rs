@@ -1,0 +1,124 @@
+//! Steady-state pieces of the engine, timed by criterion: the spectral MAC (scalar reference
+//! and the kernel this CPU uses), one level's FFT round, and the audio thread's callback.
+//! Run with `cargo bench -p longtail`. Timings only; correctness lives in the tests.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use longtail::engine::upols::{LevelShape, UpolsLevel, best_mac_kernel, spectral_mac};
+use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, Path, PlanLimits};
+use longtail::ir::Ir;
+use longtail::rng::Rng;
+use realfft::RealFftPlanner;
+
+fn noise(len: usize, seed: u64) -> Vec<f32> {
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| rng.bipolar()).collect()
+}
+
+fn mac(c: &mut Criterion) {
+    // One partition of the largest level: 16384 + 1 bins.
+    let num_bins = 16_385;
+    let (x_re, x_im, h_re, h_im) = (
+        noise(num_bins, 1),
+        noise(num_bins, 2),
+        noise(num_bins, 3),
+        noise(num_bins, 4),
+    );
+    let (mut acc_re, mut acc_im) = (vec![0.0f32; num_bins], vec![0.0f32; num_bins]);
+    c.bench_function("spectral_mac/scalar/16385", |b| {
+        b.iter(|| {
+            spectral_mac(
+                &mut acc_re,
+                &mut acc_im,
+                black_box(&x_re),
+                &x_im,
+                &h_re,
+                &h_im,
+            )
+        })
+    });
+    let kernel = best_mac_kernel();
+    c.bench_function("spectral_mac/best/16385", |b| {
+        b.iter(|| {
+            kernel(
+                &mut acc_re,
+                &mut acc_im,
+                black_box(&x_re),
+                &x_im,
+                &h_re,
+                &h_im,
+            )
+        })
+    });
+}
+
+fn level_round(c: &mut Criterion) {
+    for (partition_size, num_partitions) in [(1024, 6), (16_384, 28)] {
+        let taps = [
+            noise(partition_size * num_partitions, 5),
+            noise(partition_size * num_partitions, 6),
+        ];
+        let paths = [
+            Path {
+                input_idx: 0,
+                output_idx: 0,
+            },
+            Path {
+                input_idx: 1,
+                output_idx: 1,
+            },
+        ];
+        let shape = LevelShape {
+            partition_size,
+            num_partitions,
+            ir_offset: 0,
+            output_delay: 2 * partition_size,
+            num_inputs: 2,
+            num_outputs: 2,
+        };
+        let mut level = UpolsLevel::new(
+            &mut RealFftPlanner::new(),
+            shape,
+            &paths,
+            &[&taps[0], &taps[1]],
+        );
+        let windows = [noise(2 * partition_size, 7), noise(2 * partition_size, 8)];
+        let mut outputs = [vec![0.0f32; partition_size], vec![0.0f32; partition_size]];
+        c.bench_function(
+            &format!("level_round/stereo/{partition_size}x{num_partitions}"),
+            |b| {
+                b.iter(|| {
+                    let [left, right] = &mut outputs;
+                    level.compute(&[&windows[0], &windows[1]], &mut [left, right]);
+                })
+            },
+        );
+    }
+}
+
+fn audio_thread_callback(c: &mut Criterion) {
+    // What the audio thread runs per 64-sample block: the 64-tap head and level 0 (64 x 7).
+    let ir = Ir::new("bench", 48_000, vec![noise(512, 9), noise(512, 10)]).unwrap();
+    let config = EngineConfig {
+        max_block_size: 64,
+        num_inputs: 2,
+        num_outputs: 2,
+        latency_mode: LatencyMode::Zero,
+        limits: PlanLimits::default(),
+        executor: Executor::Workers,
+    };
+    let mut engine = Engine::new(&ir, config).unwrap();
+    assert_eq!(engine.num_workers(), 0);
+    let input = [noise(64, 11), noise(64, 12)];
+    let mut output = [vec![0.0f32; 64], vec![0.0f32; 64]];
+    c.bench_function("audio_thread_callback/stereo/block64", |b| {
+        b.iter(|| {
+            let [left, right] = &mut output;
+            engine.process(&[&input[0], &input[1]], &mut [left, right]);
+        })
+    });
+}
+
+criterion_group!(benches, mac, level_round, audio_thread_callback);
+criterion_main!(benches);

@@ -1,0 +1,369 @@
+//! `longtail-cli bench`: drives engines block by block like a host and measures them, in the
+//! peer-benchmark harness contract of `shared/bench/peers/RESULTS.md` (one JSON line per run).
+//!
+//! Runs on the calling thread (the "audio thread" of the measurement); engines are built before
+//! the timed loop. Without pacing, blocks are fed back to back and engines run in offline mode
+//! (they wait for their workers, like zita-convolver's `process(sync)`), so nothing is late and
+//! CPU time is comparable; with pacing, each block is released at its real-time deadline and
+//! engines run in real-time mode, so lates are counted exactly as in a host.
+
+use std::time::{Duration, Instant};
+
+use crate::engine::{
+    Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits, stagger_phase,
+};
+use crate::ir::Ir;
+use crate::rng::Rng;
+
+/// How to run a benchmark.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Host block size in samples.
+    pub block: usize,
+    /// Sample rate in Hz (for deadlines and audio seconds).
+    pub rate: u32,
+    /// Plugin instances processed one after another in each block (one engine each).
+    pub instances: usize,
+    /// Zero latency or low CPU.
+    pub latency_mode: LatencyMode,
+    /// Release blocks at real-time pace (real-time mode, lates possible).
+    pub paced: bool,
+    /// Blocks in the first `warmup_s` seconds are left out of the per-block statistics.
+    pub warmup_s: f64,
+    /// Stop at a block boundary once the timed loop has run this long.
+    pub max_wall_s: Option<f64>,
+    /// Where levels after the first run.
+    pub executor: Executor,
+    /// Free-form name of this configuration.
+    pub variant: String,
+}
+
+/// What a benchmark measured (the harness contract's fields).
+#[derive(Debug, Clone)]
+pub struct BenchResult {
+    pub variant: String,
+    pub backend: &'static str,
+    pub block: usize,
+    pub rate: u32,
+    pub channels: usize,
+    pub ir_taps: usize,
+    pub instances: usize,
+    pub audio_s: f64,
+    pub n_blocks: usize,
+    pub cpu_s: f64,
+    pub cpu_main_s: f64,
+    pub wall_s: f64,
+    pub threads: usize,
+    pub setup_s: f64,
+    pub warmup_blocks: usize,
+    pub blk_med_us: f64,
+    pub blk_p99_us: f64,
+    pub blk_max_us: f64,
+    pub blk_max_all_us: f64,
+    pub deadline_us: f64,
+    pub latency_samples: usize,
+    pub late_blocks: u64,
+    pub dropped_chunks: u64,
+    pub layout: String,
+    pub paced: bool,
+}
+
+impl BenchResult {
+    /// Whole-process CPU seconds per second of audio.
+    pub fn rtf(&self) -> f64 {
+        self.cpu_s / self.audio_s.max(f64::MIN_POSITIVE)
+    }
+
+    /// The harness contract's JSON line (plus Longtail's own fields).
+    pub fn to_json(&self) -> String {
+        let rtf_main = self.cpu_main_s / self.audio_s.max(f64::MIN_POSITIVE);
+        format!(
+            concat!(
+                "{{\"kind\":\"perf\",\"engine\":\"longtail\",\"variant\":\"{}\",\"lib\":\"longtail {}\",",
+                "\"backend\":\"{}\",\"block\":{},\"rate\":{},\"channels\":{},\"ir_taps\":{},",
+                "\"instances\":{},\"audio_s\":{:.3},\"n_blocks\":{},\"cpu_s\":{:.4},\"cpu_main_s\":{:.4},",
+                "\"wall_s\":{:.4},\"rtf\":{:.6},\"rtf_main\":{:.6},\"threads\":{},\"setup_s\":{:.4},",
+                "\"warmup_blocks\":{},\"blk_med_us\":{:.2},\"blk_p99_us\":{:.2},\"blk_max_us\":{:.2},",
+                "\"blk_max_all_us\":{:.2},\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},",
+                "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
+                "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"loadavg1\":{:.2}}}"
+            ),
+            self.variant,
+            env!("CARGO_PKG_VERSION"),
+            self.backend,
+            self.block,
+            self.rate,
+            self.channels,
+            self.ir_taps,
+            self.instances,
+            self.audio_s,
+            self.n_blocks,
+            self.cpu_s,
+            self.cpu_main_s,
+            self.wall_s,
+            self.rtf(),
+            rtf_main,
+            self.threads,
+            self.setup_s,
+            self.warmup_blocks,
+            self.blk_med_us,
+            self.blk_p99_us,
+            self.blk_max_us,
+            self.blk_max_all_us,
+            self.deadline_us,
+            self.blk_max_us / self.deadline_us,
+            self.blk_p99_us / self.deadline_us,
+            self.latency_samples,
+            self.late_blocks,
+            self.dropped_chunks,
+            self.layout,
+            self.paced,
+            loadavg1(),
+        )
+    }
+}
+
+/// The benchmark workload of `shared/bench/peers`: white noise N(0, 0.1^2), seeded.
+pub fn noise_input(num_channels: usize, num_frames: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = Rng::new(seed);
+    (0..num_channels)
+        .map(|_| {
+            (0..num_frames)
+                .map(|_| (0.1 * rng.gaussian()) as f32)
+                .collect()
+        })
+        .collect()
+}
+
+/// A reverb-like IR per channel: seeded noise decaying to -60 dB over its length, unit energy.
+pub fn decaying_noise_ir(num_channels: usize, num_taps: usize, rate: u32, seed: u64) -> Ir {
+    let channels = (0..num_channels)
+        .map(|channel_idx| {
+            let mut rng = Rng::new(seed + 1000 * channel_idx as u64);
+            let decay = (-(1000f64.ln()) / num_taps.max(1) as f64).exp();
+            let mut envelope = 1.0;
+            let mut taps: Vec<f64> = (0..num_taps)
+                .map(|_| {
+                    let tap = rng.gaussian() * envelope;
+                    envelope *= decay;
+                    tap
+                })
+                .collect();
+            let norm = taps
+                .iter()
+                .map(|t| t * t)
+                .sum::<f64>()
+                .sqrt()
+                .max(f64::MIN_POSITIVE);
+            taps.iter_mut().for_each(|t| *t /= norm);
+            taps.into_iter().map(|t| t as f32).collect()
+        })
+        .collect();
+    Ir::new("bench", rate, channels).expect("generated IRs are valid")
+}
+
+/// Runs `config.instances` engines for `ir` over `input` (one `Vec` per channel, 1 or 2).
+/// When `output` is given it receives the first instance's output, one sample per input
+/// sample. Allocates only before and after the timed loop.
+pub fn run(
+    ir: &Ir,
+    input: &[Vec<f32>],
+    config: &BenchConfig,
+    mut output: Option<&mut Vec<Vec<f32>>>,
+) -> Result<BenchResult, EngineError> {
+    let _ftz = crate::denormals::ScopedFtz::enable();
+    let num_channels = input.len();
+    let num_frames = input.first().map_or(0, Vec::len);
+    let block = config.block.max(1);
+
+    let setup_start = Instant::now();
+    let engine_config = EngineConfig {
+        max_block_size: block,
+        num_inputs: num_channels,
+        num_outputs: num_channels,
+        latency_mode: config.latency_mode,
+        limits: PlanLimits::default(),
+        executor: config.executor,
+    };
+    let mut engines = Vec::with_capacity(config.instances);
+    for instance_idx in 0..config.instances.max(1) {
+        let mut engine = Engine::new(ir, engine_config)?;
+        let max_partition_size = engine.plan().max_partition_size();
+        engine.set_stagger(stagger_phase(instance_idx as u64, max_partition_size));
+        engine.set_offline(!config.paced);
+        engines.push(engine);
+    }
+    // Let the worker threads start before the clock runs.
+    std::thread::sleep(Duration::from_millis(20));
+    let setup_s = setup_start.elapsed().as_secs_f64();
+
+    let num_blocks = num_frames.div_ceil(block);
+    let mut block_times = Vec::with_capacity(num_blocks);
+    let mut scratch = vec![vec![0.0f32; block]; num_channels];
+    if let Some(output) = output.as_deref_mut() {
+        *output = vec![vec![0.0; num_frames]; num_channels];
+    }
+    let block_period = Duration::from_secs_f64(block as f64 / f64::from(config.rate));
+
+    let cpu_start = cpu_seconds(libc::RUSAGE_SELF);
+    let main_start = cpu_seconds(libc::RUSAGE_THREAD);
+    let wall_start = Instant::now();
+    let mut frames_done = 0;
+    while frames_done < num_frames {
+        if config
+            .max_wall_s
+            .is_some_and(|max_wall| wall_start.elapsed().as_secs_f64() >= max_wall)
+        {
+            break;
+        }
+        let len = block.min(num_frames - frames_done);
+        let range = frames_done..frames_done + len;
+        let block_start = Instant::now();
+        for (instance_idx, engine) in engines.iter_mut().enumerate() {
+            let mut inputs: [&[f32]; 2] = [&[], &[]];
+            for (slot, channel) in inputs.iter_mut().zip(input) {
+                *slot = &channel[range.clone()];
+            }
+            let mut outputs: [&mut [f32]; 2] = [&mut [], &mut []];
+            for (slot, channel) in outputs.iter_mut().zip(scratch.iter_mut()) {
+                *slot = &mut channel[..len];
+            }
+            engine.process(&inputs[..num_channels], &mut outputs[..num_channels]);
+            if let (0, Some(output)) = (instance_idx, output.as_deref_mut()) {
+                for (out, channel) in output.iter_mut().zip(&scratch) {
+                    out[range.clone()].copy_from_slice(&channel[..len]);
+                }
+            }
+        }
+        block_times.push(block_start.elapsed());
+        frames_done += len;
+        if config.paced {
+            // Release the next block at its real-time deadline, as an audio interface would.
+            let next = wall_start + block_period * block_times.len() as u32;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+    }
+    let wall_s = wall_start.elapsed().as_secs_f64();
+    let cpu_main_s = cpu_seconds(libc::RUSAGE_THREAD) - main_start;
+    let cpu_s = cpu_seconds(libc::RUSAGE_SELF) - cpu_start;
+
+    let warmup_blocks =
+        ((config.warmup_s * f64::from(config.rate)) as usize / block).min(block_times.len());
+    let all_max = block_times.iter().max().copied().unwrap_or_default();
+    let mut steady: Vec<Duration> = block_times[warmup_blocks..].to_vec();
+    steady.sort_unstable();
+    let percentile = |p: f64| -> f64 {
+        if steady.is_empty() {
+            return 0.0;
+        }
+        let idx = ((p * steady.len() as f64).ceil() as usize).clamp(1, steady.len()) - 1;
+        steady[idx].as_secs_f64() * 1e6
+    };
+    let mut late_blocks = 0;
+    let mut dropped_chunks = 0;
+    for engine in &engines {
+        let stats = engine.late_stats();
+        late_blocks += stats.late_results + stats.dropped_chunks;
+        dropped_chunks += stats.dropped_chunks;
+    }
+    let plan = engines[0].plan();
+    let layout = plan
+        .levels
+        .iter()
+        .map(|level| format!("{}x{}", level.partition_size, level.num_partitions))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let result = BenchResult {
+        variant: config.variant.clone(),
+        backend: "cpu",
+        block,
+        rate: config.rate,
+        channels: num_channels,
+        ir_taps: ir.len(),
+        instances: engines.len(),
+        audio_s: frames_done as f64 / f64::from(config.rate),
+        n_blocks: block_times.len(),
+        cpu_s,
+        cpu_main_s,
+        wall_s,
+        threads: 1 + engines.iter().map(Engine::num_workers).sum::<usize>(),
+        setup_s,
+        warmup_blocks,
+        blk_med_us: percentile(0.5),
+        blk_p99_us: percentile(0.99),
+        blk_max_us: steady.last().map_or(0.0, |d| d.as_secs_f64() * 1e6),
+        blk_max_all_us: all_max.as_secs_f64() * 1e6,
+        deadline_us: block as f64 / f64::from(config.rate) * 1e6,
+        latency_samples: plan.latency_samples(),
+        late_blocks,
+        dropped_chunks,
+        layout: format!("head{} {layout}", plan.head_taps),
+        paced: config.paced,
+    };
+    // Engines (and their threads) are dropped here, outside the timed loop.
+    drop(engines);
+    Ok(result)
+}
+
+/// User plus system CPU seconds of `who` (`RUSAGE_SELF` or `RUSAGE_THREAD`).
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: `getrusage` fills the zero-initialised struct we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The 1-minute load average, or -1 where unknown.
+fn loadavg1() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(-1.0)
+}
+
+/// Reads raw little-endian f32 interleaved samples into `num_channels` channels, keeping at most
+/// `max_frames` frames.
+pub fn read_raw_f32(
+    path: &std::path::Path,
+    num_channels: usize,
+    max_frames: Option<usize>,
+) -> std::io::Result<Vec<Vec<f32>>> {
+    let bytes = std::fs::read(path)?;
+    let num_channels = num_channels.max(1);
+    let mut num_frames = bytes.len() / 4 / num_channels;
+    if let Some(max_frames) = max_frames {
+        num_frames = num_frames.min(max_frames);
+    }
+    let sample = |idx: usize| {
+        f32::from_le_bytes([
+            bytes[4 * idx],
+            bytes[4 * idx + 1],
+            bytes[4 * idx + 2],
+            bytes[4 * idx + 3],
+        ])
+    };
+    Ok((0..num_channels)
+        .map(|channel_idx| {
+            (0..num_frames)
+                .map(|frame| sample(frame * num_channels + channel_idx))
+                .collect()
+        })
+        .collect())
+}
+
+/// Writes channels as raw little-endian f32 interleaved samples.
+pub fn write_raw_f32(path: &std::path::Path, channels: &[Vec<f32>]) -> std::io::Result<()> {
+    let num_frames = channels.first().map_or(0, Vec::len);
+    let mut bytes = Vec::with_capacity(num_frames * channels.len() * 4);
+    for frame in 0..num_frames {
+        for channel in channels {
+            bytes.extend_from_slice(&channel[frame].to_le_bytes());
+        }
+    }
+    std::fs::write(path, bytes)
+}
