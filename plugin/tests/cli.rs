@@ -100,18 +100,28 @@ fn cli(args: &[&str]) -> Output {
         .expect("run longtail-cli")
 }
 
-fn render(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> Vec<Vec<f32>> {
-    let output = dir.join("out.wav");
+/// The arguments of `longtail-cli render` for these files, then `extra`.
+fn render_args<'a>(
+    ir: &'a Path,
+    input: &'a Path,
+    output: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = vec![
         "render",
         "--ir",
         ir.to_str().unwrap(),
         "--input",
         input.to_str().unwrap(),
-        "--output",
     ];
-    args.push(output.to_str().unwrap());
+    args.extend(["--output", output.to_str().unwrap()]);
     args.extend_from_slice(extra);
+    args
+}
+
+fn render(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> Vec<Vec<f32>> {
+    let output = dir.join("out.wav");
+    let args = render_args(ir, input, &output, extra);
     let result = cli(&args);
     assert!(
         result.status.success(),
@@ -204,16 +214,7 @@ fn true_stereo_ir_renders() {
 /// Runs a render that must fail and returns its stderr.
 fn render_error(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> String {
     let output = dir.join("never.wav");
-    let mut args = vec![
-        "render",
-        "--ir",
-        ir.to_str().unwrap(),
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-    ];
-    args.push(output.to_str().unwrap());
-    args.extend_from_slice(extra);
+    let args = render_args(ir, input, &output, extra);
     let result = cli(&args);
     let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
     assert!(!result.status.success(), "{args:?} should fail");
