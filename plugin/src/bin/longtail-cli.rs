@@ -1,4 +1,5 @@
-//! `longtail-cli`: offline render and the built-in demo, through the plugin's own signal path.
+//! `longtail-cli`: offline render, benchmarks and the built-in demo, through the plugin's own
+//! engine.
 //!
 //! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
 
@@ -21,7 +22,7 @@ use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 #[command(
     name = "longtail-cli",
     version,
-    about = "Longtail convolution: offline render and demo"
+    about = "Longtail convolution: offline render, benchmarks and the demo"
 )]
 struct Cli {
     #[command(subcommand)]
