@@ -9,6 +9,7 @@
 //! (debug and test builds abort on allocation through nice-plug's `assert_process_allocs`).
 
 pub mod bench;
+pub mod cpu_time;
 pub mod demo;
 pub mod denormals;
 pub mod engine;
@@ -116,27 +117,35 @@ impl Active {
         if let Some(engine) = self.retire_backlog.take() {
             self.retire(preparer, engine);
         }
-        if let Some(engine) = self.processor.take_finished() {
+        // Nothing more leaves the processor while an engine waits to be retired: there is one
+        // backlog slot, and an engine must never be dropped here.
+        if self.retire_backlog.is_none()
+            && let Some(engine) = self.processor.take_finished()
+        {
             self.retire(preparer, engine);
         }
-        while let Some(prepared) = preparer.take_ready() {
+        while self.retire_backlog.is_none() {
+            let Some(prepared) = preparer.take_ready() else {
+                break;
+            };
             let key = EngineKey {
                 ir: prepared.request.ir,
                 latency_mode: prepared.request.config.latency_mode,
             };
-            let usable = prepared.request.generation == generation
-                && Some(key) == self.pending
-                && self.retire_backlog.is_none();
-            if usable {
+            let current_generation = prepared.request.generation == generation;
+            if current_generation && Some(key) == self.pending {
                 self.pending = None;
                 self.current = key;
                 if let Some(outgoing) = self.processor.begin_swap(prepared.engine) {
                     self.retire(preparer, outgoing);
                 }
             } else {
-                self.pending = self
-                    .pending
-                    .filter(|_| prepared.request.generation == generation);
+                // An answer for an older activation, or for a request this activation no longer
+                // waits for: drop it off the audio thread. A current-generation answer ends
+                // the request either way, so the next block may ask again.
+                if current_generation {
+                    self.pending = None;
+                }
                 self.retire(preparer, prepared.engine);
             }
         }
