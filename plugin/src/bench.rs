@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::cpu_time;
 use crate::engine::{
     Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits, stagger_phase,
 };
@@ -205,8 +206,8 @@ pub fn run(
     }
     let block_period = Duration::from_secs_f64(block as f64 / f64::from(config.rate));
 
-    let cpu_start = cpu_seconds(libc::RUSAGE_SELF);
-    let main_start = cpu_seconds(libc::RUSAGE_THREAD);
+    let cpu_start = cpu_time::process_seconds();
+    let main_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
     let mut frames_done = 0;
     while frames_done < num_frames {
@@ -246,8 +247,8 @@ pub fn run(
         }
     }
     let wall_s = wall_start.elapsed().as_secs_f64();
-    let cpu_main_s = cpu_seconds(libc::RUSAGE_THREAD) - main_start;
-    let cpu_s = cpu_seconds(libc::RUSAGE_SELF) - cpu_start;
+    let cpu_main_s = cpu_time::thread_seconds() - main_start;
+    let cpu_s = cpu_time::process_seconds() - cpu_start;
 
     let warmup_blocks =
         ((config.warmup_s * f64::from(config.rate)) as usize / block).min(block_times.len());
@@ -305,17 +306,6 @@ pub fn run(
     // Engines (and their threads) are dropped here, outside the timed loop.
     drop(engines);
     Ok(result)
-}
-
-/// User plus system CPU seconds of `who` (`RUSAGE_SELF` or `RUSAGE_THREAD`).
-fn cpu_seconds(who: libc::c_int) -> f64 {
-    // SAFETY: `getrusage` fills the zero-initialised struct we pass.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
-        return 0.0;
-    }
-    let seconds = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 /// The 1-minute load average, or -1 where unknown.

@@ -7,6 +7,7 @@
 
 use std::time::Instant;
 
+use crate::cpu_time;
 use crate::denormals::ScopedFtz;
 use crate::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
 use crate::ir::Ir;
@@ -129,8 +130,8 @@ pub fn render(
     let gain = vec![1.0f32; max_block];
 
     let mut rng = Rng::new(RANDOM_BLOCKS_SEED);
-    let cpu_start = process_cpu_seconds();
-    let thread_cpu_start = thread_cpu_seconds();
+    let cpu_start = cpu_time::process_seconds();
+    let thread_cpu_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
     let mut start = 0;
     while start < total {
@@ -153,8 +154,8 @@ pub fn render(
         start += len;
     }
     let wall_seconds = wall_start.elapsed().as_secs_f64();
-    let audio_thread_cpu_seconds = thread_cpu_seconds() - thread_cpu_start;
-    let cpu_seconds = process_cpu_seconds() - cpu_start;
+    let audio_thread_cpu_seconds = cpu_time::thread_seconds() - thread_cpu_start;
+    let cpu_seconds = cpu_time::process_seconds() - cpu_start;
 
     channels.truncate(num_outputs);
     for channel in &mut channels {
@@ -171,39 +172,4 @@ pub fn render(
         wall_seconds,
     };
     Ok((channels, report))
-}
-
-/// CPU time of the calling thread, in seconds (wall time where the OS has no such clock).
-pub fn thread_cpu_seconds() -> f64 {
-    #[cfg(unix)]
-    if let Some(seconds) = cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID) {
-        return seconds;
-    }
-    wall_seconds_since_start()
-}
-
-/// CPU time of the whole process (all threads), in seconds (wall time where the OS has no such
-/// clock).
-pub fn process_cpu_seconds() -> f64 {
-    #[cfg(unix)]
-    if let Some(seconds) = cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID) {
-        return seconds;
-    }
-    wall_seconds_since_start()
-}
-
-#[cfg(unix)]
-fn cpu_clock(clock: libc::clockid_t) -> Option<f64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
-    ok.then_some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
-}
-
-fn wall_seconds_since_start() -> f64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_secs_f64()
 }

@@ -15,20 +15,9 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The same 32-bit float WAV writer `render` uses for its output.
 fn write_float_wav(path: &Path, rate: u32, channels: &[Vec<f32>]) {
-    let spec = hound::WavSpec {
-        channels: channels.len() as u16,
-        sample_rate: rate,
-        bits_per_sample: 32,
-        sample_format: hound::SampleFormat::Float,
-    };
-    let mut writer = hound::WavWriter::create(path, spec).unwrap();
-    for frame in 0..channels.first().map_or(0, Vec::len) {
-        for channel in channels {
-            writer.write_sample(channel[frame]).unwrap();
-        }
-    }
-    writer.finalize().unwrap();
+    longtail::ir::wav::write_f32(path, rate, channels).unwrap();
 }
 
 fn write_int16_wav(path: &Path, rate: u32, channels: &[Vec<f32>]) {

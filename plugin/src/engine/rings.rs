@@ -48,12 +48,6 @@ impl InputRing {
     pub fn clear(&mut self) {
         self.data.fill(0.0);
     }
-
-    /// Test hook: fills the ring with a value that would show up in the output if history that
-    /// should be silent were ever read before being written.
-    pub fn poison(&mut self, value: f32) {
-        self.data.fill(value);
-    }
 }
 
 /// Output accumulator of one output channel: levels add their results at the future times they

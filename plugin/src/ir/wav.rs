@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{IrError, MAX_IR_CHANNELS, validate_length, validate_sample_rate};
+use super::{IrError, MAX_IR_CHANNELS, validate_sample_rate};
 
 /// Decoded audio: sample rate and one `Vec` per channel.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,7 +101,6 @@ pub fn read(path: &Path, max_channels: usize, max_seconds: Option<f64>) -> Resul
 /// Reads an IR file: WAV, 1, 2 or 4 channels, at most [`super::MAX_IR_SECONDS`], finite samples.
 pub fn read_ir(path: &Path) -> Result<super::Ir, IrError> {
     let audio = read(path, MAX_IR_CHANNELS, Some(super::MAX_IR_SECONDS))?;
-    validate_length(audio.num_frames(), audio.sample_rate)?;
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
