@@ -20,6 +20,12 @@
 //! the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds
 //! its block `D + latency` samples after its input; worker results are added when they fall due.
 //!
+//! In zero-latency mode, level 0 also holds the spectrum of the head taps (the *fused head*,
+//! [`upols::UpolsLevel::run_fused`]). A quantum that one call delivers whole is then computed
+//! at its end in the frequency domain, head included, and written straight to the output; a
+//! quantum that arrives in pieces plays level 0's prepared sum through the rings and runs the
+//! direct-form head on each piece. Both give the same signal, so calls of any size may mix.
+//!
 //! # Paths
 //!
 //! A path is one input channel convolved into one output channel. The IR layout and the host's
@@ -234,7 +240,12 @@ impl Engine {
                 &paths,
                 &path_taps,
             );
-            // Level 0 has no slack (its result is due as its chunk completes): it stays inline.
+            // Level 0 has no slack (its result is due as its chunk completes): it stays inline,
+            // and in zero-latency mode it can take over the head's taps for whole quanta.
+            let mut upols = upols;
+            if level_idx == 0 && latency_mode == LatencyMode::Zero {
+                upols.enable_fused_head(&mut planner, &path_taps);
+            }
             let runner = if level_idx > 0 && executor == Executor::Workers {
                 let worker = WorkerLevel::spawn(upols, num_inputs, level_idx)
                     .map_err(|err| EngineError::Thread(err.to_string()))?;
@@ -359,28 +370,65 @@ impl Engine {
             let len = to_boundary.min(num_frames - done);
             let range = done..done + len;
 
+            // Level 0 with the fused head: a quantum that this call delivers whole is computed
+            // in the frequency domain, head taps included; one that arrives in pieces plays
+            // level 0's prepared sum through the rings and the head sample by sample.
+            let fused = match self.levels.first_mut() {
+                Some(LevelRunner::Inline(level)) if level.has_fused_head() => Some(level),
+                _ => None,
+            };
+            let at_quantum_start = to_boundary == quantum;
+            let whole_quantum = fused.is_some() && at_quantum_start && len == quantum;
+            if let Some(level) = fused
+                && at_quantum_start
+                && !whole_quantum
+            {
+                level.flush_pending(self.time, &mut self.output_rings);
+            }
+
             for (ring, input) in self.input_rings.iter_mut().zip(inputs) {
                 for (offset, &sample) in input[range.clone()].iter().enumerate() {
                     ring.write(self.time + offset as u64, sample);
                 }
             }
-            for (output_idx, (output, ring)) in
-                outputs.iter_mut().zip(&mut self.output_rings).enumerate()
+            let mut sub_outputs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+            for (output_idx, ((sub, output), ring)) in sub_outputs
+                .iter_mut()
+                .zip(outputs.iter_mut())
+                .zip(&mut self.output_rings)
+                .enumerate()
             {
                 let output = &mut output[range.clone()];
                 output.fill(0.0);
-                self.head
-                    .add_output(output_idx, self.time, &self.input_rings, output);
+                if !whole_quantum {
+                    self.head
+                        .add_output(output_idx, self.time, &self.input_rings, output);
+                }
                 ring.drain_add(self.time, output);
+                *sub = output;
             }
 
             self.time += len as u64;
             done += len;
+            if whole_quantum && let Some(LevelRunner::Inline(level)) = self.levels.first_mut() {
+                let num_outputs = self.config.num_outputs;
+                level.run_fused(
+                    self.time,
+                    &self.input_rings,
+                    &mut sub_outputs[..num_outputs],
+                );
+            }
             if self.time.is_multiple_of(quantum as u64) {
                 // Every level whose chunk just completed contributes to future output.
                 for level in &mut self.levels {
                     let chunk_done = self.time.is_multiple_of(level.partition_size() as u64);
                     match level {
+                        LevelRunner::Inline(level) if level.has_fused_head() => {
+                            // A whole quantum already advanced the level in `run_fused`.
+                            if !whole_quantum {
+                                level.advance(self.time, &self.input_rings);
+                            }
+                        }
                         LevelRunner::Inline(level) if chunk_done => {
                             level.run(self.time, &self.input_rings, &mut self.output_rings);
                         }

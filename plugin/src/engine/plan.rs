@@ -7,10 +7,15 @@
 //! # Layout
 //!
 //! The quantum `q` is the size of level 0's partitions (64 by default, or the host's maximum
-//! block size when that is a power of two between [`MIN_QUANTUM`] and [`MAX_QUANTUM`]).
+//! block size when that is a power of two, clamped to [`MIN_QUANTUM`]..=[`MAX_QUANTUM`]; see
+//! [`quantum_for_block_size`]).
 //!
 //! - Zero-latency mode: a direct-form FIR (the *head*) computes taps `[0, q)` sample by sample,
-//!   level 0 starts at IR offset `q`. Reported latency: 0.
+//!   level 0 starts at IR offset `q`. Reported latency: 0. When one host call delivers a whole
+//!   quantum (the usual case with power-of-two buffers), level 0 computes the head taps too, as
+//!   one more partition multiplied with the quantum's own spectrum: the zero-latency
+//!   uniform-partitioned scheme zita-convolver uses, at the cost of one partition MAC instead of
+//!   `q` taps per sample.
 //! - Low-CPU mode: no head, level 0 starts at IR offset 0 and its output is delayed by one
 //!   quantum. Reported latency: `q`.
 //!
@@ -34,7 +39,7 @@
 /// Smallest quantum the plan uses; hosts with smaller power-of-two buffers still get 16.
 pub const MIN_QUANTUM: usize = 16;
 /// Largest quantum taken from the host's block size.
-pub const MAX_QUANTUM: usize = 256;
+pub const MAX_QUANTUM: usize = 512;
 /// Quantum when the host's maximum block size is not a power of two in range.
 pub const DEFAULT_QUANTUM: usize = 64;
 /// Ratio between the partition sizes of consecutive levels.
@@ -201,10 +206,17 @@ impl PartitionPlan {
 }
 
 /// The quantum for a host maximum block size: the block size itself when it is a power of two
-/// in `[MIN_QUANTUM, MAX_QUANTUM]`, [`MIN_QUANTUM`] below that range, else [`DEFAULT_QUANTUM`].
+/// in `[MIN_QUANTUM, MAX_QUANTUM]`, [`MAX_QUANTUM`] for larger powers of two (which it divides),
+/// [`MIN_QUANTUM`] below that range, else [`DEFAULT_QUANTUM`].
+///
+/// Hosts with power-of-two buffers send whole quanta, which level 0 computes head included in
+/// the frequency domain; the cap bounds the direct-form head (`q` taps per sample) for the
+/// calls that arrive in pieces.
 pub fn quantum_for_block_size(max_block_size: usize) -> usize {
     if max_block_size.is_power_of_two() && (MIN_QUANTUM..=MAX_QUANTUM).contains(&max_block_size) {
         max_block_size
+    } else if max_block_size.is_power_of_two() && max_block_size > MAX_QUANTUM {
+        MAX_QUANTUM
     } else if max_block_size < MIN_QUANTUM {
         MIN_QUANTUM
     } else {
@@ -258,7 +270,8 @@ mod tests {
         assert_eq!(quantum_for_block_size(64), 64);
         assert_eq!(quantum_for_block_size(128), 128);
         assert_eq!(quantum_for_block_size(256), 256);
-        assert_eq!(quantum_for_block_size(512), DEFAULT_QUANTUM);
+        assert_eq!(quantum_for_block_size(512), 512);
+        assert_eq!(quantum_for_block_size(4096), MAX_QUANTUM);
         assert_eq!(quantum_for_block_size(1000), DEFAULT_QUANTUM);
         assert_eq!(quantum_for_block_size(8), MIN_QUANTUM);
         assert_eq!(quantum_for_block_size(1), MIN_QUANTUM);

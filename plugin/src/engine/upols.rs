@@ -25,7 +25,7 @@ use super::rings::{InputRing, OutputRing};
 use super::{MAX_CHANNELS, Path};
 
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct SplitSpectra {
     re: Vec<f32>,
     im: Vec<f32>,
@@ -38,6 +38,43 @@ impl SplitSpectra {
             im: vec![0.0; num_partitions * num_bins],
         }
     }
+}
+
+/// Spectra of `count` partitions of `size` taps from `taps[offset..]` (zero-padded to `2 * size`
+/// and past the end of `taps`), scaled by the inverse FFT's `1 / 2P`. Allocates.
+fn transform_partitions(
+    planner: &mut RealFftPlanner<f32>,
+    taps: &[f32],
+    offset: usize,
+    count: usize,
+    size: usize,
+) -> SplitSpectra {
+    let fft_size = 2 * size;
+    let num_bins = size + 1;
+    let r2c_plan = planner.plan_fft_forward(fft_size);
+    let mut real_buffer = vec![0.0; fft_size];
+    let mut complex_buffer = vec![Complex::default(); num_bins];
+    let mut scratch = vec![Complex::default(); r2c_plan.get_scratch_len()];
+    let scale = 1.0 / fft_size as f32;
+    let mut spectra = SplitSpectra::zeroed(count, num_bins);
+    for partition_idx in 0..count {
+        real_buffer.fill(0.0);
+        let start = (offset + partition_idx * size).min(taps.len());
+        let end = (start + size).min(taps.len());
+        real_buffer[..end - start].copy_from_slice(&taps[start..end]);
+        // The buffers are sized for this plan, so this cannot fail.
+        let _ = r2c_plan.process_with_scratch(&mut real_buffer, &mut complex_buffer, &mut scratch);
+        let block = partition_idx * num_bins..(partition_idx + 1) * num_bins;
+        for ((re, im), bin) in spectra.re[block.clone()]
+            .iter_mut()
+            .zip(&mut spectra.im[block])
+            .zip(&complex_buffer)
+        {
+            *re = bin.re * scale;
+            *im = bin.im * scale;
+        }
+    }
+    spectra
 }
 
 /// Sizes and timing of one level, from the plan.
@@ -79,6 +116,8 @@ pub struct UpolsLevel {
     paths: Vec<Path>,
     /// Number of output channels.
     num_outputs: usize,
+    /// Whether any path writes each output channel.
+    output_has_paths: [bool; MAX_CHANNELS],
     /// `2P` samples for the FFTs' time-domain side.
     real_scratch_buffer: Vec<f32>,
     /// The spectral MAC for this CPU (see [`best_mac_kernel`]).
@@ -91,6 +130,10 @@ pub struct UpolsLevel {
     acc: SplitSpectra,
     /// `P` samples per output channel: the inline path's result before it goes to the rings.
     output_buffer: Vec<f32>,
+    /// Fused head only: spectra of the head taps `[0, P)` per path, scaled by `1 / 2P`.
+    head_spectra: Vec<SplitSpectra>,
+    /// Fused head only: per output channel, the next quantum's partition sum.
+    pending: Vec<SplitSpectra>,
 }
 
 impl UpolsLevel {
@@ -116,39 +159,16 @@ impl UpolsLevel {
         let c2r_plan = planner.plan_fft_inverse(fft_size);
         let scratch_len = r2c_plan.get_scratch_len().max(c2r_plan.get_scratch_len());
 
-        let mut real_scratch_buffer = vec![0.0; fft_size];
-        let mut complex_fft_buffer = vec![Complex::default(); num_bins];
-        let mut fft_scratch_buffer = vec![Complex::default(); scratch_len];
-        let scale = 1.0 / fft_size as f32;
-
         let path_spectra = path_taps
             .iter()
             .map(|taps| {
-                let mut spectra = SplitSpectra::zeroed(num_partitions, num_bins);
-                for partition_idx in 0..num_partitions {
-                    real_scratch_buffer.fill(0.0);
-                    let start = (ir_offset + partition_idx * partition_size).min(taps.len());
-                    let end = (start + partition_size).min(taps.len());
-                    real_scratch_buffer[..end - start].copy_from_slice(&taps[start..end]);
-                    // The buffers are sized for this plan, so this cannot fail.
-                    let _ = r2c_plan.process_with_scratch(
-                        &mut real_scratch_buffer,
-                        &mut complex_fft_buffer,
-                        &mut fft_scratch_buffer,
-                    );
-                    let block = partition_idx * num_bins..(partition_idx + 1) * num_bins;
-                    for ((re, im), bin) in spectra.re[block.clone()]
-                        .iter_mut()
-                        .zip(&mut spectra.im[block])
-                        .zip(&complex_fft_buffer)
-                    {
-                        *re = bin.re * scale;
-                        *im = bin.im * scale;
-                    }
-                }
-                spectra
+                transform_partitions(planner, taps, ir_offset, num_partitions, partition_size)
             })
             .collect();
+        let mut output_has_paths = [false; MAX_CHANNELS];
+        for path in paths {
+            output_has_paths[path.output_idx] = true;
+        }
 
         Self {
             partition_size,
@@ -164,11 +184,14 @@ impl UpolsLevel {
             path_spectra,
             paths: paths.to_vec(),
             num_outputs,
-            real_scratch_buffer,
+            output_has_paths,
+            real_scratch_buffer: vec![0.0; fft_size],
             mac_kernel: best_mac_kernel(),
-            complex_fft_buffer,
-            fft_scratch_buffer,
+            complex_fft_buffer: vec![Complex::default(); num_bins],
+            fft_scratch_buffer: vec![Complex::default(); scratch_len],
             acc: SplitSpectra::zeroed(1, num_bins),
+            head_spectra: Vec::new(),
+            pending: Vec::new(),
             output_buffer: vec![0.0; num_outputs * partition_size],
         }
     }
@@ -224,15 +247,29 @@ impl UpolsLevel {
     /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
     /// that chunk's contribution. Does not allocate.
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
-        let partition_size = self.partition_size;
-        let num_bins = self.num_bins;
+        self.forward(windows);
+        let mut acc = std::mem::take(&mut self.acc);
+        for (output_idx, output) in outputs.iter_mut().enumerate() {
+            if !self.output_has_paths[output_idx] {
+                output.fill(0.0);
+                continue;
+            }
+            acc.re.fill(0.0);
+            acc.im.fill(0.0);
+            self.mac_partitions(output_idx, &mut acc);
+            output.copy_from_slice(self.inverse(&acc));
+        }
+        self.acc = acc;
+    }
 
-        // Step 1: one forward FFT per input channel into the newest FDL slot.
+    /// Step 1: one forward FFT per input channel into the newest FDL slot.
+    fn forward(&mut self, windows: &[&[f32]]) {
+        let num_bins = self.num_bins;
         self.fdl_head = (self.fdl_head + 1) % self.num_partitions;
         let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
         for (window, fdl) in windows.iter().zip(&mut self.fdl) {
             self.real_scratch_buffer
-                .copy_from_slice(&window[..2 * partition_size]);
+                .copy_from_slice(&window[..2 * self.partition_size]);
             let _ = self.r2c_plan.process_with_scratch(
                 &mut self.real_scratch_buffer,
                 &mut self.complex_fft_buffer,
@@ -247,59 +284,150 @@ impl UpolsLevel {
                 *im = bin.im;
             }
         }
+    }
 
-        // Step 2 and 3, per output channel: MAC over its paths and partitions, then one inverse
-        // FFT and the overlap-save output.
+    /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
+    /// partitions.
+    fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
+        let num_bins = self.num_bins;
+        for (path, spectra) in self.paths.iter().zip(&self.path_spectra) {
+            if path.output_idx != output_idx {
+                continue;
+            }
+            let fdl = &self.fdl[path.input_idx];
+            for partition_idx in 0..self.num_partitions {
+                // Partition j meets the input spectrum of j chunks ago.
+                let slot_idx =
+                    (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
+                let x = slot_idx * num_bins..(slot_idx + 1) * num_bins;
+                let h = partition_idx * num_bins..(partition_idx + 1) * num_bins;
+                (self.mac_kernel)(
+                    &mut acc.re,
+                    &mut acc.im,
+                    &fdl.re[x.clone()],
+                    &fdl.im[x],
+                    &spectra.re[h.clone()],
+                    &spectra.im[h],
+                );
+            }
+        }
+    }
+
+    /// Step 3: the inverse FFT of `acc`; returns the valid part of the circular convolution
+    /// (its last `P` samples).
+    fn inverse(&mut self, acc: &SplitSpectra) -> &[f32] {
+        for ((bin, re), im) in self.complex_fft_buffer.iter_mut().zip(&acc.re).zip(&acc.im) {
+            *bin = Complex::new(*re, *im);
+        }
+        // A real signal's DC and Nyquist bins are real; rounding may leave a tiny imaginary
+        // part that realfft would reject, so clear it.
+        self.complex_fft_buffer[0].im = 0.0;
+        self.complex_fft_buffer[self.num_bins - 1].im = 0.0;
+        let _ = self.c2r_plan.process_with_scratch(
+            &mut self.complex_fft_buffer,
+            &mut self.real_scratch_buffer,
+            &mut self.fft_scratch_buffer,
+        );
+        &self.real_scratch_buffer[self.partition_size..]
+    }
+
+    /// Makes this level (level 0 of a zero-latency plan, `D = P`) able to compute the head taps
+    /// `[0, P)` as one more partition in the frequency domain, for quanta that a host call
+    /// delivers whole (see [`Self::run_fused`]). Allocates; call off the audio thread.
+    pub fn enable_fused_head(&mut self, planner: &mut RealFftPlanner<f32>, path_taps: &[&[f32]]) {
+        debug_assert_eq!(self.output_delay, self.partition_size);
+        self.head_spectra = path_taps
+            .iter()
+            .map(|taps| transform_partitions(planner, taps, 0, 1, self.partition_size))
+            .collect();
+        self.pending = (0..self.num_outputs)
+            .map(|_| SplitSpectra::zeroed(1, self.num_bins))
+            .collect();
+    }
+
+    /// Whether [`Self::enable_fused_head`] was called.
+    pub fn has_fused_head(&self) -> bool {
+        !self.head_spectra.is_empty()
+    }
+
+    /// Fused head, end of a quantum that was played through the direct head: transforms the
+    /// chunk that ends at `chunk_end` and prepares the next quantum's partition sum (still in the
+    /// frequency domain). Does not allocate.
+    pub fn advance(&mut self, chunk_end: u64, inputs: &[InputRing]) {
+        let window_len = 2 * self.partition_size;
+        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+        for (window, ring) in windows.iter_mut().zip(inputs) {
+            *window = ring.window(chunk_end, window_len);
+        }
+        self.forward(&windows[..inputs.len()]);
+        self.prepare_pending();
+    }
+
+    /// Fused head, start of a quantum that arrives in pieces: the prepared partition sum goes
+    /// to the output rings for `[start, start + P)`, and the direct head computes the head taps
+    /// as samples come. Does not allocate.
+    pub fn flush_pending(&mut self, start: u64, outputs: &mut [OutputRing]) {
+        let pending = std::mem::take(&mut self.pending);
+        for (output_idx, ring) in outputs.iter_mut().enumerate() {
+            if self.output_has_paths[output_idx] {
+                ring.add(start, self.inverse(&pending[output_idx]));
+            }
+        }
+        self.pending = pending;
+    }
+
+    /// Fused head, a quantum that one host call delivered whole (its input is in the rings up
+    /// to `chunk_end`): adds the head taps (one more partition, `X_now * H_head`) to the
+    /// prepared sum and adds the result, the whole wet signal of levels 0 and head for
+    /// `[chunk_end - P, chunk_end)`, to `outputs`; then prepares the next quantum. One inverse
+    /// FFT per output replaces `P` direct-form taps per sample. Does not allocate.
+    pub fn run_fused(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [&mut [f32]]) {
+        let window_len = 2 * self.partition_size;
+        let num_bins = self.num_bins;
+        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+        for (window, ring) in windows.iter_mut().zip(inputs) {
+            *window = ring.window(chunk_end, window_len);
+        }
+        self.forward(&windows[..inputs.len()]);
+        let x = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
+        let mut pending = std::mem::take(&mut self.pending);
         for (output_idx, output) in outputs.iter_mut().enumerate() {
-            self.acc.re.fill(0.0);
-            self.acc.im.fill(0.0);
-            let mut has_paths = false;
-            for (path, spectra) in self.paths.iter().zip(&self.path_spectra) {
-                if path.output_idx != output_idx {
-                    continue;
-                }
-                has_paths = true;
-                let fdl = &self.fdl[path.input_idx];
-                for partition_idx in 0..self.num_partitions {
-                    // Partition j meets the input spectrum of j chunks ago.
-                    let slot_idx =
-                        (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
-                    let x = slot_idx * num_bins..(slot_idx + 1) * num_bins;
-                    let h = partition_idx * num_bins..(partition_idx + 1) * num_bins;
+            if !self.output_has_paths[output_idx] {
+                continue;
+            }
+            let acc = &mut pending[output_idx];
+            for (path, head) in self.paths.iter().zip(&self.head_spectra) {
+                if path.output_idx == output_idx {
+                    let fdl = &self.fdl[path.input_idx];
                     (self.mac_kernel)(
-                        &mut self.acc.re,
-                        &mut self.acc.im,
+                        &mut acc.re,
+                        &mut acc.im,
                         &fdl.re[x.clone()],
-                        &fdl.im[x],
-                        &spectra.re[h.clone()],
-                        &spectra.im[h],
+                        &fdl.im[x.clone()],
+                        &head.re,
+                        &head.im,
                     );
                 }
             }
-            if !has_paths {
-                output.fill(0.0);
-                continue;
+            for (out, wet) in output.iter_mut().zip(self.inverse(&pending[output_idx])) {
+                *out += wet;
             }
-
-            for ((bin, re), im) in self
-                .complex_fft_buffer
-                .iter_mut()
-                .zip(&self.acc.re)
-                .zip(&self.acc.im)
-            {
-                *bin = Complex::new(*re, *im);
-            }
-            // A real signal's DC and Nyquist bins are real; rounding may leave a tiny imaginary
-            // part that realfft would reject, so clear it.
-            self.complex_fft_buffer[0].im = 0.0;
-            self.complex_fft_buffer[num_bins - 1].im = 0.0;
-            let _ = self.c2r_plan.process_with_scratch(
-                &mut self.complex_fft_buffer,
-                &mut self.real_scratch_buffer,
-                &mut self.fft_scratch_buffer,
-            );
-            output[..partition_size].copy_from_slice(&self.real_scratch_buffer[partition_size..]);
         }
+        self.pending = pending;
+        self.prepare_pending();
+    }
+
+    /// The next quantum's partition sum per output, from the FDL as it is now.
+    fn prepare_pending(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        for (output_idx, acc) in pending.iter_mut().enumerate() {
+            acc.re.fill(0.0);
+            acc.im.fill(0.0);
+            if self.output_has_paths[output_idx] {
+                self.mac_partitions(output_idx, acc);
+            }
+        }
+        self.pending = pending;
     }
 
     /// Advances the FDLs by `count` chunks of silence, for chunks that never reached the level
@@ -321,6 +449,10 @@ impl UpolsLevel {
         for fdl in &mut self.fdl {
             fdl.re.fill(0.0);
             fdl.im.fill(0.0);
+        }
+        for acc in &mut self.pending {
+            acc.re.fill(0.0);
+            acc.im.fill(0.0);
         }
         self.fdl_head = 0;
     }

@@ -38,7 +38,7 @@
 
 use std::cell::UnsafeCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -88,6 +88,11 @@ struct Shared {
     chunk_epochs: [AtomicU64; NUM_SLOTS],
     submitted: AtomicU64,
     completed: AtomicU64,
+    /// Low 32 bits of `completed`, stored after it: the futex word an offline wait sleeps on.
+    completed_seq: AtomicU32,
+    /// Set while the audio thread sleeps on `completed_seq` (offline mode only), so the worker
+    /// makes the wake system call only when someone waits.
+    waiting: AtomicBool,
     consumed: AtomicU64,
     stop: AtomicBool,
     /// Test hook: while set, the worker does not start new jobs (a stalled executor).
@@ -152,6 +157,8 @@ impl WorkerLevel {
             chunk_epochs: std::array::from_fn(|_| AtomicU64::new(0)),
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
+            completed_seq: AtomicU32::new(0),
+            waiting: AtomicBool::new(false),
             consumed: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
@@ -225,12 +232,13 @@ impl WorkerLevel {
                 }
                 return;
             }
-            self.wake();
-            std::thread::yield_now();
             if completed >= self.submitted {
                 // Only unconsumed results hold the slots (not expected with the plan's
                 // `D = 2P`): take them early rather than wait forever.
                 self.collect(now, u64::MAX, outputs, false);
+            } else {
+                self.wake();
+                wait_for_completion(&self.shared, completed);
             }
         }
         let shared = &*self.shared;
@@ -287,11 +295,8 @@ impl WorkerLevel {
             }
             let mut completed = shared.completed.load(Ordering::Acquire) > job;
             if !completed && wait {
-                let mut spins = 0u32;
-                while shared.completed.load(Ordering::Acquire) <= job {
-                    self.wake();
-                    offline_backoff(&mut spins);
-                }
+                self.wake();
+                wait_for_completion(shared, job);
                 completed = true;
             }
             if !completed {
@@ -432,18 +437,33 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
         last_chunk_end = Some(chunk_end);
         next_job += 1;
         shared.completed.store(next_job, Ordering::Release);
+        shared
+            .completed_seq
+            .store(next_job as u32, Ordering::SeqCst);
+        if shared.waiting.load(Ordering::SeqCst) {
+            atomic_wait::wake_all(&shared.completed_seq);
+        }
     }
 }
 
-/// Offline waiting: yield a few times, then sleep in short steps, so a bounce that waits for
-/// its workers does not burn a core spinning. Never used in real-time mode.
-fn offline_backoff(spins: &mut u32) {
-    *spins += 1;
-    if *spins < 32 {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(50));
+/// Offline waiting for job `job`: sleeps on the `completed_seq` futex word until the worker
+/// publishes it, so a bounce that waits for its workers costs no CPU while it waits (as
+/// zita-convolver's `process(sync)` sleeps on a semaphore). Never used in real-time mode.
+///
+/// No wake-up is lost: the audio thread raises `waiting` before it reads the sequence word,
+/// and the worker stores the word before it reads `waiting` (all `SeqCst`), so either the
+/// worker sees `waiting` and wakes the futex, or the audio thread sees the new word and does
+/// not sleep.
+fn wait_for_completion(shared: &Shared, job: u64) {
+    shared.waiting.store(true, Ordering::SeqCst);
+    loop {
+        let seq = shared.completed_seq.load(Ordering::SeqCst);
+        if shared.completed.load(Ordering::Acquire) > job {
+            break;
+        }
+        atomic_wait::wait(&shared.completed_seq, seq);
     }
+    shared.waiting.store(false, Ordering::SeqCst);
 }
 
 /// Highest real-time priority a worker asks for (level 1); typical audio threads run above it.
