@@ -166,7 +166,7 @@ fn watchdog(seconds: u64) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
 
 #[test]
 fn a_stalled_worker_is_late_never_waited_for_and_the_output_recovers() {
-    // Levels of 64 (inline), 256 and 1024 samples (workers).
+    // Level 0 of 64 samples (inline), larger levels up to 1024 samples on workers.
     let ir_len = 20_000;
     let ir = Ir::new(
         "stall",
@@ -185,7 +185,7 @@ fn a_stalled_worker_is_late_never_waited_for_and_the_output_recovers() {
         executor: Executor::Workers,
     };
     let mut engine = Engine::new(&ir, config).unwrap();
-    assert_eq!(engine.num_workers(), 2);
+    assert!(engine.num_workers() >= 1, "{}", engine.plan().describe());
 
     let stall_len = RATE as usize / 2;
     let total = stall_len + 3 * ir_len;
