@@ -19,6 +19,8 @@ pub mod preparer;
 pub mod processor;
 pub mod render;
 pub mod rng;
+pub mod status;
+pub mod thermal;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;

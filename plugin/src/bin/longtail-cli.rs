@@ -140,6 +140,30 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_MIX, value_parser = parse_mix)]
         mix: f32,
     },
+    /// What this machine offers and what Longtail would do: executors, the partition plan for
+    /// an IR length and block size with where each level runs, thermal readings (Linux
+    /// thermal zones and hwmon, NVIDIA GPUs through NVML when its library is present) and the
+    /// thermal policy's decision.
+    Status {
+        /// IR length the plan is shown for, in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        ir_seconds: f64,
+        /// Host block size the plan is shown for.
+        #[arg(long, default_value_t = 64)]
+        block: usize,
+        /// Sample rate in Hz.
+        #[arg(long, default_value_t = 48_000)]
+        rate: u32,
+        /// `zero` or `low` latency.
+        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        latency: LatencyArg,
+        /// Read thermal sensors from this directory instead of /sys (a fake sysfs tree).
+        #[arg(long)]
+        thermal_root: Option<PathBuf>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -207,6 +231,23 @@ fn main() -> ExitCode {
             };
             run_render(&ir, &input, &output, options)
         }
+        Command::Status {
+            ir_seconds,
+            block,
+            rate,
+            latency,
+            thermal_root,
+            json,
+        } => run_status(
+            longtail::status::StatusRequest {
+                ir_seconds,
+                block,
+                rate,
+                latency_mode: latency.into(),
+                thermal_root,
+            },
+            json,
+        ),
         Command::Demo {
             output,
             rate,
@@ -427,6 +468,25 @@ fn run_bench_generated(
                 }
             }
         }
+    }
+    Ok(())
+}
+
+fn run_status(request: longtail::status::StatusRequest, json: bool) -> Result<(), String> {
+    if !(request.ir_seconds > 0.0 && request.ir_seconds <= longtail::ir::MAX_IR_SECONDS) {
+        return Err(format!(
+            "--ir-seconds must be above 0 and at most {}",
+            longtail::ir::MAX_IR_SECONDS
+        ));
+    }
+    if !(1..=1 << 16).contains(&request.block) {
+        return Err("--block must be from 1 to 65536".to_owned());
+    }
+    let report = longtail::status::gather(request);
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
     }
     Ok(())
 }

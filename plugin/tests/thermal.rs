@@ -1,0 +1,171 @@
+//! Thermal probes against fake sysfs trees: normal, near a trip point, over critical, missing
+//! files, garbage values, zones appearing and vanishing between polls; and the states'
+//! hysteresis through the probes.
+
+use std::path::{Path, PathBuf};
+
+use longtail::thermal::{DeviceKind, ThermalProbes, ThermalState, read_sysfs};
+
+/// A fresh, empty fake sysfs root for one test.
+fn fake_root(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("longtail-thermal-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A thermal zone with a passive (throttling) and a critical trip point, in °C.
+fn zone(root: &Path, idx: usize, kind: &str, celsius: f32, passive: f32, critical: f32) {
+    let dir = root.join(format!("class/thermal/thermal_zone{idx}"));
+    write(&dir.join("type"), &format!("{kind}\n"));
+    write(
+        &dir.join("temp"),
+        &format!("{}\n", (celsius * 1000.0) as i64),
+    );
+    write(&dir.join("trip_point_0_type"), "passive\n");
+    write(
+        &dir.join("trip_point_0_temp"),
+        &format!("{}\n", (passive * 1000.0) as i64),
+    );
+    write(&dir.join("trip_point_1_type"), "critical\n");
+    write(
+        &dir.join("trip_point_1_temp"),
+        &format!("{}\n", (critical * 1000.0) as i64),
+    );
+}
+
+fn set_temp(root: &Path, idx: usize, celsius: f32) {
+    let path = root.join(format!("class/thermal/thermal_zone{idx}/temp"));
+    write(&path, &format!("{}\n", (celsius * 1000.0) as i64));
+}
+
+fn probes(root: &Path) -> ThermalProbes {
+    ThermalProbes::new(Some(root.to_path_buf()), false)
+}
+
+#[test]
+fn normal_near_trip_and_over_critical() {
+    let root = fake_root("levels");
+    // Passive at 90 °C (Serious from 85), critical at 105 °C (Critical from 100).
+    zone(&root, 0, "x86_pkg_temp", 45.0, 90.0, 105.0);
+    let mut probes = probes(&root);
+    let snapshot = probes.poll();
+    assert_eq!(snapshot.cpu, ThermalState::Nominal);
+    assert_eq!(snapshot.gpu, ThermalState::Unknown);
+    assert_eq!(snapshot.readings.len(), 1);
+    assert_eq!(snapshot.readings[0].source, "thermal_zone0 (x86_pkg_temp)");
+    assert_eq!(snapshot.readings[0].celsius, 45.0);
+
+    set_temp(&root, 0, 76.0);
+    assert_eq!(probes.poll().cpu, ThermalState::Fair);
+    set_temp(&root, 0, 88.0);
+    assert_eq!(
+        probes.poll().cpu,
+        ThermalState::Serious,
+        "near the trip point"
+    );
+    set_temp(&root, 0, 110.0);
+    assert_eq!(probes.poll().cpu, ThermalState::Critical, "over critical");
+}
+
+#[test]
+fn hwmon_sensors_with_max_and_crit() {
+    let root = fake_root("hwmon");
+    let chip = root.join("class/hwmon/hwmon2");
+    write(&chip.join("name"), "amdgpu\n");
+    write(&chip.join("temp1_input"), "91000\n");
+    write(&chip.join("temp1_label"), "edge\n");
+    write(&chip.join("temp1_max"), "94000\n");
+    write(&chip.join("temp1_crit"), "110000\n");
+    let readings = read_sysfs(&root);
+    assert_eq!(readings.len(), 1);
+    assert_eq!(readings[0].device, DeviceKind::Gpu);
+    assert_eq!(readings[0].source, "hwmon2 amdgpu edge");
+    assert_eq!(probes(&root).poll().gpu, ThermalState::Serious);
+}
+
+#[test]
+fn missing_files_and_garbage_are_skipped() {
+    let root = fake_root("garbage");
+    // A zone without a temperature file, one with garbage, one with an absurd value, and one
+    // good zone whose trip points are garbage (defaults apply: Fair from 70 °C).
+    write(&root.join("class/thermal/thermal_zone0/type"), "acpitz\n");
+    write(&root.join("class/thermal/thermal_zone1/type"), "acpitz\n");
+    write(&root.join("class/thermal/thermal_zone1/temp"), "hot!\n");
+    write(
+        &root.join("class/thermal/thermal_zone2/type"),
+        "cpu-thermal\n",
+    );
+    write(&root.join("class/thermal/thermal_zone2/temp"), "-273000\n");
+    zone(&root, 3, "cpu-thermal", 72.0, 90.0, 105.0);
+    write(
+        &root.join("class/thermal/thermal_zone3/trip_point_0_temp"),
+        "banana\n",
+    );
+    write(
+        &root.join("class/thermal/thermal_zone3/trip_point_1_temp"),
+        "999999999\n",
+    );
+    write(&root.join("class/hwmon/hwmon0/name"), "coretemp\n");
+    write(&root.join("class/hwmon/hwmon0/temp1_input"), "\n");
+    let snapshot = probes(&root).poll();
+    assert_eq!(snapshot.cpu, ThermalState::Fair);
+    // The absurd reading is listed but never decides the state.
+    assert!(
+        snapshot
+            .readings
+            .iter()
+            .all(|r| r.source != "thermal_zone1 (acpitz)")
+    );
+
+    // An empty tree, or no tree at all, is Unknown and not an error.
+    assert_eq!(
+        probes(&fake_root("empty")).poll().cpu,
+        ThermalState::Unknown
+    );
+    let absent = root.join("does-not-exist");
+    assert_eq!(probes(&absent).poll().cpu, ThermalState::Unknown);
+}
+
+#[test]
+fn zones_appear_and_vanish_between_polls() {
+    let root = fake_root("churn");
+    let mut probes = probes(&root);
+    assert_eq!(probes.poll().cpu, ThermalState::Unknown);
+    zone(&root, 0, "x86_pkg_temp", 50.0, 90.0, 105.0);
+    assert_eq!(probes.poll().cpu, ThermalState::Nominal);
+    // A second, hotter CPU zone appears: the hottest decides.
+    zone(&root, 1, "cpu", 87.0, 90.0, 105.0);
+    let snapshot = probes.poll();
+    assert_eq!(snapshot.cpu, ThermalState::Serious);
+    assert_eq!(snapshot.readings.len(), 2);
+    // It vanishes: the cool one is left, and the state falls (far below the threshold).
+    std::fs::remove_dir_all(root.join("class/thermal/thermal_zone1")).unwrap();
+    assert_eq!(probes.poll().cpu, ThermalState::Nominal);
+    // All vanish.
+    std::fs::remove_dir_all(root.join("class/thermal")).unwrap();
+    assert_eq!(probes.poll().cpu, ThermalState::Unknown);
+}
+
+#[test]
+fn states_fall_only_past_the_hysteresis() {
+    let root = fake_root("hysteresis");
+    zone(&root, 0, "x86_pkg_temp", 86.0, 90.0, 105.0);
+    let mut probes = probes(&root);
+    assert_eq!(probes.poll().cpu, ThermalState::Serious);
+    // Hovering just under the Serious threshold (85 °C) keeps Serious...
+    for celsius in [84.9, 84.0, 85.5, 83.0, 82.1] {
+        set_temp(&root, 0, celsius);
+        assert_eq!(probes.poll().cpu, ThermalState::Serious, "{celsius} °C");
+    }
+    // ...until 3 °C below it.
+    set_temp(&root, 0, 81.5);
+    assert_eq!(probes.poll().cpu, ThermalState::Fair);
+    set_temp(&root, 0, 85.0);
+    assert_eq!(probes.poll().cpu, ThermalState::Serious, "rises at once");
+}
