@@ -169,3 +169,35 @@ fn states_fall_only_past_the_hysteresis() {
     set_temp(&root, 0, 85.0);
     assert_eq!(probes.poll().cpu, ThermalState::Serious, "rises at once");
 }
+
+#[test]
+fn status_json_reports_the_fake_tree_and_the_policy() {
+    let root = fake_root("status");
+    zone(&root, 0, "x86_pkg_temp", 97.0, 90.0, 105.0);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args(["status", "--json", "--ir-seconds", "2", "--block", "128"])
+        .arg("--thermal-root")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let json = String::from_utf8(output.stdout).unwrap();
+    assert!(json.contains("\"cpu\":\"Serious\""), "{json}");
+    assert!(
+        json.contains("\"source\":\"thermal_zone0 (x86_pkg_temp)\""),
+        "{json}"
+    );
+    assert!(
+        json.contains("\"action\":\"SuggestLargerBuffer\""),
+        "{json}"
+    );
+    assert!(json.contains("\"quantum\":128"), "{json}");
+    assert!(json.contains("\"runs_on\":\"audio thread\""), "{json}");
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args(["status", "--ir-seconds", "0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--ir-seconds"));
+}
