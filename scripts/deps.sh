@@ -11,6 +11,7 @@ LONGTAIL_APT_PACKAGES=(
     # Windowing for the editor (baseview, egui) and headless screenshots.
     libx11-dev libxcursor-dev libxrandr-dev libxi-dev libx11-xcb-dev libxcb1-dev
     libxcb-icccm4-dev libxcb-dri2-0-dev libgl1-mesa-dev xvfb
+    libgl1-mesa-dri x11-utils imagemagick
 )
 
 longtail_missing_packages() {

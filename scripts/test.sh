@@ -9,3 +9,8 @@ source scripts/deps.sh
 longtail_install_deps
 
 cargo test --workspace --exclude xtask --locked
+
+# The editor test leaves its Xvfb screenshot here (a CI artifact).
+if [ -f target/debug/editor-screenshot.png ]; then
+    echo "editor screenshot: $PWD/target/debug/editor-screenshot.png"
+fi

@@ -334,6 +334,18 @@ impl Engine {
         stats
     }
 
+    /// Time the worker threads have spent computing, in nanoseconds.
+    pub fn worker_busy_ns(&self) -> u64 {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.levels
+            .iter()
+            .map(|level| match level {
+                LevelRunner::Worker(worker) => worker.stats().busy_ns.load(Relaxed),
+                LevelRunner::Inline(_) => 0,
+            })
+            .sum()
+    }
+
     /// Number of worker threads this engine runs.
     pub fn num_workers(&self) -> usize {
         self.levels

@@ -12,8 +12,10 @@ pub mod bench;
 pub mod cpu_time;
 pub mod demo;
 pub mod denormals;
+pub mod editor;
 pub mod engine;
 pub mod ir;
+pub mod monitor;
 pub mod params;
 pub mod preparer;
 pub mod processor;
@@ -24,11 +26,14 @@ pub mod thermal;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
 
 use nice_plug::prelude::*;
 
 use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
 use ir::builtin::BuiltinIr;
+use monitor::{EngineMonitor, LoadMeter};
 use params::LongtailParams;
 use preparer::{Preparer, Request};
 use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
@@ -36,6 +41,8 @@ use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 /// The plugin.
 pub struct Longtail {
     params: Arc<LongtailParams>,
+    /// What the audio thread tells the editor.
+    monitor: Arc<EngineMonitor>,
     /// Everything built for the current activation; `None` before the first `activate()`.
     active: Option<Active>,
     /// The preparation thread, started on the first activation.
@@ -75,6 +82,8 @@ struct Active {
     mix_buffer: Vec<f32>,
     /// Per-sample output gain of the current block.
     gain_buffer: Vec<f32>,
+    /// Callback load histogram for the editor.
+    load_meter: LoadMeter,
 }
 
 impl Default for Longtail {
@@ -82,6 +91,7 @@ impl Default for Longtail {
         // Cheap: no planning, no threads, no IR generation until `activate()`.
         Self {
             params: Arc::new(LongtailParams::default()),
+            monitor: Arc::new(EngineMonitor::default()),
             active: None,
             preparer: None,
             generation: 0,
@@ -196,12 +206,19 @@ impl Plugin for Longtail {
 
     const SAMPLE_ACCURATE_AUTOMATION: bool = true;
 
-    type Editor = ();
+    type Editor = nice_plug_egui::EguiEditor<editor::EditorApp>;
     type SysExMessage = ();
     type BackgroundTask = ();
 
     fn params(&self) -> Arc<dyn Params> {
         self.params.clone()
+    }
+
+    fn editor(&mut self, _async_executor: AsyncExecutor<Self>) -> Option<Self::Editor> {
+        if editor::HEADLESS.load(Relaxed) {
+            return None;
+        }
+        editor::create(Arc::clone(&self.params), Arc::clone(&self.monitor))
     }
 
     fn activate(
@@ -243,6 +260,8 @@ impl Plugin for Longtail {
                 Ok(engine) => engine,
                 Err(err) => {
                     nice_error!("Longtail cannot activate: {err}");
+                    self.monitor
+                        .report_error(format!("Longtail cannot activate: {err}"));
                     return false;
                 }
             };
@@ -264,6 +283,8 @@ impl Plugin for Longtail {
                 retire_backlog: None,
                 mix_buffer: vec![0.0; config.max_block_size],
                 gain_buffer: vec![0.0; config.max_block_size],
+                // About one second of callbacks.
+                load_meter: LoadMeter::new(sample_rate / config.max_block_size.max(1) as u32),
             });
         }
         if let Some(active) = &mut self.active {
@@ -278,6 +299,13 @@ impl Plugin for Longtail {
         }
         if let Some(active) = &self.active {
             context.set_latency_samples(active.processor.latency_samples() as u32);
+            let monitor = &self.monitor;
+            monitor.sample_rate.store(sample_rate, Relaxed);
+            monitor
+                .max_block_size
+                .store(config.max_block_size as u32, Relaxed);
+            publish_engine(monitor, active.processor.engine());
+            monitor.active.store(true, Relaxed);
         }
         true
     }
@@ -294,6 +322,7 @@ impl Plugin for Longtail {
         _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
+        let callback_start = Instant::now();
         let desired = self.desired_key();
         let generation = self.generation;
         let Some(active) = &mut self.active else {
@@ -303,6 +332,7 @@ impl Plugin for Longtail {
         // Engine swaps: IR or latency-mode changes are built on the preparation thread and
         // crossfaded in here; replaced engines go back to that thread to be dropped.
         let latency_before = active.processor.latency_samples();
+        let engine_before: *const Engine = active.processor.engine();
         if let Some(preparer) = &mut self.preparer {
             let stagger_idx = (!active.offline).then_some(self.instance_idx);
             active.service_preparer(preparer, desired, generation, stagger_idx);
@@ -310,6 +340,9 @@ impl Plugin for Longtail {
         let latency = active.processor.latency_samples();
         if latency != latency_before {
             context.set_latency_samples(latency as u32);
+        }
+        if !std::ptr::eq(engine_before, active.processor.engine()) {
+            publish_engine(&self.monitor, active.processor.engine());
         }
 
         let num_frames = buffer.samples();
@@ -341,6 +374,17 @@ impl Plugin for Longtail {
             start += len;
         }
 
+        let engine = active.processor.engine();
+        self.monitor
+            .publish_lates(engine.late_stats(), engine.worker_busy_ns());
+        let deadline_ns = num_frames as u64 * 1_000_000_000 / u64::from(active.sample_rate);
+        if deadline_ns > 0 {
+            let elapsed_ns = callback_start.elapsed().as_nanos() as u64;
+            active
+                .load_meter
+                .record(elapsed_ns, deadline_ns, &self.monitor);
+        }
+
         // Hosts keep calling through the reverb tail after the input stops.
         ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
     }
@@ -348,6 +392,16 @@ impl Plugin for Longtail {
     fn deactivate(&mut self) {
         // Buffers stay allocated: a host that reactivates with the same settings reuses them.
     }
+}
+
+/// Tells the editor the shape of the engine now playing. Atomics only.
+fn publish_engine(monitor: &EngineMonitor, engine: &Engine) {
+    monitor.publish_engine(
+        engine.plan().ir_len,
+        engine.latency_samples(),
+        engine.plan().latency_mode == LatencyMode::LowCpu,
+        engine.num_workers(),
+    );
 }
 
 impl ClapPlugin for Longtail {
@@ -376,6 +430,24 @@ nice_export_vst3!(Longtail);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn editor_size_and_tab_survive_save_and_restore() {
+        use std::sync::atomic::Ordering::Relaxed;
+        let saved = LongtailParams::default();
+        saved.editor_width.store(913, Relaxed);
+        saved.editor_height.store(611, Relaxed);
+        saved.editor_tab.store(2, Relaxed);
+        let fields = saved.serialize_fields();
+        assert!(fields.contains_key("editor-width"), "{fields:?}");
+
+        let restored = LongtailParams::default();
+        assert_eq!(restored.editor_width.load(Relaxed), editor::DEFAULT_SIZE.0);
+        restored.deserialize_fields(&fields);
+        assert_eq!(restored.editor_width.load(Relaxed), 913);
+        assert_eq!(restored.editor_height.load(Relaxed), 611);
+        assert_eq!(restored.editor_tab.load(Relaxed), 2);
+    }
 
     #[test]
     fn metadata_is_real_and_stereo_comes_first() {

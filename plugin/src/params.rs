@@ -4,6 +4,8 @@
 //! Values are written by the host (or the editor) and read on the audio thread through
 //! nice-plug's atomics and smoothers.
 
+use std::sync::atomic::{AtomicU8, AtomicU32};
+
 use nice_plug::prelude::*;
 
 use crate::engine::LatencyMode;
@@ -62,6 +64,15 @@ pub struct LongtailParams {
     /// Where the tail runs.
     #[id = "backend"]
     pub backend: EnumParam<BackendParam>,
+    /// Editor width in logical pixels, saved with the project.
+    #[persist = "editor-width"]
+    pub editor_width: AtomicU32,
+    /// Editor height in logical pixels, saved with the project.
+    #[persist = "editor-height"]
+    pub editor_height: AtomicU32,
+    /// The editor's selected tab, saved with the project.
+    #[persist = "editor-tab"]
+    pub editor_tab: AtomicU8,
 }
 
 /// Default wet share when the plugin is inserted.
@@ -95,6 +106,9 @@ impl Default for LongtailParams {
             ir: EnumParam::new("Impulse response", BuiltinIr::Hall),
             latency_mode: EnumParam::new("Latency", LatencyModeParam::Zero),
             backend: EnumParam::new("Backend", BackendParam::Auto),
+            editor_width: AtomicU32::new(crate::editor::DEFAULT_SIZE.0),
+            editor_height: AtomicU32::new(crate::editor::DEFAULT_SIZE.1),
+            editor_tab: AtomicU8::new(0),
         }
     }
 }

@@ -10,6 +10,7 @@ const STANDALONE: &str = env!("CARGO_BIN_EXE_longtail");
 fn runs_headless_on_the_dummy_backend_and_stops_on_sigint() {
     let mut child = Command::new(STANDALONE)
         .args([
+            "--headless",
             "--backend",
             "dummy",
             "--sample-rate",

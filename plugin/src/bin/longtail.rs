@@ -1,14 +1,25 @@
 //! `longtail`: the standalone app (nice-plug standalone). Audio backends: JACK, ALSA and a
 //! dummy backend that needs no audio device (`--backend dummy`); `--help` lists every option.
-//! Without an editor it runs until interrupted (Ctrl+C / SIGINT).
+//! It opens the editor in a window and runs until the window is closed or the process is
+//! interrupted (Ctrl+C / SIGINT); `--headless` runs without the editor (no display needed).
 
 use std::process::ExitCode;
 
 use longtail::Longtail;
-use nice_plug::prelude::nice_export_standalone;
+use nice_plug::prelude::nice_export_standalone_with_args;
 
 fn main() -> ExitCode {
-    if nice_export_standalone::<Longtail>() {
+    let mut args: Vec<String> = std::env::args().collect();
+    if let Some(idx) = args.iter().position(|arg| arg == "--headless") {
+        args.remove(idx);
+        longtail::editor::HEADLESS.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    if args.iter().any(|arg| arg == "--help" || arg == "-h") {
+        println!(
+            "Longtail standalone. Longtail's own option:\n  --headless  run without the editor window (no display needed)\n"
+        );
+    }
+    if nice_export_standalone_with_args::<Longtail, _>(args) {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -67,6 +67,8 @@ pub struct LevelStats {
     pub consecutive_lates: AtomicU64,
     /// Set after [`DEGRADED_AFTER_LATES`] consecutive lates, cleared by a result on time.
     pub degraded: AtomicBool,
+    /// Wall time the worker spent computing jobs, in nanoseconds (written by the worker).
+    pub busy_ns: AtomicU64,
 }
 
 /// Memory shared by the audio thread and one worker thread.
@@ -405,6 +407,7 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
             };
             window[partition_size..].copy_from_slice(chunk);
         }
+        let job_start = std::time::Instant::now();
         {
             let mut window_refs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
             for (slot, window) in window_refs.iter_mut().zip(&windows) {
@@ -430,6 +433,8 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
                 );
             }
         }
+        let busy_ns = job_start.elapsed().as_nanos() as u64;
+        shared.stats.busy_ns.fetch_add(busy_ns, Ordering::Relaxed);
         // The current chunk becomes the older half of the next window.
         for window in &mut windows {
             window.copy_within(partition_size.., 0);

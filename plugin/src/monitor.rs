@@ -1,0 +1,175 @@
+//! What the audio thread tells the editor: the running engine's shape, lateness and load.
+//!
+//! [`EngineMonitor`] is shared (`Arc`) between the plugin and its editor. The audio thread only
+//! stores atomics into it (relaxed stores of plain numbers, never a lock or an allocation); the
+//! editor reads them at its own pace, so nothing it does can make the audio thread wait.
+//! [`LoadMeter`] is owned by the audio thread: a fixed histogram of callback time over the
+//! deadline, published as p99 and maximum once per window.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use crate::engine::LateStats;
+
+/// Load buckets: 1 % each, the last one for everything at or over the deadline.
+const LOAD_BUCKETS: usize = 101;
+
+/// Numbers the audio thread publishes for the editor.
+#[derive(Debug, Default)]
+pub struct EngineMonitor {
+    /// An activation is running.
+    pub active: AtomicBool,
+    /// Session sample rate, in Hz.
+    pub sample_rate: AtomicU32,
+    /// Host maximum block size.
+    pub max_block_size: AtomicU32,
+    /// Length of the playing engine's IR, in samples.
+    pub ir_len: AtomicU32,
+    /// Reported latency, in samples.
+    pub latency_samples: AtomicU32,
+    /// Whether the playing engine runs in low-CPU (one quantum of latency) mode.
+    pub low_cpu: AtomicBool,
+    /// Worker threads of the playing engine.
+    pub worker_threads: AtomicU32,
+    /// Late worker results of the playing engine.
+    pub late_results: AtomicU64,
+    /// Chunks dropped because every worker slot was busy.
+    pub dropped_chunks: AtomicU64,
+    /// Some level has been late several times in a row.
+    pub degraded: AtomicBool,
+    /// CPU time the workers spent computing, in nanoseconds.
+    pub worker_busy_ns: AtomicU64,
+    /// 99th percentile of callback time over the deadline, in per mille, over the last window.
+    pub load_p99_permille: AtomicU32,
+    /// Largest callback time over the deadline, in per mille, over the last window.
+    pub load_max_permille: AtomicU32,
+    /// Messages for the user (activation failures, IR load errors). Written and read off the
+    /// audio thread only.
+    pub errors: Mutex<Vec<String>>,
+}
+
+impl EngineMonitor {
+    /// Publishes the playing engine's shape. Atomics only: safe on the audio thread.
+    pub fn publish_engine(
+        &self,
+        ir_len: usize,
+        latency_samples: usize,
+        low_cpu: bool,
+        workers: usize,
+    ) {
+        self.ir_len.store(ir_len as u32, Relaxed);
+        self.latency_samples.store(latency_samples as u32, Relaxed);
+        self.low_cpu.store(low_cpu, Relaxed);
+        self.worker_threads.store(workers as u32, Relaxed);
+    }
+
+    /// Adds a message for the editor. Never call from the audio thread (locks, allocates).
+    pub fn report_error(&self, message: impl Into<String>) {
+        if let Ok(mut errors) = self.errors.lock() {
+            let message = message.into();
+            if !errors.contains(&message) {
+                errors.push(message);
+            }
+        }
+    }
+
+    /// Publishes the playing engine's lateness. Atomics only: safe on the audio thread.
+    pub fn publish_lates(&self, stats: LateStats, worker_busy_ns: u64) {
+        self.late_results.store(stats.late_results, Relaxed);
+        self.dropped_chunks.store(stats.dropped_chunks, Relaxed);
+        self.degraded.store(stats.degraded, Relaxed);
+        self.worker_busy_ns.store(worker_busy_ns, Relaxed);
+    }
+}
+
+/// Histogram of callback load, owned by the audio thread. No allocation: fixed array.
+#[derive(Debug, Clone)]
+pub struct LoadMeter {
+    buckets: [u32; LOAD_BUCKETS],
+    count: u32,
+    max_permille: u32,
+    /// Callbacks per published window.
+    window: u32,
+}
+
+impl LoadMeter {
+    /// A meter that publishes every `window` callbacks (about a second's worth).
+    pub fn new(window: u32) -> Self {
+        Self {
+            buckets: [0; LOAD_BUCKETS],
+            count: 0,
+            max_permille: 0,
+            window: window.max(1),
+        }
+    }
+
+    /// Records one callback that took `elapsed_ns` against a deadline of `deadline_ns`, and
+    /// publishes p99 and max into `monitor` when the window is full. Audio thread; no
+    /// allocation.
+    pub fn record(&mut self, elapsed_ns: u64, deadline_ns: u64, monitor: &EngineMonitor) {
+        let permille =
+            (elapsed_ns.saturating_mul(1000) / deadline_ns.max(1)).min(u32::MAX as u64) as u32;
+        let bucket = ((permille / 10) as usize).min(LOAD_BUCKETS - 1);
+        self.buckets[bucket] += 1;
+        self.max_permille = self.max_permille.max(permille);
+        self.count += 1;
+        if self.count >= self.window {
+            let p99 = self.p99_permille().min(self.max_permille);
+            monitor.load_p99_permille.store(p99, Relaxed);
+            monitor.load_max_permille.store(self.max_permille, Relaxed);
+            self.buckets = [0; LOAD_BUCKETS];
+            self.count = 0;
+            self.max_permille = 0;
+        }
+    }
+
+    /// Upper edge of the bucket that holds the 99th percentile, in per mille.
+    fn p99_permille(&self) -> u32 {
+        let target = self.count - self.count / 100;
+        let mut seen = 0;
+        for (idx, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= target {
+                return if idx == LOAD_BUCKETS - 1 {
+                    self.max_permille
+                } else {
+                    (idx as u32 + 1) * 10
+                };
+            }
+        }
+        self.max_permille
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn load_meter_publishes_p99_and_max_per_window() {
+        let monitor = EngineMonitor::default();
+        let mut meter = LoadMeter::new(1000);
+        // 990 callbacks at 4 % of the deadline, 9 at 42 %, one at 150 %.
+        for _ in 0..990 {
+            meter.record(40, 1000, &monitor);
+        }
+        assert_eq!(
+            monitor.load_max_permille.load(Relaxed),
+            0,
+            "not published yet"
+        );
+        for _ in 0..9 {
+            meter.record(420, 1000, &monitor);
+        }
+        meter.record(1500, 1000, &monitor);
+        assert_eq!(monitor.load_p99_permille.load(Relaxed), 50);
+        assert_eq!(monitor.load_max_permille.load(Relaxed), 1500);
+        // The next window starts empty.
+        for _ in 0..1000 {
+            meter.record(100, 1000, &monitor);
+        }
+        // The bucket's upper edge (110) is capped by the largest callback seen.
+        assert_eq!(monitor.load_p99_permille.load(Relaxed), 100);
+        assert_eq!(monitor.load_max_permille.load(Relaxed), 100);
+    }
+}

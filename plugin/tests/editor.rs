@@ -1,0 +1,54 @@
+//! The editor under Xvfb: the standalone opens its window and draws it. The screenshot is kept
+//! (its path is printed) so CI logs point at it. Skipped with a message when Xvfb or ImageMagick
+//! is missing, except under CI (`CI` set), where that is a failure.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn the_standalone_draws_its_editor_under_xvfb() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/editor-screenshot.sh");
+    let missing: Vec<&str> = ["Xvfb", "xwininfo", "import", "identify"]
+        .into_iter()
+        .filter(|tool| {
+            !Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .collect();
+    if !missing.is_empty() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "missing tools under CI: {missing:?} (scripts/deps.sh installs them)"
+        );
+        eprintln!("skipped: missing {missing:?}");
+        return;
+    }
+    // target/<profile>/editor-screenshot.png, next to the binaries.
+    let standalone = PathBuf::from(env!("CARGO_BIN_EXE_longtail"));
+    let png = standalone
+        .parent()
+        .expect("binary directory")
+        .join("editor-screenshot.png");
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg(&standalone)
+        .arg(&png)
+        .arg("4")
+        .output()
+        .expect("run the screenshot script");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    println!("editor screenshot saved at {}", png.display());
+    let size = std::fs::metadata(&png).expect("screenshot written").len();
+    assert!(
+        size > 10_000,
+        "a drawn editor compresses to more than 10 kB, got {size}"
+    );
+}
