@@ -260,3 +260,60 @@ fn a_stalled_worker_is_late_never_waited_for_and_the_output_recovers() {
         );
     }
 }
+
+#[test]
+fn publishing_to_a_busy_editor_never_allocates_or_waits() {
+    use longtail::monitor::{EngineMonitor, LoadMeter};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+    // The editor side: reads everything and reports errors (which locks and allocates) as
+    // fast as it can, all the while the audio side publishes.
+    let monitor = Arc::new(EngineMonitor::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let editor = std::thread::spawn({
+        let monitor = Arc::clone(&monitor);
+        let stop = Arc::clone(&stop);
+        move || {
+            let mut reads = 0u64;
+            while !stop.load(Relaxed) {
+                reads += monitor.late_results.load(Relaxed)
+                    + u64::from(monitor.load_p99_permille.load(Relaxed));
+                monitor.report_error(format!("editor message {}", reads % 3));
+                if let Ok(mut errors) = monitor.errors.lock() {
+                    // Hold the lock a while: the audio side must not care.
+                    std::thread::sleep(Duration::from_micros(200));
+                    errors.truncate(1);
+                }
+            }
+        }
+    });
+
+    let mut processor = Processor::new(engine(BuiltinIr::Hall, LatencyMode::Zero), 2400);
+    let mut meter = LoadMeter::new(50);
+    let started = Instant::now();
+    let mut slowest_publish = Duration::ZERO;
+    for block in 0..400 {
+        run(&mut processor, 128, RNG_SEED + block, false);
+        let publish_start = Instant::now();
+        assert_no_alloc(|| {
+            let engine = processor.engine();
+            monitor.publish_engine(engine.plan().ir_len, 0, false, engine.num_workers());
+            monitor.publish_lates(engine.late_stats(), engine.worker_busy_ns());
+            meter.record(1_000 + block * 10, 2_666_000, &monitor);
+        });
+        slowest_publish = slowest_publish.max(publish_start.elapsed());
+    }
+    stop.store(true, Relaxed);
+    editor.join().unwrap();
+    println!(
+        "slowest publish {slowest_publish:?} in {:?}",
+        started.elapsed()
+    );
+    // Published values arrived (the meter's window is 50 callbacks).
+    assert!(monitor.load_max_permille.load(Relaxed) > 0);
+    assert_eq!(
+        monitor.ir_len.load(Relaxed) as usize,
+        processor.engine().plan().ir_len
+    );
+}
