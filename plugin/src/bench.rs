@@ -264,6 +264,14 @@ pub fn run(
     };
     let mut late_blocks = 0;
     let mut dropped_chunks = 0;
+    if std::env::var_os("LONGTAIL_BENCH_LATE_DETAIL").is_some() {
+        for (idx, engine) in engines.iter().enumerate() {
+            eprintln!(
+                "instance {idx}: lates per level {:?}",
+                engine.late_stats_per_level()
+            );
+        }
+    }
     for engine in &engines {
         let stats = engine.late_stats();
         late_blocks += stats.late_results + stats.dropped_chunks;

@@ -334,6 +334,22 @@ impl Engine {
         stats
     }
 
+    /// Lateness per worker level: `(partition size, late results, dropped chunks)`.
+    pub fn late_stats_per_level(&self) -> Vec<(usize, u64, u64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.levels
+            .iter()
+            .filter_map(|level| match level {
+                LevelRunner::Worker(worker) => Some((
+                    worker.partition_size(),
+                    worker.stats().late_results.load(Relaxed),
+                    worker.stats().dropped_chunks.load(Relaxed),
+                )),
+                LevelRunner::Inline(_) => None,
+            })
+            .collect()
+    }
+
     /// Time the worker threads have spent computing, in nanoseconds.
     pub fn worker_busy_ns(&self) -> u64 {
         use std::sync::atomic::Ordering::Relaxed;

@@ -163,6 +163,7 @@ fn medium_ir_with_many_small_levels() {
         &LAYOUTS[..4],
         PlanLimits {
             max_partition_size: 1024,
+            ..PlanLimits::default()
         },
     );
 }
@@ -175,6 +176,7 @@ fn uniform_single_level_plan() {
         &LAYOUTS[..1],
         PlanLimits {
             max_partition_size: 16,
+            ..PlanLimits::default()
         },
     );
 }

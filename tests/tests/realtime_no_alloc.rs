@@ -181,6 +181,7 @@ fn a_stalled_worker_is_late_never_waited_for_and_the_output_recovers() {
         latency_mode: LatencyMode::Zero,
         limits: PlanLimits {
             max_partition_size: 1024,
+            ..PlanLimits::default()
         },
         executor: Executor::Workers,
     };

@@ -64,6 +64,9 @@ pub const MIN_QUANTUM: usize = 16;
 pub const MAX_QUANTUM: usize = 512;
 /// Quantum when the host's maximum block size is not a power of two in range.
 pub const DEFAULT_QUANTUM: usize = 64;
+/// Default least slack of a worker level: 1536 samples, 32 ms at 48 kHz, more than the
+/// longest stalls seen on a loaded 2-core VM (16 instances of a 10 s IR at 64-sample blocks).
+pub const DEFAULT_MIN_WORKER_SLACK: usize = 1536;
 /// Default cap on partition sizes.
 pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 
@@ -81,12 +84,17 @@ pub enum LatencyMode {
 pub struct PlanLimits {
     /// Largest partition size any level may use (a power of two, at least the quantum).
     pub max_partition_size: usize,
+    /// Least slack a worker level gets, in samples, whatever its size: the time a worker may be
+    /// kept from running (by other instances' work, or a host or hypervisor stall that makes
+    /// the audio thread catch up in a burst) without its result being late.
+    pub min_worker_slack: usize,
 }
 
 impl Default for PlanLimits {
     fn default() -> Self {
         Self {
             max_partition_size: DEFAULT_MAX_PARTITION_SIZE,
+            min_worker_slack: DEFAULT_MIN_WORKER_SLACK,
         }
     }
 }
@@ -143,7 +151,12 @@ impl PartitionPlan {
         };
 
         let levels = if offset < ir_len {
-            cheapest_levels(quantum, offset, ir_len, max_partition_size, true).1
+            let shape = ChainLimits {
+                ir_len,
+                max_partition_size,
+                min_worker_slack: limits.min_worker_slack,
+            };
+            cheapest_levels(quantum, offset, &shape, true).1
         } else {
             Vec::new()
         };
@@ -225,16 +238,39 @@ pub fn level_cost(partition_size: usize, num_partitions: usize, on_worker: bool)
     mac + fft + job
 }
 
+/// What bounds every chain the planner considers.
+struct ChainLimits {
+    ir_len: usize,
+    max_partition_size: usize,
+    min_worker_slack: usize,
+}
+
+/// Where a worker level of `size` may start after a level of `previous_size` that starts at
+/// `previous_offset`: `D >= 2P` and `D - P >= min_worker_slack`, on the previous level's
+/// partition grid so the levels tile the IR.
+fn level_start(
+    size: usize,
+    previous_size: usize,
+    previous_offset: usize,
+    min_worker_slack: usize,
+) -> usize {
+    let earliest = (2 * size).max(size + min_worker_slack);
+    previous_offset
+        + earliest
+            .saturating_sub(previous_offset)
+            .next_multiple_of(previous_size)
+}
+
 /// The cheapest levels covering taps `[offset, ir_len)` starting with partition size
 /// `partition_size`, and their cost. Either this level covers the rest, or it covers up to
 /// where a larger size may start and the search goes on from there.
 fn cheapest_levels(
     partition_size: usize,
     offset: usize,
-    ir_len: usize,
-    max_partition_size: usize,
+    limits: &ChainLimits,
     first: bool,
 ) -> (f64, Vec<Level>) {
+    let ir_len = limits.ir_len;
     let level = |num_partitions| Level {
         partition_size,
         num_partitions,
@@ -244,13 +280,12 @@ fn cheapest_levels(
     let mut best = (level_cost(partition_size, rest, !first), vec![level(rest)]);
     for factor in GROWTH_FACTORS {
         let next_size = partition_size * factor;
-        let next_start = 2 * next_size;
-        if next_size > max_partition_size || next_start <= offset || next_start >= ir_len {
+        let next_start = level_start(next_size, partition_size, offset, limits.min_worker_slack);
+        if next_size > limits.max_partition_size || next_start <= offset || next_start >= ir_len {
             continue;
         }
         let num_partitions = (next_start - offset) / partition_size;
-        let (tail_cost, tail) =
-            cheapest_levels(next_size, next_start, ir_len, max_partition_size, false);
+        let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false);
         let cost = level_cost(partition_size, num_partitions, !first) + tail_cost;
         // Ties keep the plan with fewer levels (fewer threads).
         if cost < best.0 {
@@ -370,15 +405,17 @@ mod tests {
         check_invariants(&plan);
         let sizes: Vec<usize> = plan.levels.iter().map(|l| l.partition_size).collect();
         assert_eq!(sizes, vec![64, 512, 4096, 16384]);
+        // Level 1 starts where it has DEFAULT_MIN_WORKER_SLACK of slack, not at 2P = 1024.
         assert_eq!(
             plan.levels[0],
             Level {
                 partition_size: 64,
-                num_partitions: 15,
+                num_partitions: 31,
                 ir_offset: 64
             }
         );
-        assert_eq!(plan.levels[1].ir_offset, 1024);
+        assert_eq!(plan.levels[1].ir_offset, 2048);
+        assert!(plan.slack_samples(&plan.levels[1]) >= DEFAULT_MIN_WORKER_SLACK);
         assert_eq!(plan.levels[3].ir_offset, 32768);
         assert_eq!(
             plan.levels[3].num_partitions,
@@ -414,8 +451,12 @@ mod tests {
     fn the_cost_model_picks_the_cheapest_chain() {
         for quantum in [16, 64, 512] {
             for ir_len in [1000, 4097, 48_000, 240_000, 480_000] {
-                let plan =
-                    PartitionPlan::new(ir_len, quantum, LatencyMode::Zero, PlanLimits::default());
+                // zita's rule knows no least slack: compare under the same limits.
+                let limits = PlanLimits {
+                    min_worker_slack: 0,
+                    ..PlanLimits::default()
+                };
+                let plan = PartitionPlan::new(ir_len, quantum, LatencyMode::Zero, limits);
                 check_invariants(&plan);
                 let fixed = PartitionPlan {
                     levels: fixed_growth_plan(ir_len, quantum, DEFAULT_MAX_PARTITION_SIZE),
@@ -443,6 +484,7 @@ mod tests {
     fn uniform_plan_when_capped_at_the_quantum() {
         let limits = PlanLimits {
             max_partition_size: 64,
+            ..PlanLimits::default()
         };
         let plan = PartitionPlan::new(10_000, 64, LatencyMode::Zero, limits);
         check_invariants(&plan);
@@ -459,9 +501,19 @@ mod tests {
             for max_block in [1, 7, 16, 64, 100, 128, 256, 512, 4096] {
                 for max_partition_size in [16, 64, 1024, 16384, 65536] {
                     for ir_len in [1, 15, 63, 64, 65, 129, 1000, 4097, 48_000, 480_001] {
-                        let limits = PlanLimits { max_partition_size };
+                        let limits = PlanLimits {
+                            max_partition_size,
+                            ..PlanLimits::default()
+                        };
                         let plan = PartitionPlan::new(ir_len, max_block, latency_mode, limits);
                         check_invariants(&plan);
+                        for level in plan.levels.iter().skip(1) {
+                            assert!(
+                                plan.slack_samples(level) >= DEFAULT_MIN_WORKER_SLACK,
+                                "{}",
+                                plan.describe()
+                            );
+                        }
                     }
                 }
             }
