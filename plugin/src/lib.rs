@@ -19,6 +19,7 @@ pub mod preparer;
 pub mod processor;
 pub mod render;
 pub mod rng;
+pub mod soak;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -89,6 +90,12 @@ impl Default for Longtail {
 }
 
 impl Longtail {
+    /// The signal path of the current activation (`None` before the first one), for hosts of
+    /// our own (`longtail-cli soak`) to read its counters between `process()` calls.
+    pub fn processor(&self) -> Option<&Processor> {
+        self.active.as_ref().map(|active| &active.processor)
+    }
+
     fn desired_key(&self) -> EngineKey {
         EngineKey {
             ir: self.params.ir.value(),
