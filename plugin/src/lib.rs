@@ -346,8 +346,15 @@ impl Plugin for Longtail {
             start += len;
         }
 
-        // Hosts keep calling through the reverb tail after the input stops.
-        ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
+        // Hosts keep calling through the reverb tail after the input stops. Once it has rung
+        // out, a CLAP host may put the plugin to sleep until its input is not quiet
+        // (`Normal` is `CLAP_PROCESS_CONTINUE_IF_NOT_QUIET`). VST3 hosts read the tail length
+        // from the last status instead, so they keep getting it.
+        if active.processor.is_quiet() && context.plugin_api() == PluginApi::Clap {
+            ProcessStatus::Normal
+        } else {
+            ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
+        }
     }
 
     fn deactivate(&mut self) {

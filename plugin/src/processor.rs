@@ -10,7 +10,7 @@
 
 use std::f32::consts::FRAC_PI_2;
 
-use crate::engine::plan::MAX_QUANTUM;
+use crate::engine::plan::{MAX_QUANTUM, PartitionPlan};
 use crate::engine::rings::InputRing;
 use crate::engine::{Engine, LateStats, MAX_CHANNELS};
 
@@ -53,6 +53,9 @@ pub struct Processor {
     time: u64,
     /// Offline rendering: engines wait for their workers (see [`Engine::set_offline`]).
     offline: bool,
+    /// Input samples since the last non-zero one (saturating; `u64::MAX` after a reset, when
+    /// there is no history). Decides [`is_quiet`](Self::is_quiet).
+    silent_samples: u64,
     /// Lateness of the engines that have left this processor, summed (audio thread).
     retired_late: LateStats,
     /// Output samples the final guard replaced with silence because the mix was not finite,
@@ -91,6 +94,7 @@ impl Processor {
                 .collect(),
             time: 0,
             offline: false,
+            silent_samples: u64::MAX,
             retired_late: LateStats::default(),
             non_finite_outputs: 0,
             engine,
@@ -138,6 +142,20 @@ impl Processor {
         }
     }
 
+    /// Whether the output is exactly zero and stays so until the input is not: the input has
+    /// been exactly zero (or non-finite, which counts as silence) for at least the
+    /// [`silence_horizon`] of every engine playing, so nothing of it is left in the wet or the
+    /// delayed dry path. Hosts may stop calling `process()` then, until the input comes back.
+    /// Does not allocate.
+    pub fn is_quiet(&self) -> bool {
+        let horizon = self
+            .fading
+            .as_ref()
+            .map_or(0, |fading| silence_horizon(fading.plan()))
+            .max(silence_horizon(self.engine.plan()));
+        self.silent_samples >= horizon as u64
+    }
+
     /// Whether a crossfade is in progress.
     pub fn is_swapping(&self) -> bool {
         self.fading.is_some()
@@ -182,6 +200,7 @@ impl Processor {
         }
         self.dry_rings.iter_mut().for_each(InputRing::clear);
         self.time = 0;
+        self.silent_samples = u64::MAX;
     }
 
     /// Processes one host block in place: `channels` holds the input in its first
@@ -210,13 +229,23 @@ impl Processor {
         controls: Controls<'_>,
     ) {
         let range = start..start + len;
+        // Samples after the last non-zero one of this piece, over all input channels.
+        let mut trailing_silence = len;
         for (buffer, channel) in self.input_buffer.iter_mut().zip(channels.iter()) {
             // A non-finite input sample would stay in the delay lines for the whole IR length
             // and silence the output (NaN is flushed there); treat it as silence instead.
             for (copy, &sample) in buffer[..len].iter_mut().zip(&channel[range.clone()]) {
                 *copy = if sample.is_finite() { sample } else { 0.0 };
             }
+            if let Some(last) = buffer[..len].iter().rposition(|&sample| sample != 0.0) {
+                trailing_silence = trailing_silence.min(len - 1 - last);
+            }
         }
+        self.silent_samples = if trailing_silence == len {
+            self.silent_samples.saturating_add(len as u64)
+        } else {
+            trailing_silence as u64
+        };
 
         // The wet signal of the current engine, and of the outgoing one during a crossfade.
         {
@@ -283,6 +312,21 @@ impl Processor {
         }
         self.non_finite_outputs += num_non_finite;
     }
+}
+
+/// Samples of silent input after which an engine planned as `plan` outputs exactly zero: the
+/// tail (`IR length - 1 + latency`), stretched to the end of the last level's zero-padded
+/// partitions plus one partition. Past the IR's end its FFT levels compute zeros only up to
+/// round-off, and an overlap-save window keeps an input chunk for one computation after its
+/// last partition. Does not allocate.
+pub fn silence_horizon(plan: &PartitionPlan) -> usize {
+    let levels_end = plan
+        .levels
+        .iter()
+        .map(|level| level.ir_end() + level.partition_size)
+        .max()
+        .unwrap_or(0);
+    plan.ir_len.max(levels_end) - 1 + plan.latency_samples()
 }
 
 fn add_late(total: &mut LateStats, stats: LateStats) {
