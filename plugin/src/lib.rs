@@ -21,6 +21,7 @@ pub mod preparer;
 pub mod processor;
 pub mod render;
 pub mod rng;
+pub mod soak;
 pub mod status;
 pub mod thermal;
 
@@ -101,6 +102,12 @@ impl Default for Longtail {
 }
 
 impl Longtail {
+    /// The signal path of the current activation (`None` before the first one), for hosts of
+    /// our own (`longtail-cli soak`) to read its counters between `process()` calls.
+    pub fn processor(&self) -> Option<&Processor> {
+        self.active.as_ref().map(|active| &active.processor)
+    }
+
     fn desired_key(&self) -> EngineKey {
         EngineKey {
             ir: self.params.ir.value(),
@@ -385,8 +392,15 @@ impl Plugin for Longtail {
                 .record(elapsed_ns, deadline_ns, &self.monitor);
         }
 
-        // Hosts keep calling through the reverb tail after the input stops.
-        ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
+        // Hosts keep calling through the reverb tail after the input stops. Once it has rung
+        // out, a CLAP host may put the plugin to sleep until its input is not quiet
+        // (`Normal` is `CLAP_PROCESS_CONTINUE_IF_NOT_QUIET`). VST3 hosts read the tail length
+        // from the last status instead, so they keep getting it.
+        if active.processor.is_quiet() && context.plugin_api() == PluginApi::Clap {
+            ProcessStatus::Normal
+        } else {
+            ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
+        }
     }
 
     fn deactivate(&mut self) {

@@ -10,9 +10,9 @@
 
 use std::f32::consts::FRAC_PI_2;
 
-use crate::engine::plan::MAX_QUANTUM;
+use crate::engine::plan::{MAX_QUANTUM, PartitionPlan};
 use crate::engine::rings::InputRing;
-use crate::engine::{Engine, MAX_CHANNELS};
+use crate::engine::{Engine, LateStats, MAX_CHANNELS};
 
 /// Length of the crossfade when an engine is swapped, in milliseconds.
 pub const DEFAULT_SWAP_FADE_MS: f32 = 50.0;
@@ -53,6 +53,23 @@ pub struct Processor {
     time: u64,
     /// Offline rendering: engines wait for their workers (see [`Engine::set_offline`]).
     offline: bool,
+    /// Input samples since the last non-zero one (saturating; `u64::MAX` after a reset, when
+    /// there is no history). Decides [`is_quiet`](Self::is_quiet).
+    silent_samples: u64,
+    /// Lateness of the engines that have left this processor, summed (audio thread).
+    retired_late: LateStats,
+    /// Output samples the final guard replaced with silence because the mix was not finite,
+    /// since construction (audio thread). Stays 0 unless something upstream is broken.
+    non_finite_outputs: u64,
+}
+
+/// Counters of the audio path since the processor was built, read between `process()` calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Health {
+    /// Worker lateness of every engine this processor has played, summed.
+    pub late: LateStats,
+    /// Output samples that were NaN or infinite before the final guard silenced them.
+    pub non_finite_outputs: u64,
 }
 
 impl Processor {
@@ -77,6 +94,9 @@ impl Processor {
                 .collect(),
             time: 0,
             offline: false,
+            silent_samples: u64::MAX,
+            retired_late: LateStats::default(),
+            non_finite_outputs: 0,
             engine,
         }
     }
@@ -102,6 +122,40 @@ impl Processor {
         }
     }
 
+    /// Counters since construction: worker lateness of every engine played so far (summed over
+    /// swaps) and the samples the non-finite guard caught. Does not allocate.
+    pub fn health(&self) -> Health {
+        let mut late = self.retired_late;
+        for engine in [
+            Some(&self.engine),
+            self.fading.as_ref(),
+            self.finished.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            add_late(&mut late, engine.late_stats());
+        }
+        Health {
+            late,
+            non_finite_outputs: self.non_finite_outputs,
+        }
+    }
+
+    /// Whether the output is exactly zero and stays so until the input is not: the input has
+    /// been exactly zero (or non-finite, which counts as silence) for at least the
+    /// [`silence_horizon`] of every engine playing, so nothing of it is left in the wet or the
+    /// delayed dry path. Hosts may stop calling `process()` then, until the input comes back.
+    /// Does not allocate.
+    pub fn is_quiet(&self) -> bool {
+        let horizon = self
+            .fading
+            .as_ref()
+            .map_or(0, |fading| silence_horizon(fading.plan()))
+            .max(silence_horizon(self.engine.plan()));
+        self.silent_samples >= horizon as u64
+    }
+
     /// Whether a crossfade is in progress.
     pub fn is_swapping(&self) -> bool {
         self.fading.is_some()
@@ -120,13 +174,21 @@ impl Processor {
         engine.set_offline(self.offline);
         let outgoing = std::mem::replace(&mut self.engine, engine);
         self.fade_pos = 0;
-        self.fading.replace(outgoing)
+        let displaced = self.fading.replace(outgoing);
+        if let Some(displaced) = &displaced {
+            add_late(&mut self.retired_late, displaced.late_stats());
+        }
+        displaced
     }
 
     /// Takes the engine whose crossfade has finished, if any, for the caller to drop off the
     /// audio thread.
     pub fn take_finished(&mut self) -> Option<Box<Engine>> {
-        self.finished.take()
+        let finished = self.finished.take();
+        if let Some(finished) = &finished {
+            add_late(&mut self.retired_late, finished.late_stats());
+        }
+        finished
     }
 
     /// Clears all history (engines and dry path) and ends any crossfade. Does not allocate; an
@@ -138,6 +200,7 @@ impl Processor {
         }
         self.dry_rings.iter_mut().for_each(InputRing::clear);
         self.time = 0;
+        self.silent_samples = u64::MAX;
     }
 
     /// Processes one host block in place: `channels` holds the input in its first
@@ -166,13 +229,23 @@ impl Processor {
         controls: Controls<'_>,
     ) {
         let range = start..start + len;
+        // Samples after the last non-zero one of this piece, over all input channels.
+        let mut trailing_silence = len;
         for (buffer, channel) in self.input_buffer.iter_mut().zip(channels.iter()) {
             // A non-finite input sample would stay in the delay lines for the whole IR length
             // and silence the output (NaN is flushed there); treat it as silence instead.
             for (copy, &sample) in buffer[..len].iter_mut().zip(&channel[range.clone()]) {
                 *copy = if sample.is_finite() { sample } else { 0.0 };
             }
+            if let Some(last) = buffer[..len].iter().rposition(|&sample| sample != 0.0) {
+                trailing_silence = trailing_silence.min(len - 1 - last);
+            }
         }
+        self.silent_samples = if trailing_silence == len {
+            self.silent_samples.saturating_add(len as u64)
+        } else {
+            trailing_silence as u64
+        };
 
         // The wet signal of the current engine, and of the outgoing one during a crossfade.
         {
@@ -212,6 +285,7 @@ impl Processor {
         self.time += len as u64;
 
         let (mix, gain) = (&controls.mix[range.clone()], &controls.gain[range.clone()]);
+        let mut num_non_finite = 0;
         for (output_idx, output) in channels.iter_mut().take(self.num_outputs).enumerate() {
             let wet = &self.wet_buffer[output_idx][..len];
             let dry_left =
@@ -227,11 +301,38 @@ impl Processor {
                 };
                 let m = mix[sample_idx];
                 let value = gain[sample_idx] * (m * wet[sample_idx] + (1.0 - m) * dry);
-                // Never pass NaN or infinity to the host.
-                output[sample_idx] = if value.is_finite() { value } else { 0.0 };
+                // Never pass NaN or infinity to the host; count them, as they mean a bug.
+                output[sample_idx] = if value.is_finite() {
+                    value
+                } else {
+                    num_non_finite += 1;
+                    0.0
+                };
             }
         }
+        self.non_finite_outputs += num_non_finite;
     }
+}
+
+/// Samples of silent input after which an engine planned as `plan` outputs exactly zero: the
+/// tail (`IR length - 1 + latency`), stretched to the end of the last level's zero-padded
+/// partitions plus one partition. Past the IR's end its FFT levels compute zeros only up to
+/// round-off, and an overlap-save window keeps an input chunk for one computation after its
+/// last partition. Does not allocate.
+pub fn silence_horizon(plan: &PartitionPlan) -> usize {
+    let levels_end = plan
+        .levels
+        .iter()
+        .map(|level| level.ir_end() + level.partition_size)
+        .max()
+        .unwrap_or(0);
+    plan.ir_len.max(levels_end) - 1 + plan.latency_samples()
+}
+
+fn add_late(total: &mut LateStats, stats: LateStats) {
+    total.late_results += stats.late_results;
+    total.dropped_chunks += stats.dropped_chunks;
+    total.degraded |= stats.degraded;
 }
 
 fn run_engine(engine: &mut Engine, inputs: &[&[f32]], outputs: &mut [Vec<f32>], len: usize) {

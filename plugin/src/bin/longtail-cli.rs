@@ -1,5 +1,5 @@
-//! `longtail-cli`: offline render, benchmarks and the built-in demo, through the plugin's own
-//! engine.
+//! `longtail-cli`: offline render, benchmarks, the built-in demo, the soak test and the status
+//! report, through the plugin's own engine.
 //!
 //! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
 
@@ -17,12 +17,13 @@ use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::{IrError, wav};
 use longtail::params::DEFAULT_MIX;
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
+use longtail::soak::{self, SoakOptions};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "longtail-cli",
     version,
-    about = "Longtail convolution: offline render, benchmarks and the demo"
+    about = "Longtail convolution: offline render, benchmarks, the demo, the soak test and status"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -164,6 +165,33 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the plugin's real-time path through hours of audio as fast as the machine allows,
+    /// with random block sizes (some empty), automation, IR switches and sleep, and check that
+    /// the output stays finite and memory, threads and file descriptors do not grow. Exits
+    /// with status 1 when a check fails.
+    Soak(SoakArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct SoakArgs {
+    /// Seconds of audio to process (default: 8 hours).
+    #[arg(long, default_value_t = 28_800.0)]
+    audio_seconds: f64,
+    /// Seconds of audio before the warm-up checkpoint (at most a quarter of the run).
+    #[arg(long, default_value_t = soak::DEFAULT_WARMUP_SECONDS)]
+    warmup_seconds: f64,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000)]
+    rate: u32,
+    /// The host's maximum block size; each call carries 0 to this many frames.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    max_block: u32,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// One JSON line instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -254,6 +282,7 @@ fn main() -> ExitCode {
             block,
             mix,
         } => run_demo(&output, rate, block, mix),
+        Command::Soak(args) => run_soak(&args),
         Command::Bench {
             input,
             ir,
@@ -527,6 +556,27 @@ fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), S
         print_report(&report);
     }
     Ok(())
+}
+
+fn run_soak(args: &SoakArgs) -> Result<(), String> {
+    let options = SoakOptions {
+        audio_seconds: args.audio_seconds,
+        warmup_seconds: args.warmup_seconds,
+        rate: args.rate,
+        max_block: args.max_block as usize,
+        seed: args.seed,
+        progress: true,
+    };
+    let report = soak::run(&options, |process| process())?;
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_table());
+    }
+    match report.failures().as_slice() {
+        [] => Ok(()),
+        failures => Err(format!("soak failed: {}", failures.join("; "))),
+    }
 }
 
 fn print_report(report: &RenderReport) {
