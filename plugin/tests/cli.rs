@@ -352,10 +352,27 @@ fn bench_prints_the_harness_contract_fields() {
         "\"max_over_deadline\":",
         "\"latency_samples\":0",
         "\"late_blocks\":0",
-        "\"layout\":\"head64 64x7 256x6",
     ] {
         assert!(lines[0].contains(field), "{field} missing in {}", lines[0]);
     }
+    // The layout is the plan's, head first.
+    let plan = longtail::engine::PartitionPlan::new(
+        24_000,
+        64,
+        longtail::engine::LatencyMode::Zero,
+        longtail::engine::PlanLimits::default(),
+    );
+    let levels: Vec<String> = plan
+        .levels
+        .iter()
+        .map(|l| format!("{}x{}", l.partition_size, l.num_partitions))
+        .collect();
+    let layout = format!("\"layout\":\"head64 {}\"", levels.join(" "));
+    assert!(
+        lines[0].contains(&layout),
+        "{layout} missing in {}",
+        lines[0]
+    );
     assert!(lines[1].contains("\"block\":100"));
 }
 
