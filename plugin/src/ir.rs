@@ -17,6 +17,7 @@ pub mod builtin;
 pub mod decode;
 pub mod edit;
 pub mod resample;
+pub mod store;
 pub mod wav;
 
 use std::path::Path;
