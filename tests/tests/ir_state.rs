@@ -13,10 +13,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clack_extensions::latency::{HostLatency, HostLatencyImpl};
 use clack_extensions::params::{
-    HostParams, HostParamsImplMainThread, HostParamsImplShared, ParamClearFlags, ParamRescanFlags,
+    HostParams, HostParamsImplMainThread, HostParamsImplShared, ParamClearFlags, ParamInfoBuffer,
+    ParamRescanFlags, PluginParams,
 };
 use clack_extensions::render::{PluginRender, RenderMode};
 use clack_extensions::state::{HostState, HostStateImpl, PluginState};
+use clack_host::events::event_types::ParamValueEvent;
 use clack_host::prelude::*;
 use longtail::ir::edit::{self, EditSettings};
 use longtail::ir::wav;
@@ -89,6 +91,7 @@ struct Host {
     instance: PluginInstance<Handlers>,
     processor: Option<PluginAudioProcessor<Handlers>>,
     state: PluginState,
+    params: PluginParams,
 }
 
 impl Host {
@@ -109,6 +112,7 @@ impl Host {
         .expect("the plugin instantiates");
         let shared = instance.plugin_shared_handle();
         let state = shared.get_extension::<PluginState>().unwrap();
+        let params = shared.get_extension::<PluginParams>().unwrap();
         let render = shared.get_extension::<PluginRender>().unwrap();
         render
             .set(&instance.plugin_handle(), RenderMode::Offline)
@@ -117,6 +121,7 @@ impl Host {
             instance,
             processor: None,
             state,
+            params,
         };
         host.poll();
         host
@@ -129,6 +134,20 @@ impl Host {
         {
             self.instance.call_on_main_thread_callback();
         }
+    }
+
+    /// The CLAP id of the parameter called `name`, and the CLAP value of `text` for it.
+    fn param_value(&mut self, name: &str, text: &CStr) -> (ClapId, f64) {
+        let handle = self.instance.plugin_handle();
+        let id = (0..self.params.count(&handle))
+            .find_map(|index| {
+                let mut buffer = ParamInfoBuffer::new();
+                let info = self.params.get_info(&handle, index, &mut buffer)?;
+                (info.name == name.as_bytes()).then_some(info.id)
+            })
+            .unwrap_or_else(|| panic!("no parameter {name}"));
+        let value = self.params.text_to_value(&handle, id, text).unwrap();
+        (id, value)
     }
 
     fn save_state(&mut self) -> Vec<u8> {
@@ -183,6 +202,15 @@ impl Host {
 
     /// Processes stereo `input` in blocks of [`BLOCK`] on a scoped "audio" thread.
     fn process(&mut self, input: &[Vec<f32>; 2]) -> [Vec<f32>; 2] {
+        self.process_with(input, None)
+    }
+
+    /// [`Host::process`], sending `change` (a parameter and its value) at the first sample.
+    fn process_with(
+        &mut self,
+        input: &[Vec<f32>; 2],
+        change: Option<(ClapId, f64)>,
+    ) -> [Vec<f32>; 2] {
         let processor = self.processor.as_mut().expect("active");
         let total = input[0].len();
         let outputs = std::thread::scope(|scope| {
@@ -193,13 +221,17 @@ impl Host {
                     let mut outs = [vec![0.0f32; BLOCK], vec![0.0f32; BLOCK]];
                     let mut input_ports = AudioPorts::with_capacity(2, 1);
                     let mut output_ports = AudioPorts::with_capacity(2, 1);
-                    let events = EventBuffer::new();
+                    let mut events = EventBuffer::with_capacity(1);
                     let mut result = [Vec::with_capacity(total), Vec::with_capacity(total)];
                     let mut start = 0;
                     while start < total {
                         let len = BLOCK.min(total - start);
                         for (buffer, channel) in ins.iter_mut().zip(input) {
                             buffer[..len].copy_from_slice(&channel[start..start + len]);
+                        }
+                        events.clear();
+                        if let (0, Some((id, value))) = (start, change) {
+                            events.push(&ParamValueEvent::new(0, id, Pckn::match_all(), value));
                         }
                         {
                             let [in_left, in_right] = &mut ins;
@@ -365,6 +397,81 @@ fn a_file_ir_plays_survives_a_missing_file_and_ignores_newer_states() {
         assert!(
             std::time::Instant::now() < deadline,
             "the new IR never arrived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// An edit parameter change waits for the knob to stay put ([`longtail::params::EDIT_DEBOUNCE_MS`],
+/// 150 ms of audio) before the engine is rebuilt, then the new IR plays.
+#[test]
+fn edit_changes_are_debounced_then_applied() {
+    let dir = std::env::temp_dir().join(format!("longtail-irdebounce-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ir.wav");
+    let file_ir = [decaying_noise(3000, 50), decaying_noise(3000, 51)];
+    wav::write_f32(&path, SAMPLE_RATE, &file_ir).unwrap();
+    let (source, _) = longtail::ir::load(&[&path]).unwrap();
+    let plain = edit::prepare(&source, &EditSettings::FILE_DEFAULT, SAMPLE_RATE)
+        .unwrap()
+        .0;
+    let delayed = EditSettings {
+        predelay_ms: 20.0,
+        ..EditSettings::FILE_DEFAULT
+    };
+    let delayed = edit::prepare(&source, &delayed, SAMPLE_RATE).unwrap().0;
+
+    let mut host = Host::new();
+    let default_state = host.save_state();
+    host.load_state(&pointing_at(&default_state, &path));
+    let change = host.param_value("Pre-delay", c"20");
+    host.activate();
+    // 100 ms with the change at its start, then a pause long enough for any requested engine
+    // to be built, then 40 ms more: still under 150 ms of stillness, so nothing was requested
+    // and the old IR still plays (the run continues the same input).
+    let input = [noise(9_600, 0.5, 52), noise(9_600, 0.5, 53)];
+    let first = [input[0][..4_800].to_vec(), input[1][..4_800].to_vec()];
+    let second = [
+        input[0][4_800..6_720].to_vec(),
+        input[1][4_800..6_720].to_vec(),
+    ];
+    let mut output = host.process_with(&first, Some(change));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let more = host.process(&second);
+    output[0].extend(&more[0]);
+    let wet = reference_convolution(&input[0][..6_720], &plain.channels[0]);
+    let snr = snr_db(
+        &output[0][SMOOTHING_SAMPLES..],
+        &wet[SMOOTHING_SAMPLES..6_720],
+    );
+    assert!(
+        snr > MIN_SNR_DB,
+        "the IR changed before 150 ms of stillness: {snr:.1} dB"
+    );
+
+    // Past 150 ms the rebuild is requested; once it arrives (and the 50 ms crossfade ends) the
+    // delayed IR plays: its first 20 ms (960 samples) of output are silent.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let silence = vec![0.0f32; 9_600];
+    loop {
+        // Silence first, so the response below starts from an empty history.
+        host.process(&[silence.clone(), silence.clone()]);
+        let impulse = {
+            let mut impulse = vec![0.0f32; 9_600];
+            impulse[0] = 1.0;
+            impulse
+        };
+        let response = host.process(&[impulse.clone(), impulse]);
+        let expected: Vec<f64> = delayed.channels[0].iter().map(|&s| f64::from(s)).collect();
+        if snr_db(&response[0][..expected.len()], &expected) > MIN_SNR_DB {
+            // Silent up to FFT rounding.
+            assert!(response[0][..960].iter().all(|&s| s.abs() < 1e-6));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit never applied"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
