@@ -11,7 +11,8 @@
 //! (the left input's file gives LL, LR; the right input's RL, RR); see [`load`].
 //!
 //! Submodules: [`decode`] (symphonia), [`resample`] (rubato), [`edit`] (trim, fades, filters,
-//! normalisation: the pure preparation step), [`wav`] (writing renders), [`builtin`].
+//! normalisation: the pure preparation step), [`store`] (the plugin's user file and its place in
+//! the project state), [`wav`] (writing renders), [`builtin`].
 
 pub mod builtin;
 pub mod decode;

@@ -79,6 +79,15 @@ pub fn prepare_ir(
     sample_rate: u32,
     files: &IrFileState,
 ) -> Result<Ir, IrError> {
+    // The high cut parameter reaches 20 kHz, above what a 32 kHz session can filter: there a
+    // cut at or above 0.49 x the session rate leaves nothing to cut and is off.
+    let mut edits = *edits;
+    if let Some(hz) = edits.high_cut_hz
+        && hz >= 0.49 * f64::from(sample_rate)
+    {
+        edits.high_cut_hz = None;
+    }
+    let edits = &edits;
     match source {
         IrSource::Builtin(builtin) => {
             let ir = builtin.generate(sample_rate);

@@ -255,6 +255,21 @@ fn preparation_uses_the_file_and_the_edit_parameters() {
         .is_err()
     );
 
+    // The high cut parameter's top (20 kHz) is off in a session that cannot filter there.
+    let high = EditSettings {
+        high_cut_hz: Some(20_000.0),
+        ..file_edits
+    };
+    let at_32k = prepare_ir(IrSource::File(generation), &high, 32_000, &params.ir_file).unwrap();
+    let plain_32k = prepare_ir(
+        IrSource::File(generation),
+        &file_edits,
+        32_000,
+        &params.ir_file,
+    );
+    assert_eq!(at_32k, plain_32k.unwrap());
+    assert!(edit::prepare(&file.ir, &high, 32_000).is_err());
+
     let builtin = longtail::ir::builtin::BuiltinIr::Plate;
     let ir = prepare_ir(
         IrSource::Builtin(builtin),

@@ -21,8 +21,11 @@
 //!   bytes regrouped by significance (all first bytes, then all second bytes, ...) so the
 //!   sign/exponent bytes sit together, then deflated with miniz_oxide (pure Rust, already in the
 //!   dependency tree through the standard library's backtrace support) and written as base64
-//!   because the state is JSON. A 10 s stereo IR at 48 kHz (3.8 MB of samples) takes about
-//!   3.5 to 4.5 MB of state; an IR with silence or few significant bits far less.
+//!   because the state is JSON. Measured on decaying noise (a reverb tail's worst case): the
+//!   state text is 0.9 times the raw size for a 24-bit source and 1.13 times for full-precision
+//!   float samples (regrouping saves 8 to 15 % against plain deflate, base64 adds 33 %), so a
+//!   10 s stereo IR at 48 kHz (3.8 MB of samples) takes 3.5 to 4.3 MB; silence costs nearly
+//!   nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
