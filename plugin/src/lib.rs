@@ -71,9 +71,10 @@ struct Active {
     pending: Option<EngineKey>,
     /// A key the preparation thread could not build; not asked again until the settings change.
     failed: Option<EngineKey>,
-    /// The settings seen in the last block, and for how many samples they have not changed:
-    /// edit changes wait for [`EDIT_DEBOUNCE_MS`] of stillness before a rebuild.
+    /// The settings seen in the last block: edit changes wait for [`EDIT_DEBOUNCE_MS`] of
+    /// stillness before a rebuild.
     last_desired: EngineKey,
+    /// Samples processed since `last_desired` last changed.
     stable_samples: usize,
     /// [`EDIT_DEBOUNCE_MS`] in samples.
     debounce_samples: usize,

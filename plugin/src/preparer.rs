@@ -153,7 +153,13 @@ impl Preparer {
                         let engine = match build(&request, &files) {
                             Ok(engine) => Some(Box::new(engine)),
                             Err(message) => {
-                                files.set_status(format!("{message}; kept the current IR"));
+                                // A request for a file that has been replaced since is simply
+                                // stale (a newer request follows); anything else is news.
+                                let stale = matches!(request.source,
+                                    IrSource::File(generation) if generation != files.generation());
+                                if !stale {
+                                    files.set_status(format!("{message}; kept the current IR"));
+                                }
                                 None
                             }
                         };
