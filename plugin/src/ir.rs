@@ -1,16 +1,31 @@
-//! Impulse responses: the in-memory type, validation, channel layouts, WAV files and the
+//! Impulse responses: the in-memory type, validation, channel layouts, loading files and the
 //! built-in set.
 //!
 //! Everything here runs off the audio thread and allocates freely. The audio thread only ever
 //! sees a fully built [`crate::engine::Engine`].
 //!
-//! Limits, checked before the samples are read: at most [`MAX_IR_CHANNELS`] channels (1 mono,
-//! 2 stereo, 4 true stereo), at most [`MAX_IR_SECONDS`] seconds, every sample finite.
+//! Limits: at most [`MAX_IR_CHANNELS`] channels (1 mono, 2 stereo, 4 true stereo), at most
+//! [`MAX_IR_SECONDS`] seconds, files of at most [`decode::MAX_FILE_BYTES`], sample rates from
+//! 1 kHz to 768 kHz, every sample finite. Files are checked before they are decoded (see
+//! [`decode`]). True stereo comes as one 4-channel file (LL, LR, RL, RR) or as two stereo files
+//! (the left input's file gives LL, LR; the right input's RL, RR); see [`load`].
+//!
+//! Submodules: [`decode`] (symphonia), [`resample`] (rubato), [`edit`] (trim, fades, filters,
+//! normalisation: the pure preparation step), [`store`] (the plugin's user file and its place in
+//! the project state), [`wav`] (writing renders), [`builtin`].
 
 pub mod builtin;
+pub mod decode;
+pub mod edit;
+pub mod resample;
+pub mod store;
 pub mod wav;
 
+use std::path::Path;
+
 use thiserror::Error;
+
+use decode::{FileInfo, Limits};
 
 /// Most channels an IR file may have (true stereo: LL, LR, RL, RR).
 pub const MAX_IR_CHANNELS: usize = 4;
@@ -73,8 +88,26 @@ impl IrLayout {
 pub enum IrError {
     #[error("cannot read '{path}': {reason}")]
     Unreadable { path: String, reason: String },
-    #[error("'{path}' is not a WAV file this version can read ({reason}); use a PCM or float WAV")]
-    NotWav { path: String, reason: String },
+    #[error("cannot decode '{path}': {reason}")]
+    Undecodable { path: String, reason: String },
+    #[error("'{path}' is {bytes} bytes; the largest file accepted is {max} bytes")]
+    FileTooLarge { path: String, bytes: u64, max: u64 },
+    #[error(
+        "'{path}' is truncated or damaged: its header states {expected} frames but only {found} could be decoded"
+    )]
+    Truncated {
+        path: String,
+        expected: u64,
+        found: u64,
+    },
+    #[error(
+        "true stereo from two files needs two stereo files (left input: LL, LR; right input: RL, RR); {0}"
+    )]
+    TwoFileLayout(String),
+    #[error("resampling failed: {0}")]
+    Resample(String),
+    #[error("{0}")]
+    InvalidEdit(String),
     #[error("the IR is empty (no samples)")]
     Empty,
     #[error(
@@ -87,7 +120,7 @@ pub enum IrError {
         "the IR contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}"
     )]
     NonFinite { frame: usize, channel: usize },
-    #[error("invalid sample rate {0} Hz")]
+    #[error("invalid sample rate {0} Hz; supported are 1000 Hz to 768000 Hz")]
     InvalidSampleRate(u32),
 }
 
@@ -169,4 +202,68 @@ pub fn validate_length(num_frames: usize, sample_rate: u32) -> Result<(), IrErro
     } else {
         Ok(())
     }
+}
+
+/// Limits of an IR file read.
+pub const IR_LIMITS: Limits = Limits {
+    max_channels: MAX_IR_CHANNELS,
+    max_seconds: Some(MAX_IR_SECONDS),
+};
+
+/// Loads an IR from one file (1, 2 or 4 channels) or from two stereo files making a true-stereo
+/// IR (the first file is the left input's: LL, LR; the second the right input's: RL, RR; the
+/// shorter is padded with silence). Returns the IR at the file's own rate and what each file's
+/// header said. Allocates and reads files; call off the audio thread.
+pub fn load(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
+    match paths {
+        [path] => {
+            let (audio, info) = decode::read(path, IR_LIMITS)?;
+            let ir = Ir::new(file_name(path), audio.sample_rate, audio.channels)?;
+            Ok((ir, vec![info]))
+        }
+        [left_path, right_path] => {
+            let (left, left_info) = decode::read(left_path, IR_LIMITS)?;
+            let (right, right_info) = decode::read(right_path, IR_LIMITS)?;
+            for (path, audio) in [(left_path, &left), (right_path, &right)] {
+                if audio.channels.len() != 2 {
+                    return Err(IrError::TwoFileLayout(format!(
+                        "'{}' has {} channels",
+                        path.display(),
+                        audio.channels.len()
+                    )));
+                }
+            }
+            if left.sample_rate != right.sample_rate {
+                return Err(IrError::TwoFileLayout(format!(
+                    "their sample rates differ ({} Hz and {} Hz)",
+                    left.sample_rate, right.sample_rate
+                )));
+            }
+            let num_frames = left.num_frames().max(right.num_frames());
+            let channels = left
+                .channels
+                .into_iter()
+                .chain(right.channels)
+                .map(|mut channel| {
+                    channel.resize(num_frames, 0.0);
+                    channel
+                })
+                .collect();
+            let name = format!("{} + {}", file_name(left_path), file_name(right_path));
+            let ir = Ir::new(name, left.sample_rate, channels)?;
+            Ok((ir, vec![left_info, right_info]))
+        }
+        _ => Err(IrError::TwoFileLayout(format!(
+            "{} files were given",
+            paths.len()
+        ))),
+    }
+}
+
+/// The file name of `path`, for users.
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |name| name.to_string_lossy().into_owned(),
+    )
 }

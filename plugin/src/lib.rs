@@ -33,10 +33,11 @@ use std::time::Instant;
 use nice_plug::prelude::*;
 
 use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
-use ir::builtin::BuiltinIr;
+use ir::edit::EditSettings;
+use ir::store::IrFileState;
 use monitor::{EngineMonitor, LoadMeter};
-use params::LongtailParams;
-use preparer::{Preparer, Request};
+use params::{EDIT_DEBOUNCE_MS, IrSourceParam, LongtailParams};
+use preparer::{IrSource, Preparer, Request};
 use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 
 /// The plugin.
@@ -58,9 +59,10 @@ pub struct Longtail {
 static NUM_INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// What an engine is built from, besides the activation's configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct EngineKey {
-    ir: BuiltinIr,
+    source: IrSource,
+    edits: EditSettings,
     latency_mode: LatencyMode,
 }
 
@@ -77,6 +79,15 @@ struct Active {
     current: EngineKey,
     /// What the preparation thread is building, if anything.
     pending: Option<EngineKey>,
+    /// A key the preparation thread could not build; not asked again until the settings change.
+    failed: Option<EngineKey>,
+    /// The settings seen in the last block: edit changes wait for [`EDIT_DEBOUNCE_MS`] of
+    /// stillness before a rebuild.
+    last_desired: EngineKey,
+    /// Samples processed since `last_desired` last changed.
+    stable_samples: usize,
+    /// [`EDIT_DEBOUNCE_MS`] in samples.
+    debounce_samples: usize,
     /// An engine that could not be retired yet (the retire ring was full).
     retire_backlog: Option<Box<Engine>>,
     /// Per-sample mix values of the current block.
@@ -108,9 +119,24 @@ impl Longtail {
         self.active.as_ref().map(|active| &active.processor)
     }
 
+    /// The user IR file: load one with [`IrFileState::load_paths`] (GUI or main thread), read
+    /// its status line. The same object is the `"ir-file"` persisted state.
+    pub fn ir_file(&self) -> Arc<IrFileState> {
+        Arc::clone(&self.params.ir_file)
+    }
+
+    /// The engine the parameters ask for. Reads atomics only: safe on the audio thread.
     fn desired_key(&self) -> EngineKey {
+        let file_generation = self.params.ir_file.generation();
+        let use_file = self.params.ir_source.value() == IrSourceParam::File && file_generation != 0;
+        let source = if use_file {
+            IrSource::File(file_generation)
+        } else {
+            IrSource::Builtin(self.params.ir.value())
+        };
         EngineKey {
-            ir: self.params.ir.value(),
+            source,
+            edits: self.params.edit_settings(use_file),
             latency_mode: self.params.latency_mode.value().into(),
         }
     }
@@ -132,7 +158,14 @@ impl Active {
         desired: EngineKey,
         generation: u64,
         stagger_idx: Option<u64>,
+        num_frames: usize,
     ) {
+        if desired == self.last_desired {
+            self.stable_samples = self.stable_samples.saturating_add(num_frames);
+        } else {
+            self.last_desired = desired;
+            self.stable_samples = 0;
+        }
         if let Some(engine) = self.retire_backlog.take() {
             self.retire(preparer, engine);
         }
@@ -148,29 +181,50 @@ impl Active {
                 break;
             };
             let key = EngineKey {
-                ir: prepared.request.ir,
+                source: prepared.request.source,
+                edits: prepared.request.edits,
                 latency_mode: prepared.request.config.latency_mode,
             };
             let current_generation = prepared.request.generation == generation;
-            if current_generation && Some(key) == self.pending {
-                self.pending = None;
-                self.current = key;
-                if let Some(outgoing) = self.processor.begin_swap(prepared.engine) {
-                    self.retire(preparer, outgoing);
-                }
-            } else {
-                // An answer for an older activation, or for a request this activation no longer
-                // waits for: drop it off the audio thread. A current-generation answer ends
-                // the request either way, so the next block may ask again.
-                if current_generation {
+            match prepared.engine {
+                Some(engine) if current_generation && Some(key) == self.pending => {
                     self.pending = None;
+                    self.current = key;
+                    if let Some(outgoing) = self.processor.begin_swap(engine) {
+                        self.retire(preparer, outgoing);
+                    }
                 }
-                self.retire(preparer, prepared.engine);
+                None if current_generation && Some(key) == self.pending => {
+                    // Could not be built: keep playing, and do not ask again for these settings.
+                    self.pending = None;
+                    self.failed = Some(key);
+                }
+                engine => {
+                    // An answer for an older activation, or for a request this activation no
+                    // longer waits for: drop it off the audio thread. A current-generation
+                    // answer ends the request either way, so the next block may ask again.
+                    if current_generation {
+                        self.pending = None;
+                    }
+                    if let Some(engine) = engine {
+                        self.retire(preparer, engine);
+                    }
+                }
             }
         }
-        if desired != self.current && self.pending.is_none() && self.retire_backlog.is_none() {
+        // Only the edits changed (a knob): wait until they stay put before rebuilding.
+        let only_edits_changed = desired.source == self.current.source
+            && desired.latency_mode == self.current.latency_mode;
+        let settled = !only_edits_changed || self.stable_samples >= self.debounce_samples;
+        if desired != self.current
+            && Some(desired) != self.failed
+            && settled
+            && self.pending.is_none()
+            && self.retire_backlog.is_none()
+        {
             let request = Request {
-                ir: desired.ir,
+                source: desired.source,
+                edits: desired.edits,
                 sample_rate: self.sample_rate,
                 config: EngineConfig {
                     latency_mode: desired.latency_mode,
@@ -263,7 +317,25 @@ impl Plugin for Longtail {
                 && active.offline == offline
         });
         if !reusable {
-            let mut engine = match Engine::new(&key.ir.generate(sample_rate), config) {
+            let mut request = Request {
+                source: key.source,
+                edits: key.edits,
+                sample_rate,
+                config,
+                generation: self.generation + 1,
+                // Real time: stagger this instance's big levels against the others'. Offline:
+                // no phase, so bounces are identical whatever the number of instances.
+                stagger_idx: (!offline).then_some(self.instance_idx),
+            };
+            let files = &self.params.ir_file;
+            let built = preparer::build(&request, files).or_else(|message| {
+                // The file (or its edits) cannot be prepared: play the built-in IR meanwhile.
+                files.set_status(format!("{message}; playing the built-in IR"));
+                request.source = IrSource::Builtin(self.params.ir.value());
+                request.edits = self.params.edit_settings(false);
+                preparer::build(&request, files)
+            });
+            let engine = match built {
                 Ok(engine) => engine,
                 Err(err) => {
                     nice_error!("Longtail cannot activate: {err}");
@@ -272,12 +344,11 @@ impl Plugin for Longtail {
                     return false;
                 }
             };
-            // Real time: stagger this instance's big levels against the others'. Offline: no
-            // phase, so bounces are identical whatever the number of instances.
-            if !offline {
-                let max_partition_size = engine.plan().max_partition_size();
-                engine.set_stagger(engine::stagger_phase(self.instance_idx, max_partition_size));
-            }
+            let key = EngineKey {
+                source: request.source,
+                edits: request.edits,
+                latency_mode: key.latency_mode,
+            };
             let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
             self.generation += 1;
             self.active = Some(Active {
@@ -287,6 +358,10 @@ impl Plugin for Longtail {
                 offline,
                 current: key,
                 pending: None,
+                failed: None,
+                last_desired: key,
+                stable_samples: 0,
+                debounce_samples: (EDIT_DEBOUNCE_MS * 1e-3 * sample_rate as f32) as usize,
                 retire_backlog: None,
                 mix_buffer: vec![0.0; config.max_block_size],
                 gain_buffer: vec![0.0; config.max_block_size],
@@ -299,7 +374,7 @@ impl Plugin for Longtail {
             active.processor.set_offline(offline);
         }
         if self.preparer.is_none() {
-            match Preparer::spawn() {
+            match Preparer::spawn(Arc::clone(&self.params.ir_file)) {
                 Ok(preparer) => self.preparer = Some(preparer),
                 Err(err) => nice_error!("Longtail cannot start its preparation thread: {err}"),
             }
@@ -342,7 +417,8 @@ impl Plugin for Longtail {
         let engine_before: *const Engine = active.processor.engine();
         if let Some(preparer) = &mut self.preparer {
             let stagger_idx = (!active.offline).then_some(self.instance_idx);
-            active.service_preparer(preparer, desired, generation, stagger_idx);
+            let num_frames = buffer.samples();
+            active.service_preparer(preparer, desired, generation, stagger_idx, num_frames);
         }
         let latency = active.processor.latency_samples();
         if latency != latency_before {
@@ -493,6 +569,27 @@ mod tests {
             .into_iter()
             .map(|(id, _, _)| id)
             .collect();
-        assert_eq!(ids, ["mix", "gain", "ir", "latency", "backend"]);
+        assert_eq!(
+            ids,
+            [
+                "mix",
+                "gain",
+                "ir",
+                "latency",
+                "backend",
+                "irsrc",
+                "trimstart",
+                "trimend",
+                "autotrim",
+                "predelay",
+                "fadein",
+                "fadeout",
+                "reverse",
+                "stretch",
+                "normalize",
+                "lowcut",
+                "highcut"
+            ]
+        );
     }
 }

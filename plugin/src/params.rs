@@ -2,7 +2,14 @@
 //!
 //! Parameter IDs are short and permanent: renaming one breaks saved projects and automation.
 //! Values are written by the host (or the editor) and read on the audio thread through
-//! nice-plug's atomics and smoothers.
+//! nice-plug's atomics and smoothers. The IR edit parameters need a new engine when they change:
+//! the audio thread sees the new values, waits until they have stayed put for
+//! [`EDIT_DEBOUNCE_MS`] (a knob being turned), then asks the preparation thread, and the new
+//! engine is crossfaded in.
+//!
+//! Persisted besides the parameters: the user IR file (`"ir-file"`, see [`crate::ir::store`]).
+
+use std::sync::Arc;
 
 use std::sync::atomic::{AtomicU8, AtomicU32};
 
@@ -10,6 +17,30 @@ use nice_plug::prelude::*;
 
 use crate::engine::LatencyMode;
 use crate::ir::builtin::BuiltinIr;
+use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
+use crate::ir::store::IrFileState;
+
+/// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
+pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
+/// The auto trim parameter at or below this is "Off".
+pub const AUTO_TRIM_OFF_DB: f32 = -120.0;
+/// The low cut parameter at or below this is "Off".
+pub const LOW_CUT_OFF_HZ: f32 = 10.0;
+/// The high cut parameter at or above this is "Off".
+pub const HIGH_CUT_OFF_HZ: f32 = 20_000.0;
+
+/// Where the IR comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub enum IrSourceParam {
+    /// The built-in IR chosen by the "Impulse response" parameter.
+    #[id = "builtin"]
+    #[name = "Built-in"]
+    Builtin,
+    /// The user's IR file (see [`crate::ir::store`]); the built-in one while none is loaded.
+    #[id = "file"]
+    #[name = "File"]
+    File,
+}
 
 /// Latency mode as the user picks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
@@ -73,6 +104,98 @@ pub struct LongtailParams {
     /// The editor's selected tab, saved with the project.
     #[persist = "editor-tab"]
     pub editor_tab: AtomicU8,
+    /// Built-in IR or the user's file.
+    #[id = "irsrc"]
+    pub ir_source: EnumParam<IrSourceParam>,
+    /// Cut from the IR's start, in milliseconds.
+    #[id = "trimstart"]
+    pub trim_start_ms: FloatParam,
+    /// Cut from the IR's end, in milliseconds.
+    #[id = "trimend"]
+    pub trim_end_ms: FloatParam,
+    /// Automatic end trim threshold in dB below the peak; Off at [`AUTO_TRIM_OFF_DB`]. Files only.
+    #[id = "autotrim"]
+    pub auto_trim_db: FloatParam,
+    /// Silence in front of the IR, in milliseconds.
+    #[id = "predelay"]
+    pub predelay_ms: FloatParam,
+    /// Fade in, in milliseconds.
+    #[id = "fadein"]
+    pub fade_in_ms: FloatParam,
+    /// Fade out, in milliseconds.
+    #[id = "fadeout"]
+    pub fade_out_ms: FloatParam,
+    /// Play the IR backwards.
+    #[id = "reverse"]
+    pub reverse: BoolParam,
+    /// Time-scale factor of the IR.
+    #[id = "stretch"]
+    pub stretch: FloatParam,
+    /// Normalise the IR's energy (files only; the built-ins are normalised by design).
+    #[id = "normalize"]
+    pub normalize: BoolParam,
+    /// Wet low cut in Hz; Off at [`LOW_CUT_OFF_HZ`].
+    #[id = "lowcut"]
+    pub low_cut_hz: FloatParam,
+    /// Wet high cut in Hz; Off at [`HIGH_CUT_OFF_HZ`].
+    #[id = "highcut"]
+    pub high_cut_hz: FloatParam,
+    /// The user IR file, kept in the project with its samples.
+    #[persist = "ir-file"]
+    pub ir_file: Arc<IrFileState>,
+}
+
+impl LongtailParams {
+    /// The edit settings the parameters describe, for a file (`for_file`) or a built-in IR.
+    /// The automatic trim and the normalisation apply to files only: the built-ins are designed
+    /// to length and normalised already, so they play exactly as generated unless the user edits
+    /// them. Reads atomics only: safe on the audio thread.
+    pub fn edit_settings(&self, for_file: bool) -> EditSettings {
+        let auto_trim = self.auto_trim_db.value();
+        let low_cut = self.low_cut_hz.value();
+        let high_cut = self.high_cut_hz.value();
+        EditSettings {
+            trim_start_ms: f64::from(self.trim_start_ms.value()),
+            trim_end_ms: f64::from(self.trim_end_ms.value()),
+            auto_trim_db: (for_file && auto_trim > AUTO_TRIM_OFF_DB)
+                .then_some(f64::from(auto_trim)),
+            predelay_ms: f64::from(self.predelay_ms.value()),
+            fade_in_ms: f64::from(self.fade_in_ms.value()),
+            fade_out_ms: f64::from(self.fade_out_ms.value()),
+            reverse: self.reverse.value(),
+            stretch: f64::from(self.stretch.value()),
+            normalize: for_file && self.normalize.value(),
+            low_cut_hz: (low_cut > LOW_CUT_OFF_HZ).then_some(f64::from(low_cut)),
+            high_cut_hz: (high_cut < HIGH_CUT_OFF_HZ).then_some(f64::from(high_cut)),
+        }
+    }
+}
+
+fn milliseconds(name: &str, max: f32) -> FloatParam {
+    FloatParam::new(
+        name,
+        0.0,
+        FloatRange::Skewed {
+            min: 0.0,
+            max,
+            factor: FloatRange::skew_factor(-1.5),
+        },
+    )
+    .with_unit(" ms")
+    .with_step_size(0.1)
+}
+
+fn off_or(
+    off: impl Fn(f32) -> bool + Send + Sync + 'static,
+    digits: usize,
+) -> Arc<dyn Fn(f32) -> String + Send + Sync> {
+    Arc::new(move |value| {
+        if off(value) {
+            "Off".to_string()
+        } else {
+            format!("{value:.digits$}")
+        }
+    })
 }
 
 /// Default wet share when the plugin is inserted.
@@ -109,6 +232,62 @@ impl Default for LongtailParams {
             editor_width: AtomicU32::new(crate::editor::DEFAULT_SIZE.0),
             editor_height: AtomicU32::new(crate::editor::DEFAULT_SIZE.1),
             editor_tab: AtomicU8::new(0),
+            ir_source: EnumParam::new("IR source", IrSourceParam::Builtin),
+            trim_start_ms: milliseconds("Trim start", 2_000.0),
+            trim_end_ms: milliseconds("Trim end", 30_000.0),
+            auto_trim_db: FloatParam::new(
+                "Auto trim",
+                DEFAULT_AUTO_TRIM_DB as f32,
+                FloatRange::Linear {
+                    min: AUTO_TRIM_OFF_DB,
+                    max: -40.0,
+                },
+            )
+            .with_unit(" dB")
+            .with_step_size(1.0)
+            .with_value_to_string(off_or(|v| v <= AUTO_TRIM_OFF_DB, 0)),
+            predelay_ms: milliseconds("Pre-delay", 500.0),
+            fade_in_ms: milliseconds("Fade in", 1_000.0),
+            fade_out_ms: milliseconds("Fade out", 10_000.0),
+            reverse: BoolParam::new("Reverse", false),
+            stretch: FloatParam::new(
+                "Stretch",
+                1.0,
+                FloatRange::SymmetricalSkewed {
+                    min: crate::ir::resample::MIN_STRETCH as f32,
+                    max: crate::ir::resample::MAX_STRETCH as f32,
+                    factor: FloatRange::skew_factor(-1.0),
+                    center: 1.0,
+                },
+            )
+            .with_step_size(0.001)
+            .with_unit(" x"),
+            normalize: BoolParam::new("Normalize", true),
+            low_cut_hz: FloatParam::new(
+                "Low cut",
+                LOW_CUT_OFF_HZ,
+                FloatRange::Skewed {
+                    min: LOW_CUT_OFF_HZ,
+                    max: 1_000.0,
+                    factor: FloatRange::skew_factor(-2.0),
+                },
+            )
+            .with_unit(" Hz")
+            .with_step_size(1.0)
+            .with_value_to_string(off_or(|v| v <= LOW_CUT_OFF_HZ, 0)),
+            high_cut_hz: FloatParam::new(
+                "High cut",
+                HIGH_CUT_OFF_HZ,
+                FloatRange::Skewed {
+                    min: 1_000.0,
+                    max: HIGH_CUT_OFF_HZ,
+                    factor: FloatRange::skew_factor(-1.0),
+                },
+            )
+            .with_unit(" Hz")
+            .with_step_size(10.0)
+            .with_value_to_string(off_or(|v| v >= HIGH_CUT_OFF_HZ, 0)),
+            ir_file: Arc::new(IrFileState::default()),
         }
     }
 }

@@ -6,6 +6,13 @@
 //! makes a system call to wake it. Building a 10 s stereo engine takes tens of milliseconds,
 //! which this thread absorbs.
 //!
+//! IRs are prepared here too ([`prepare_ir`]): a built-in is generated at the session rate, a
+//! user file is taken from the shared [`IrFileState`] (decoded when it was loaded, off the audio
+//! thread), and both go through the edit step ([`crate::ir::edit::prepare`]). A request that
+//! cannot be built (edits that leave nothing of the IR, say) is answered without an engine, so
+//! the audio thread stops waiting and keeps the engine it plays; the message goes to the file
+//! state's status line for the editor.
+//!
 //! Dropping the [`Preparer`] (off the audio thread) stops and joins the thread.
 
 use std::sync::Arc;
@@ -17,17 +24,31 @@ use rtrb::{Consumer, Producer, RingBuffer};
 
 use crate::engine::{Engine, EngineConfig, stagger_phase};
 use crate::ir::builtin::BuiltinIr;
+use crate::ir::edit::{self, EditSettings};
+use crate::ir::store::IrFileState;
+use crate::ir::{Ir, IrError};
 
 /// How often the thread looks for work.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(5);
 /// Capacity of each ring. One request is in flight at a time, so a few slots are plenty.
 const RING_CAPACITY: usize = 8;
 
+/// Which IR an engine is built from: a small `Copy` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IrSource {
+    /// A built-in IR, generated at the session rate.
+    Builtin(BuiltinIr),
+    /// The user file of this [`IrFileState::generation`].
+    File(u64),
+}
+
 /// What to build: a small `Copy` value, safe to send from the audio thread.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Request {
     /// Which IR.
-    pub ir: BuiltinIr,
+    pub source: IrSource,
+    /// The edits to apply to it.
+    pub edits: EditSettings,
     /// Session sample rate, in Hz.
     pub sample_rate: u32,
     /// Engine configuration (channels, block size, latency mode).
@@ -44,8 +65,58 @@ pub struct Request {
 pub struct Prepared {
     /// The request this engine was built for.
     pub request: Request,
-    /// The engine, ready to play.
-    pub engine: Box<Engine>,
+    /// The engine, ready to play; `None` when the request could not be built (the reason is in
+    /// the file state's status line).
+    pub engine: Option<Box<Engine>>,
+}
+
+/// The IR a request describes, prepared for the session. Off the audio thread; allocates.
+/// Errors when the file of that generation is no longer the current one, or when the edits
+/// fail.
+pub fn prepare_ir(
+    source: IrSource,
+    edits: &EditSettings,
+    sample_rate: u32,
+    files: &IrFileState,
+) -> Result<Ir, IrError> {
+    // The high cut parameter reaches 20 kHz, above what a 32 kHz session can filter: there a
+    // cut at or above 0.49 x the session rate leaves nothing to cut and is off.
+    let mut edits = *edits;
+    if let Some(hz) = edits.high_cut_hz
+        && hz >= 0.49 * f64::from(sample_rate)
+    {
+        edits.high_cut_hz = None;
+    }
+    let edits = &edits;
+    match source {
+        IrSource::Builtin(builtin) => {
+            let ir = builtin.generate(sample_rate);
+            if *edits == EditSettings::NONE {
+                return Ok(ir);
+            }
+            edit::prepare(&ir, edits, sample_rate).map(|(ir, _)| ir)
+        }
+        IrSource::File(generation) => match files.current() {
+            Some((file, current)) if current == generation => {
+                edit::prepare(&file.ir, edits, sample_rate).map(|(ir, _)| ir)
+            }
+            _ => Err(IrError::InvalidEdit(
+                "the IR file changed while it was being prepared".into(),
+            )),
+        },
+    }
+}
+
+/// Builds the engine a request describes. Off the audio thread; allocates.
+pub fn build(request: &Request, files: &IrFileState) -> Result<Engine, String> {
+    let ir = prepare_ir(request.source, &request.edits, request.sample_rate, files)
+        .map_err(|err| err.to_string())?;
+    let mut engine = Engine::new(&ir, request.config).map_err(|err| err.to_string())?;
+    if let Some(stagger_idx) = request.stagger_idx {
+        let max_partition_size = engine.plan().max_partition_size();
+        engine.set_stagger(stagger_phase(stagger_idx, max_partition_size));
+    }
+    Ok(engine)
 }
 
 /// The audio thread's side of the preparation thread.
@@ -58,8 +129,9 @@ pub struct Preparer {
 }
 
 impl Preparer {
-    /// Starts the thread. Allocates; call off the audio thread.
-    pub fn spawn() -> std::io::Result<Self> {
+    /// Starts the thread, which reads user files from `files`. Allocates; call off the audio
+    /// thread.
+    pub fn spawn(files: Arc<IrFileState>) -> std::io::Result<Self> {
         let (requests, mut request_rx) = RingBuffer::<Request>::new(RING_CAPACITY);
         let (mut ready_tx, ready) = RingBuffer::<Prepared>::new(RING_CAPACITY);
         let (retire, mut retire_rx) = RingBuffer::<Box<Engine>>::new(RING_CAPACITY);
@@ -78,29 +150,30 @@ impl Preparer {
                         latest = Some(request);
                     }
                     if let Some(request) = latest {
-                        let ir = request.ir.generate(request.sample_rate);
-                        // Built-in IRs always make a valid engine for a configuration that the
-                        // plugin accepted in `activate()`; anything else is dropped.
-                        if let Ok(mut engine) = Engine::new(&ir, request.config) {
-                            if let Some(stagger_idx) = request.stagger_idx {
-                                let max_partition_size = engine.plan().max_partition_size();
-                                engine.set_stagger(stagger_phase(stagger_idx, max_partition_size));
-                            }
-                            let mut prepared = Prepared {
-                                request,
-                                engine: Box::new(engine),
-                            };
-                            // The audio thread drains this ring every block; wait for room.
-                            loop {
-                                match ready_tx.push(prepared) {
-                                    Ok(()) => break,
-                                    Err(rtrb::PushError::Full(back)) => prepared = back,
+                        let engine = match build(&request, &files) {
+                            Ok(engine) => Some(Box::new(engine)),
+                            Err(message) => {
+                                // A request for a file that has been replaced since is simply
+                                // stale (a newer request follows); anything else is news.
+                                let stale = matches!(request.source,
+                                    IrSource::File(generation) if generation != files.generation());
+                                if !stale {
+                                    files.set_status(format!("{message}; kept the current IR"));
                                 }
-                                if thread_stop.load(Ordering::Acquire) {
-                                    return;
-                                }
-                                std::thread::sleep(POLL_INTERVAL);
+                                None
                             }
+                        };
+                        let mut prepared = Prepared { request, engine };
+                        // The audio thread drains this ring every block; wait for room.
+                        loop {
+                            match ready_tx.push(prepared) {
+                                Ok(()) => break,
+                                Err(rtrb::PushError::Full(back)) => prepared = back,
+                            }
+                            if thread_stop.load(Ordering::Acquire) {
+                                return;
+                            }
+                            std::thread::sleep(POLL_INTERVAL);
                         }
                         continue;
                     }

@@ -67,6 +67,22 @@ const GAIN: &str = "Output gain";
 const IMPULSE_RESPONSE: &str = "Impulse response";
 const LATENCY: &str = "Latency";
 const BACKEND: &str = "Backend";
+// The IR source and edit parameters (their behaviour is tested in ir_state.rs and the plugin's
+// ir_* tests).
+const IR_SOURCE: &str = "IR source";
+const REVERSE: &str = "Reverse";
+const NORMALIZE: &str = "Normalize";
+const IR_EDIT_FLOATS: [&str; 9] = [
+    "Trim start",
+    "Trim end",
+    "Auto trim",
+    "Pre-delay",
+    "Fade in",
+    "Fade out",
+    "Stretch",
+    "Low cut",
+    "High cut",
+];
 const IR_SMALL_ROOM: f64 = 0.0;
 const IR_PLATE: f64 = 1.0;
 const IR_CATHEDRAL: f64 = 3.0;
@@ -988,11 +1004,13 @@ fn parameters_are_listed_with_their_defaults() {
     let descs = host.param_descs();
     let mut names: Vec<&str> = descs.iter().map(|desc| desc.name.as_str()).collect();
     names.sort_unstable();
-    assert_eq!(
-        names,
-        [BACKEND, IMPULSE_RESPONSE, LATENCY, MIX, GAIN],
-        "parameters: {descs:#?}"
-    );
+    let mut expected = [BACKEND, IMPULSE_RESPONSE, LATENCY, MIX, GAIN]
+        .into_iter()
+        .chain(IR_EDIT_FLOATS)
+        .chain([IR_SOURCE, REVERSE, NORMALIZE])
+        .collect::<Vec<_>>();
+    expected.sort_unstable();
+    assert_eq!(names, expected, "parameters: {descs:#?}");
     let mut ids: Vec<u32> = descs.iter().map(|desc| desc.id.get()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -1014,7 +1032,7 @@ fn parameters_are_listed_with_their_defaults() {
         // Enum parameters are stepped, with one step per entry.
         let (stepped, max) = match desc.name.as_str() {
             IMPULSE_RESPONSE => (true, 4.0),
-            LATENCY | BACKEND => (true, 1.0),
+            LATENCY | BACKEND | IR_SOURCE | REVERSE | NORMALIZE => (true, 1.0),
             _ => (false, 1.0),
         };
         assert_eq!(

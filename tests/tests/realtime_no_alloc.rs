@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
-use longtail::preparer::{Preparer, Request};
+use longtail::ir::edit::EditSettings;
+use longtail::preparer::{IrSource, Preparer, Request};
 use longtail::processor::{Controls, Processor};
 use longtail_tests::{
     Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
@@ -114,10 +115,11 @@ fn non_finite_input_never_reaches_the_output() {
 
 #[test]
 fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
-    let mut preparer = Preparer::spawn().unwrap();
+    let mut preparer = Preparer::spawn(Default::default()).unwrap();
     let mut processor = Processor::new(engine(BuiltinIr::SmallRoom, LatencyMode::Zero), 2_400);
     let request = Request {
-        ir: BuiltinIr::Cathedral,
+        source: IrSource::Builtin(BuiltinIr::Cathedral),
+        edits: EditSettings::NONE,
         sample_rate: RATE,
         config: config(LatencyMode::Zero),
         generation: 7,
@@ -136,9 +138,10 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
         std::thread::sleep(Duration::from_millis(2));
     };
     assert_eq!(prepared.request, request);
-    assert_eq!(prepared.engine.plan().ir_len, 480_000);
+    let engine = prepared.engine.expect("a built-in IR always builds");
+    assert_eq!(engine.plan().ir_len, 480_000);
 
-    let displaced = assert_no_alloc(|| processor.begin_swap(prepared.engine));
+    let displaced = assert_no_alloc(|| processor.begin_swap(engine));
     assert!(displaced.is_none());
     run(&mut processor, 4_000, RNG_SEED + 7, false);
     let finished = assert_no_alloc(|| processor.take_finished()).expect("crossfade finished");

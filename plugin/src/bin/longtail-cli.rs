@@ -1,5 +1,5 @@
-//! `longtail-cli`: offline render, benchmarks, the built-in demo, the soak test and the status
-//! report, through the plugin's own engine.
+//! `longtail-cli`: offline render, IR inspection, benchmarks, the built-in demo, the soak test
+//! and the status report, through the plugin's own engine.
 //!
 //! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
 
@@ -12,9 +12,10 @@ use longtail::bench::{self, BenchConfig};
 use longtail::demo;
 use longtail::engine::Executor;
 use longtail::engine::LatencyMode;
-use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
-use longtail::ir::{IrError, wav};
+use longtail::ir::decode::{self, Limits};
+use longtail::ir::edit::{self, DEFAULT_AUTO_TRIM_DB, EditSettings};
+use longtail::ir::{Ir, IrError, wav};
 use longtail::params::DEFAULT_MIX;
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 use longtail::soak::{self, SoakOptions};
@@ -23,7 +24,7 @@ use longtail::soak::{self, SoakOptions};
 #[command(
     name = "longtail-cli",
     version,
-    about = "Longtail convolution: offline render, benchmarks, the demo, the soak test and status"
+    about = "Longtail convolution: offline render, IR inspection, benchmarks, the demo, soak and status"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -32,17 +33,21 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Convolve a WAV file with an IR, exactly as the plugin would, into a 32-bit float WAV.
+    /// Convolve an audio file with an IR, exactly as the plugin would, into a 32-bit float WAV.
     ///
-    /// The output has the input's sample rate, input length + IR length - 1 frames, and is
-    /// time-aligned with the input (no latency offset). It is stereo when the input or the IR
-    /// is stereo. The IR is applied exactly as stored: no normalisation, trimming or gain.
+    /// The output has the input's sample rate, input length + IR length - 1 frames (IR length
+    /// after resampling and edits), and is time-aligned with the input (no latency offset). It
+    /// is stereo when the input or the IR is stereo. Without edit flags the IR is applied exactly
+    /// as stored (only resampled when its rate differs from the input's); edits apply only when
+    /// their flags are given, in the order of `longtail::ir::edit`.
     Render {
-        /// Impulse response: a WAV file with 1 (mono), 2 (stereo) or 4 (true stereo: LL, LR,
-        /// RL, RR) channels, at the input's sample rate.
-        #[arg(long)]
-        ir: PathBuf,
-        /// Dry signal: a mono or stereo WAV file.
+        /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis with 1 (mono), 2 (stereo) or 4 (true
+        /// stereo: LL, LR, RL, RR) channels, at any rate (resampled to the input's). Give two
+        /// stereo files for true stereo: the left input's (LL, LR), then the right input's (RL,
+        /// RR).
+        #[arg(long, required = true, num_args = 1..=2)]
+        ir: Vec<PathBuf>,
+        /// Dry signal: a mono or stereo audio file (WAV, FLAC, AIFF or Ogg Vorbis).
         #[arg(long)]
         input: PathBuf,
         /// Where to write the result (32-bit float WAV).
@@ -60,6 +65,22 @@ enum Command {
         /// Where the tail runs: `auto` (the CPU in this version) or `cpu`.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
+        #[command(flatten)]
+        edits: EditArgs,
+    },
+    /// Describe an IR file (or two stereo files making true stereo): format, rate, channels,
+    /// length, peak, layout, and what the plugin's default edits would do to it (where the
+    /// automatic end trim would cut, the normalisation gain).
+    IrInfo {
+        /// The IR file; a second stereo file makes a true-stereo pair (left input's first).
+        #[arg(required = true, num_args = 1..=2)]
+        files: Vec<PathBuf>,
+        /// Session rate to describe the preparation for (default: the file's own rate).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Threshold of the automatic end trim, in dB below the peak.
+        #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
+        auto_trim_db: f64,
     },
     /// Measure the engine like a host would: blocks fed back to back (engines wait for their
     /// workers, as offline) or, with --paced, at real-time pace (real-time mode, lates
@@ -194,6 +215,64 @@ struct SoakArgs {
     json: bool,
 }
 
+/// IR edits of `render`; each applies only when its flag is given.
+#[derive(Debug, Clone, clap::Args)]
+struct EditArgs {
+    /// Cut this many milliseconds from the start of the IR (file time).
+    #[arg(long, value_name = "MS")]
+    trim_start_ms: Option<f64>,
+    /// Cut this many milliseconds from the end of the IR (file time).
+    #[arg(long, value_name = "MS")]
+    trim_end_ms: Option<f64>,
+    /// Cut the end where the IR stays below this level relative to its peak (the plugin uses
+    /// -80).
+    #[arg(long, value_name = "DB", allow_hyphen_values = true)]
+    auto_trim_db: Option<f64>,
+    /// Silence in front of the IR, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    predelay_ms: Option<f64>,
+    /// Raised-cosine fade in over this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    fade_in_ms: Option<f64>,
+    /// Raised-cosine fade out over the last milliseconds.
+    #[arg(long, value_name = "MS")]
+    fade_out_ms: Option<f64>,
+    /// Play the IR backwards.
+    #[arg(long)]
+    reverse: bool,
+    /// Time-scale the IR (0.5 to 2; 2 is twice as long), through the resampler.
+    #[arg(long, value_name = "FACTOR")]
+    stretch: Option<f64>,
+    /// Scale the IR to unit energy per output (as the plugin does by default).
+    #[arg(long)]
+    normalize: bool,
+    /// Wet low cut: 12 dB/octave high-pass at this frequency.
+    #[arg(long, value_name = "HZ")]
+    low_cut_hz: Option<f64>,
+    /// Wet high cut: 12 dB/octave low-pass at this frequency.
+    #[arg(long, value_name = "HZ")]
+    high_cut_hz: Option<f64>,
+}
+
+impl EditArgs {
+    fn settings(&self) -> EditSettings {
+        let none = EditSettings::NONE;
+        EditSettings {
+            trim_start_ms: self.trim_start_ms.unwrap_or(none.trim_start_ms),
+            trim_end_ms: self.trim_end_ms.unwrap_or(none.trim_end_ms),
+            auto_trim_db: self.auto_trim_db,
+            predelay_ms: self.predelay_ms.unwrap_or(none.predelay_ms),
+            fade_in_ms: self.fade_in_ms.unwrap_or(none.fade_in_ms),
+            fade_out_ms: self.fade_out_ms.unwrap_or(none.fade_out_ms),
+            reverse: self.reverse,
+            stretch: self.stretch.unwrap_or(none.stretch),
+            normalize: self.normalize,
+            low_cut_hz: self.low_cut_hz,
+            high_cut_hz: self.high_cut_hz,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum LatencyArg {
     Zero,
@@ -251,13 +330,23 @@ fn main() -> ExitCode {
             mix,
             latency,
             backend: _,
+            edits,
         } => {
             let options = RenderOptions {
                 blocks: block,
                 mix,
                 latency_mode: latency.into(),
             };
-            run_render(&ir, &input, &output, options)
+            let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
+            run_render(&ir, &input, &output, options, &edits.settings())
+        }
+        Command::IrInfo {
+            files,
+            rate,
+            auto_trim_db,
+        } => {
+            let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+            run_ir_info(&files, rate, auto_trim_db)
         }
         Command::Status {
             ir_seconds,
@@ -353,13 +442,18 @@ fn main() -> ExitCode {
 }
 
 fn run_render(
-    ir_path: &Path,
+    ir_paths: &[&Path],
     input_path: &Path,
     output_path: &Path,
     options: RenderOptions,
+    edits: &EditSettings,
 ) -> Result<(), String> {
-    let ir = wav::read_ir(ir_path).map_err(|err| format!("IR: {err}"))?;
-    let input = wav::read(input_path, 2, None).map_err(|err| match err {
+    let (source, _) = longtail::ir::load(ir_paths).map_err(|err| format!("IR: {err}"))?;
+    let limits = Limits {
+        max_channels: 2,
+        max_seconds: None,
+    };
+    let (input, _) = decode::read(input_path, limits).map_err(|err| match err {
         IrError::UnsupportedChannels(n) => {
             format!(
                 "input '{}' has {n} channels; supported are 1 (mono) and 2 (stereo)",
@@ -377,14 +471,11 @@ fn run_render(
             input_path.display()
         ));
     }
-    if input.sample_rate != ir.sample_rate {
-        return Err(format!(
-            "the IR is at {} Hz and the input at {} Hz; resampling is not supported yet, so \
-             convert one of them first",
-            ir.sample_rate, input.sample_rate
-        ));
-    }
-    let (output, report) = render(&ir, &input.channels, options).map_err(|err| err.to_string())?;
+    // The IR follows the input's rate, as it follows the session's rate in the plugin.
+    let (ir, report) =
+        edit::prepare(&source, edits, input.sample_rate).map_err(|err| format!("IR: {err}"))?;
+    let (output, render_report) =
+        render(&ir, &input.channels, options).map_err(|err| err.to_string())?;
     wav::write_f32(output_path, input.sample_rate, &output)
         .map_err(|err| format!("cannot write '{}': {err}", output_path.display()))?;
     println!(
@@ -397,7 +488,57 @@ fn run_render(
         ir.len(),
         ir.layout.name()
     );
-    print_report(&report);
+    if let Some((from, to)) = report.resampled {
+        println!("  IR resampled from {from} Hz to {to} Hz");
+    }
+    print_report(&render_report);
+    Ok(())
+}
+
+fn run_ir_info(paths: &[&Path], rate: Option<u32>, auto_trim_db: f64) -> Result<(), String> {
+    let (ir, infos) = longtail::ir::load(paths).map_err(|err| err.to_string())?;
+    for (path, info) in paths.iter().zip(&infos) {
+        println!("file:       {}", path.display());
+        println!("format:     {} ({} bytes)", info.format, info.file_bytes);
+        println!("rate:       {} Hz", info.sample_rate);
+        println!("channels:   {}", info.num_channels);
+    }
+    let peak = edit::peak(&ir.channels);
+    println!("length:     {} frames ({:.3} s)", ir.len(), ir.seconds());
+    println!("peak:       {:.2} dBFS", 20.0 * peak.max(1e-30).log10());
+    let layout = match (ir.layout, paths.len()) {
+        (longtail::ir::IrLayout::TrueStereo, 2) => {
+            "true stereo from two files (LL, LR from the first; RL, RR from the second)".into()
+        }
+        (longtail::ir::IrLayout::TrueStereo, _) => "true stereo (LL, LR, RL, RR)".into(),
+        (layout, _) => layout.name().to_string(),
+    };
+    println!("layout:     {layout}");
+    let session_rate = rate.unwrap_or(ir.sample_rate);
+    let edits = EditSettings {
+        auto_trim_db: Some(auto_trim_db),
+        ..EditSettings::FILE_DEFAULT
+    };
+    let (prepared, report) =
+        edit::prepare(&ir, &edits, session_rate).map_err(|err| err.to_string())?;
+    match report.auto_trim_at_s {
+        Some(at) => println!(
+            "auto trim:  at {auto_trim_db} dB would cut at {at:.3} s (keeps {:.1} % of the length)",
+            100.0 * at / ir.seconds()
+        ),
+        None => println!("auto trim:  at {auto_trim_db} dB would cut nothing"),
+    }
+    if let Some((from, to)) = report.resampled {
+        println!("resample:   {from} Hz -> {to} Hz");
+    }
+    if let Some(gain_db) = report.normalize_gain_db {
+        println!("normalise:  {gain_db:+.2} dB (unit energy per output)");
+    }
+    println!(
+        "prepared:   {} frames ({:.3} s) at {session_rate} Hz",
+        prepared.len(),
+        prepared.seconds()
+    );
     Ok(())
 }
 
