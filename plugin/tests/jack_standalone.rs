@@ -77,7 +77,14 @@ fn standalone_on_a_jack_server_plays_what_render_renders() {
         .output()
         .unwrap();
     assert!(render.status.success(), "{render:?}");
-    let reference = wav::read(&reference_path, 2, None).unwrap().channels;
+    let limits = longtail::ir::decode::Limits {
+        max_channels: 2,
+        max_seconds: None,
+    };
+    let reference = longtail::ir::decode::read(&reference_path, limits)
+        .unwrap()
+        .0
+        .channels;
 
     // A real-time run on a shared 2-core machine can be disturbed from outside (another
     // process taking both cores for a few periods): each attempt is a fresh server and
