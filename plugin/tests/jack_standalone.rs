@@ -1,4 +1,4 @@
-//! The standalone on a real JACK server: `jackd` with its dummy driver (48 kHz, 256-frame
+//! The standalone on a real JACK server: `jackd` with its dummy driver (48 kHz, 1024-frame
 //! periods; real-time scheduling where the process may use it, else jackd goes on without)
 //! under a server name of its own, the standalone as a client of it (`longtail --backend jack`,
 //! default settings: the Hall IR, mix 35 %), and two clients of this test (through the `jack`
@@ -26,7 +26,7 @@ use longtail::rng::Rng;
 const STANDALONE: &str = env!("CARGO_BIN_EXE_longtail");
 const CLI: &str = env!("CARGO_BIN_EXE_longtail-cli");
 const RATE: u32 = 48_000;
-const PERIOD: u32 = 256;
+const PERIOD: u32 = 1024;
 /// Length of the test signal, and of the recording (which also catches the start of the tail).
 const SIGNAL_FRAMES: usize = 3 * RATE as usize / 2;
 const RECORD_FRAMES: usize = 3 * RATE as usize;
