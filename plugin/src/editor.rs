@@ -6,14 +6,27 @@
 //! The editor runs on the host's GUI thread. It reads the audio thread's numbers from
 //! [`EngineMonitor`] (atomics only) and changes parameters through the host (`ParamSetter`), so
 //! nothing it does can make the audio thread wait. Slow work happens on helper threads: the IR
-//! preview (waveform) is generated on a short-lived thread, and the thermal probes run on the
-//! [`ThermalMonitor`] thread, which lives while the editor is open.
+//! preview (waveform) is generated on a short-lived thread, a file dialog and the decoding of
+//! the chosen file run on another, and the thermal probes run on the [`ThermalMonitor`] thread,
+//! which lives while the editor is open. The host's GUI thread never blocks on any of them.
+//!
+//! # Loading IR files
+//!
+//! "Open file..." shows the desktop's file dialog (rfd: the XDG desktop portal, or zenity where
+//! no portal runs) on a helper thread; the path field loads a typed or pasted path the same way
+//! for machines with neither. "Open true-stereo pair..." takes two stereo files (the left
+//! input's, then the right input's, ordered by name). A file that cannot be used leaves the
+//! current IR playing and shows why, as a dismissable message.
+//!
+//! Dropping a file onto the window is not offered: baseview reports X11 drops, but egui-baseview
+//! 0.9 (under nice-plug-egui) neither accepts them nor passes them to egui.
 //!
 //! # State
 //!
 //! The window size and the selected tab are persisted with the plugin's state (the `editor-*`
 //! fields of [`LongtailParams`]), so a project reopens its editor as it was left.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -30,8 +43,11 @@ use nice_plug_egui::{
 
 use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
 use crate::ir::builtin::BuiltinIr;
+use crate::ir::edit::EditSettings;
+use crate::ir::store::IrFileState;
 use crate::monitor::EngineMonitor;
-use crate::params::{BackendParam, LongtailParams};
+use crate::params::{BackendParam, IrSourceParam, LongtailParams};
+use crate::preparer::{IrSource, prepare_ir};
 use crate::thermal::{Action, GpuStatus, Placement, ThermalMonitor, ThermalPolicy, ThermalProbes};
 
 /// Size of a new editor window, in logical pixels.
@@ -70,47 +86,161 @@ impl Tab {
     }
 }
 
+/// What a preview shows: the IR as the engine plays it, edits applied, at the session rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PreviewKey {
+    /// Built-in IR or the user's file (by generation).
+    pub source: IrSource,
+    /// The edit parameters.
+    pub edits: EditSettings,
+    /// The session rate.
+    pub sample_rate: u32,
+}
+
 /// A waveform preview of the selected IR, made off the GUI thread.
-struct Preview {
-    ir: BuiltinIr,
-    sample_rate: u32,
-    seconds: f64,
-    layout: &'static str,
-    num_channels: usize,
+#[derive(Debug)]
+pub struct Preview {
+    /// What it shows.
+    pub key: PreviewKey,
+    /// The prepared IR's outline, or why it could not be prepared.
+    pub result: Result<PreviewData, String>,
+}
+
+/// The outline of a prepared IR.
+#[derive(Debug)]
+pub struct PreviewData {
+    /// The IR's name.
+    pub name: String,
+    /// Length in seconds at the session rate.
+    pub seconds: f64,
+    /// Length in samples at the session rate.
+    pub num_frames: usize,
+    /// The layout's name ("stereo", "true stereo", ...).
+    pub layout: &'static str,
+    /// Channels of the IR.
+    pub num_channels: usize,
     /// Per channel, `(min, max)` per column.
-    columns: Vec<Vec<(f32, f32)>>,
+    pub columns: Vec<Vec<(f32, f32)>>,
 }
 
 /// Dynamic range of the waveform preview, in dB below the IR's peak.
 const PREVIEW_RANGE_DB: f32 = 72.0;
 /// Columns of the waveform preview.
-const PREVIEW_COLUMNS: usize = 600;
+pub const PREVIEW_COLUMNS: usize = 600;
 
-fn make_preview(ir: BuiltinIr, sample_rate: u32) -> Preview {
-    let generated = ir.generate(sample_rate);
-    let len = generated.len().max(1);
-    let columns = generated
-        .channels
-        .iter()
-        .map(|samples| {
-            (0..PREVIEW_COLUMNS)
-                .map(|col| {
-                    let start = col * len / PREVIEW_COLUMNS;
-                    let end = ((col + 1) * len / PREVIEW_COLUMNS).max(start + 1).min(len);
-                    samples[start..end]
-                        .iter()
-                        .fold((0.0f32, 0.0f32), |(lo, hi), &s| (lo.min(s), hi.max(s)))
+/// Prepares the IR `key` describes exactly as the preparation thread does for the engine, and
+/// outlines it. Allocates and may take a while (resampling, filters): off the GUI thread.
+pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
+    let result = prepare_ir(key.source, &key.edits, key.sample_rate, files)
+        .map_err(|err| err.to_string())
+        .map(|ir| {
+            let len = ir.len().max(1);
+            let columns = ir
+                .channels
+                .iter()
+                .map(|samples| {
+                    (0..PREVIEW_COLUMNS)
+                        .map(|col| {
+                            let start = col * len / PREVIEW_COLUMNS;
+                            let end = ((col + 1) * len / PREVIEW_COLUMNS).max(start + 1).min(len);
+                            samples
+                                .get(start..end)
+                                .unwrap_or_default()
+                                .iter()
+                                .fold((0.0f32, 0.0f32), |(lo, hi), &s| (lo.min(s), hi.max(s)))
+                        })
+                        .collect()
                 })
-                .collect()
-        })
-        .collect();
-    Preview {
-        ir,
-        sample_rate,
-        seconds: generated.seconds(),
-        layout: generated.layout.name(),
-        num_channels: generated.channels.len(),
-        columns,
+                .collect();
+            PreviewData {
+                name: ir.name.clone(),
+                seconds: ir.seconds(),
+                num_frames: ir.len(),
+                layout: ir.layout.name(),
+                num_channels: ir.channels.len(),
+                columns,
+            }
+        });
+    Preview { key, result }
+}
+
+/// How the user asked for a file.
+#[derive(Debug, Clone)]
+pub enum FileRequest {
+    /// One file from the file dialog.
+    Dialog,
+    /// Two stereo files from the file dialog, making a true-stereo IR.
+    DialogPair,
+    /// Paths given directly (the path field).
+    Paths(Vec<PathBuf>),
+}
+
+/// What came of a [`FileRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileOutcome {
+    /// The dialog was closed without a choice (or no dialog could be shown).
+    Cancelled,
+    /// The file is the current file now.
+    Loaded,
+    /// Nothing changed, for this reason.
+    Failed(String),
+}
+
+/// Orders the chosen files for [`IrFileState::load_paths`]: one file, or two stereo files
+/// sorted by name (so `hall_L.wav` comes before `hall_R.wav`: the left input's first).
+pub fn order_paths(mut paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, String> {
+    match paths.len() {
+        1 => Ok(paths),
+        2 => {
+            paths.sort();
+            Ok(paths)
+        }
+        count => Err(format!(
+            "{count} files were chosen: choose one IR file, or two stereo files (left input's, \
+             right input's) for true stereo"
+        )),
+    }
+}
+
+/// Runs `request` (dialog, decoding) to the end. Blocks: call it on a helper thread.
+pub fn run_file_request(
+    request: FileRequest,
+    files: &IrFileState,
+    start_dir: Option<PathBuf>,
+) -> FileOutcome {
+    let chosen = match request {
+        FileRequest::Paths(paths) => paths,
+        FileRequest::Dialog | FileRequest::DialogPair => {
+            let mut dialog = rfd::FileDialog::new()
+                .add_filter("Impulse responses", crate::ir::decode::EXTENSIONS)
+                .add_filter("All files", &["*"]);
+            if let Some(dir) = start_dir {
+                dialog = dialog.set_directory(dir);
+            }
+            let picked = if matches!(request, FileRequest::DialogPair) {
+                dialog
+                    .set_title("Longtail: two stereo IR files (true stereo)")
+                    .pick_files()
+            } else {
+                dialog
+                    .set_title("Longtail: impulse response")
+                    .pick_file()
+                    .map(|path| vec![path])
+            };
+            match picked {
+                Some(paths) if !paths.is_empty() => paths,
+                _ => return FileOutcome::Cancelled,
+            }
+        }
+    };
+    let paths = match order_paths(chosen) {
+        Ok(paths) => paths,
+        Err(message) => return FileOutcome::Failed(message),
+    };
+    let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+    match files.load_paths(&refs) {
+        Ok(()) => FileOutcome::Loaded,
+        Err(err) => FileOutcome::Failed(format!("{err}; the current IR keeps playing")),
     }
 }
 
@@ -124,6 +254,12 @@ pub struct EditorApp {
     policy: ThermalPolicy,
     preview: Option<Preview>,
     preview_job: Option<Receiver<Preview>>,
+    /// A file dialog or load in progress.
+    file_job: Option<Receiver<FileOutcome>>,
+    /// The path field's text.
+    path_text: String,
+    /// The last file load's error, until dismissed.
+    file_error: Option<String>,
     /// Worker CPU share, from the busy-time counter's growth between frames.
     worker_load: (Instant, u64, f32),
     /// Messages the user has dismissed (by text).
@@ -155,6 +291,9 @@ pub fn create(
         policy: ThermalPolicy::new(Placement::Cpu),
         preview: None,
         preview_job: None,
+        file_job: None,
+        path_text: String::new(),
+        file_error: None,
         worker_load: (Instant::now(), 0, 0.0),
         dismissed: Vec::new(),
     };
@@ -181,6 +320,7 @@ impl NiceEguiApp for EditorApp {
             return;
         };
         let setter = gui.param_setter();
+        self.poll_file_job(&setter);
         self.poll_preview();
         ui.ctx().request_repaint_after(Duration::from_millis(250));
 
@@ -233,7 +373,18 @@ impl EditorApp {
         }
     }
 
-    /// Starts or collects the preview for the selected IR.
+    /// The preview the parameters ask for now.
+    fn preview_key(&self) -> PreviewKey {
+        let (source, use_file) = self.params.ir_source_now();
+        PreviewKey {
+            source,
+            edits: self.params.edit_settings(use_file),
+            sample_rate: self.sample_rate(),
+        }
+    }
+
+    /// Starts or collects the preview for the selected IR. One job at a time: while a knob
+    /// moves, the next job starts from wherever it is when the last one ends.
     fn poll_preview(&mut self) {
         if let Some(job) = &self.preview_job {
             match job.try_recv() {
@@ -245,27 +396,76 @@ impl EditorApp {
                 Err(TryRecvError::Disconnected) => self.preview_job = None,
             }
         }
-        let ir = self.params.ir.value();
-        let sample_rate = self.sample_rate();
-        let current = self
-            .preview
-            .as_ref()
-            .is_some_and(|p| p.ir == ir && p.sample_rate == sample_rate);
-        if !current {
-            let (sender, receiver) = std::sync::mpsc::channel();
-            let spawned = std::thread::Builder::new()
-                .name("longtail-preview".to_owned())
-                .spawn(move || {
-                    let _ = sender.send(make_preview(ir, sample_rate));
-                });
-            if spawned.is_ok() {
-                self.preview_job = Some(receiver);
+        let key = self.preview_key();
+        if self.preview.as_ref().is_some_and(|p| p.key == key) {
+            return;
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let files = Arc::clone(&self.params.ir_file);
+        let spawned = std::thread::Builder::new()
+            .name("longtail-preview".to_owned())
+            .spawn(move || {
+                let _ = sender.send(make_preview(key, &files));
+            });
+        if spawned.is_ok() {
+            self.preview_job = Some(receiver);
+        }
+    }
+
+    /// Starts a file request on a helper thread, unless one runs already.
+    fn start_file_request(&mut self, request: FileRequest) {
+        if self.file_job.is_some() {
+            return;
+        }
+        let files = Arc::clone(&self.params.ir_file);
+        let start_dir = files
+            .current()
+            .and_then(|(file, _)| file.paths.first()?.parent().map(PathBuf::from));
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("longtail-open-ir".to_owned())
+            .spawn(move || {
+                let _ = sender.send(run_file_request(request, &files, start_dir));
+            });
+        match spawned {
+            Ok(_) => self.file_job = Some(receiver),
+            Err(err) => self.file_error = Some(format!("cannot open a file: {err}")),
+        }
+    }
+
+    /// Collects a finished file request; a loaded file becomes the IR source.
+    fn poll_file_job(&mut self, setter: &ParamSetter) {
+        let Some(job) = &self.file_job else {
+            return;
+        };
+        let outcome = match job.try_recv() {
+            Ok(outcome) => outcome,
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {
+                FileOutcome::Failed("the file loader stopped".into())
             }
+        };
+        self.file_job = None;
+        match outcome {
+            FileOutcome::Cancelled => {}
+            FileOutcome::Loaded => {
+                self.file_error = None;
+                set_param(setter, &self.params.ir_source, IrSourceParam::File);
+            }
+            FileOutcome::Failed(message) => self.file_error = Some(message),
         }
     }
 
     /// Warnings and errors, each dismissable; never a modal.
     fn messages(&mut self, ui: &mut egui::Ui) {
+        if let Some(error) = self.file_error.clone() {
+            ui.horizontal(|ui| {
+                ui.colored_label(Color32::from_rgb(255, 110, 90), &error);
+                if ui.small_button("Dismiss").clicked() {
+                    self.file_error = None;
+                }
+            });
+        }
         let mut messages = Vec::new();
         if let Ok(errors) = self.monitor.errors.lock() {
             messages.extend(errors.iter().cloned());
@@ -292,38 +492,131 @@ impl EditorApp {
 
     fn reverb_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
         ui.heading("Impulse response");
+        let file = self.params.ir_file.current();
         egui::Grid::new("ir-grid").num_columns(2).show(ui, |ui| {
+            ui.label("Source");
+            ui.horizontal(|ui| {
+                let mut source = self.params.ir_source.value();
+                ui.selectable_value(&mut source, IrSourceParam::Builtin, "Built-in");
+                ui.selectable_value(&mut source, IrSourceParam::File, "File");
+                if source != self.params.ir_source.value() {
+                    set_param(setter, &self.params.ir_source, source);
+                }
+            });
+            ui.end_row();
+
             ui.label("Built-in");
             let current = self.params.ir.value();
             egui::ComboBox::from_id_salt("ir-choice")
                 .selected_text(current.name())
                 .show_ui(ui, |ui| {
                     for ir in BuiltinIr::ALL {
-                        if ui.selectable_label(ir == current, ir.name()).clicked() && ir != current
-                        {
-                            setter.begin_set_parameter(&self.params.ir);
-                            setter.set_parameter(&self.params.ir, ir);
-                            setter.end_set_parameter(&self.params.ir);
+                        if ui.selectable_label(ir == current, ir.name()).clicked() {
+                            set_param(setter, &self.params.ir, ir);
+                            set_param(setter, &self.params.ir_source, IrSourceParam::Builtin);
                         }
                     }
                 });
             ui.end_row();
-            if let Some(preview) = &self.preview {
+
+            ui.label("File");
+            ui.vertical(|ui| {
+                match &file {
+                    Some((file, _)) => {
+                        let paths: Vec<String> =
+                            file.paths.iter().map(|p| p.display().to_string()).collect();
+                        ui.label(&file.ir.name).on_hover_text(paths.join("\n"));
+                    }
+                    None => {
+                        ui.weak("none loaded");
+                    }
+                }
+                ui.horizontal(|ui| {
+                    let idle = self.file_job.is_none();
+                    if ui
+                        .add_enabled(idle, egui::Button::new("Open file..."))
+                        .clicked()
+                    {
+                        self.start_file_request(FileRequest::Dialog);
+                    }
+                    if ui
+                        .add_enabled(idle, egui::Button::new("Open true-stereo pair..."))
+                        .on_hover_text(
+                            "Two stereo files: the left input's (LL, LR) and the right \
+                             input's (RL, RR), ordered by name",
+                        )
+                        .clicked()
+                    {
+                        self.start_file_request(FileRequest::DialogPair);
+                    }
+                    if ui
+                        .add_enabled(idle && file.is_some(), egui::Button::new("Forget"))
+                        .on_hover_text("Drop the file from the project; the built-in IR plays")
+                        .clicked()
+                    {
+                        self.params.ir_file.clear();
+                        set_param(setter, &self.params.ir_source, IrSourceParam::Builtin);
+                    }
+                    if !idle {
+                        ui.spinner();
+                    }
+                });
+                ui.horizontal(|ui| {
+                    ui.add(
+                        egui::TextEdit::singleline(&mut self.path_text)
+                            .hint_text("or a path: /path/to/ir.wav")
+                            .desired_width(300.0),
+                    );
+                    let path = self.path_text.trim();
+                    if ui
+                        .add_enabled(
+                            self.file_job.is_none() && !path.is_empty(),
+                            egui::Button::new("Load"),
+                        )
+                        .clicked()
+                    {
+                        let request = FileRequest::Paths(vec![PathBuf::from(path)]);
+                        self.start_file_request(request);
+                    }
+                });
+                let status = self.params.ir_file.status();
+                if !status.is_empty() {
+                    ui.weak(status);
+                }
+            });
+            ui.end_row();
+
+            if let Some(Preview {
+                result: Ok(data),
+                key,
+            }) = &self.preview
+            {
+                ui.label("Playing");
+                ui.label(&data.name);
+                ui.end_row();
                 ui.label("Length");
                 ui.label(format!(
                     "{:.2} s at {} Hz ({} samples)",
-                    preview.seconds,
-                    preview.sample_rate,
-                    (preview.seconds * f64::from(preview.sample_rate)).round()
+                    data.seconds, key.sample_rate, data.num_frames
                 ));
                 ui.end_row();
                 ui.label("Channels");
-                ui.label(format!("{} ({})", preview.num_channels, preview.layout));
+                ui.label(format!("{} ({})", data.num_channels, data.layout));
                 ui.end_row();
             }
         });
         match &self.preview {
-            Some(preview) => draw_waveform(ui, preview),
+            Some(Preview {
+                result: Ok(data), ..
+            }) => draw_waveform(ui, data),
+            Some(Preview {
+                result: Err(err), ..
+            }) => {
+                ui.colored_label(
+                    Color32::from_rgb(255, 110, 90),
+                    format!("Not playable: {err}"),
+                );
+            }
             None => {
                 ui.label("Preparing the preview...");
             }
@@ -332,20 +625,13 @@ impl EditorApp {
         ui.add_space(8.0);
         ui.heading("Mix");
         egui::Grid::new("mix-grid").num_columns(2).show(ui, |ui| {
-            ui.label("Dry/wet");
-            ui.add(widgets::ParamSlider::for_param(&self.params.mix, setter).with_width(260.0));
-            ui.end_row();
-            ui.label("Output gain");
-            ui.add(
-                widgets::ParamSlider::for_param(&self.params.output_gain, setter).with_width(260.0),
-            );
-            ui.end_row();
-            ui.label("Latency");
-            ui.add(
-                widgets::ParamSlider::for_param(&self.params.latency_mode, setter)
-                    .with_width(260.0),
-            );
-            ui.end_row();
+            let params = &self.params;
+            param_row(ui, setter, "Dry/wet", &params.mix);
+            param_row(ui, setter, "Output gain", &params.output_gain);
+            param_row(ui, setter, "Pre-delay", &params.predelay_ms);
+            param_row(ui, setter, "Low cut (wet)", &params.low_cut_hz);
+            param_row(ui, setter, "High cut (wet)", &params.high_cut_hz);
+            param_row(ui, setter, "Latency", &params.latency_mode);
             ui.label("Reported latency");
             let latency = self.monitor.latency_samples.load(Relaxed);
             ui.label(format!(
@@ -354,6 +640,32 @@ impl EditorApp {
             ));
             ui.end_row();
         });
+
+        ui.add_space(8.0);
+        egui::CollapsingHeader::new("Edit the IR")
+            .id_salt("edit-ir")
+            .default_open(true)
+            .show(ui, |ui| {
+                ui.weak(
+                    "Applied when the engine is rebuilt, off the audio thread, and crossfaded \
+                     in. Automatic trim and normalisation apply to files.",
+                );
+                egui::Grid::new("edit-grid").num_columns(2).show(ui, |ui| {
+                    let params = &self.params;
+                    param_row(ui, setter, "Trim start", &params.trim_start_ms);
+                    param_row(ui, setter, "Trim end", &params.trim_end_ms);
+                    param_row(ui, setter, "Auto trim below peak", &params.auto_trim_db);
+                    param_row(ui, setter, "Fade in", &params.fade_in_ms);
+                    param_row(ui, setter, "Fade out", &params.fade_out_ms);
+                    param_row(ui, setter, "Stretch", &params.stretch);
+                    ui.label("");
+                    ui.horizontal(|ui| {
+                        toggle(ui, setter, "Reverse", &params.reverse);
+                        toggle(ui, setter, "Normalize", &params.normalize);
+                    });
+                    ui.end_row();
+                });
+            });
     }
 
     fn engine_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
@@ -552,7 +864,29 @@ fn state_label(ui: &mut egui::Ui, state: crate::thermal::ThermalState) {
     ui.colored_label(color, state.name());
 }
 
-fn draw_waveform(ui: &mut egui::Ui, preview: &Preview) {
+/// Sets a parameter from the editor as one host gesture.
+fn set_param<P: Param>(setter: &ParamSetter, param: &P, value: P::Plain) {
+    setter.begin_set_parameter(param);
+    setter.set_parameter(param, value);
+    setter.end_set_parameter(param);
+}
+
+/// A labelled slider row of a grid.
+fn param_row<P: Param>(ui: &mut egui::Ui, setter: &ParamSetter, label: &str, param: &P) {
+    ui.label(label);
+    ui.add(widgets::ParamSlider::for_param(param, setter).with_width(260.0));
+    ui.end_row();
+}
+
+/// A check box for a switch parameter.
+fn toggle(ui: &mut egui::Ui, setter: &ParamSetter, label: &str, param: &BoolParam) {
+    let mut on = param.value();
+    if ui.checkbox(&mut on, label).changed() {
+        set_param(setter, param, on);
+    }
+}
+
+fn draw_waveform(ui: &mut egui::Ui, preview: &PreviewData) {
     let width = ui.available_width().max(100.0);
     let lane_height = 48.0;
     let height = lane_height * preview.columns.len() as f32;
@@ -590,4 +924,108 @@ fn draw_waveform(ui: &mut egui::Ui, preview: &Preview) {
         Stroke::new(1.0, Color32::from_gray(60)),
         egui::StrokeKind::Inside,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    fn builtin_key(edits: EditSettings) -> PreviewKey {
+        PreviewKey {
+            source: IrSource::Builtin(BuiltinIr::SmallRoom),
+            edits,
+            sample_rate: 48_000,
+        }
+    }
+
+    #[test]
+    fn preview_outlines_the_ir_the_engine_plays() {
+        let files = IrFileState::default();
+        let plain = make_preview(builtin_key(EditSettings::NONE), &files);
+        let data = plain.result.as_ref().expect("built-in prepares");
+        let generated = BuiltinIr::SmallRoom.generate(48_000);
+        assert_eq!(data.num_frames, generated.len());
+        assert_eq!(data.num_channels, generated.channels.len());
+        assert!(data.columns.iter().all(|c| c.len() == PREVIEW_COLUMNS));
+
+        // A reversed IR's loudest column moves from the start to the end.
+        let reversed = make_preview(
+            builtin_key(EditSettings {
+                reverse: true,
+                ..EditSettings::NONE
+            }),
+            &files,
+        );
+        let loudest = |data: &PreviewData| {
+            let column = &data.columns[0];
+            (0..column.len())
+                .max_by(|&a, &b| {
+                    let level = |i: usize| (-column[i].0).max(column[i].1);
+                    level(a).total_cmp(&level(b))
+                })
+                .expect("columns")
+        };
+        let reversed = reversed.result.expect("reverse prepares");
+        assert!(loudest(data) < PREVIEW_COLUMNS / 4);
+        assert!(loudest(&reversed) > PREVIEW_COLUMNS * 3 / 4);
+    }
+
+    #[test]
+    fn a_loaded_file_is_previewed_and_a_bad_one_keeps_it() {
+        let files = IrFileState::default();
+        let outcome =
+            run_file_request(FileRequest::Paths(vec![fixture("ir-16.wav")]), &files, None);
+        assert_eq!(outcome, FileOutcome::Loaded);
+        let (_, generation) = files.current().expect("loaded");
+        let key = PreviewKey {
+            source: IrSource::File(generation),
+            edits: EditSettings::NONE,
+            sample_rate: 44_100,
+        };
+        let preview = make_preview(key, &files);
+        let data = preview.result.expect("file prepares");
+        assert_eq!(data.name, "ir-16.wav");
+
+        // A file that is not audio: refused with the reason, the loaded file stays.
+        let outcome =
+            run_file_request(FileRequest::Paths(vec![fixture("README.md")]), &files, None);
+        match outcome {
+            FileOutcome::Failed(message) => {
+                assert!(message.contains("current IR keeps playing"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        assert_eq!(files.current().map(|(_, g)| g), Some(generation));
+
+        // A preview of a file generation that is gone says so instead of showing another IR.
+        files.clear();
+        assert!(make_preview(key, &files).result.is_err());
+    }
+
+    #[test]
+    fn chosen_files_are_one_or_an_ordered_pair() {
+        let one = order_paths(vec![PathBuf::from("/a/hall.wav")]).expect("one file");
+        assert_eq!(one, vec![PathBuf::from("/a/hall.wav")]);
+        let pair = order_paths(vec![
+            PathBuf::from("/a/hall_R.wav"),
+            PathBuf::from("/a/hall_L.wav"),
+        ])
+        .expect("a pair");
+        assert_eq!(
+            pair,
+            vec![
+                PathBuf::from("/a/hall_L.wav"),
+                PathBuf::from("/a/hall_R.wav")
+            ]
+        );
+        let three = vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("c")];
+        assert!(order_paths(three).unwrap_err().contains("3 files"));
+        assert!(order_paths(Vec::new()).is_err());
+    }
 }

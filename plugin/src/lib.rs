@@ -36,7 +36,7 @@ use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimi
 use ir::edit::EditSettings;
 use ir::store::IrFileState;
 use monitor::{EngineMonitor, LoadMeter};
-use params::{EDIT_DEBOUNCE_MS, IrSourceParam, LongtailParams};
+use params::{EDIT_DEBOUNCE_MS, LongtailParams};
 use preparer::{IrSource, Preparer, Request};
 use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 
@@ -127,13 +127,7 @@ impl Longtail {
 
     /// The engine the parameters ask for. Reads atomics only: safe on the audio thread.
     fn desired_key(&self) -> EngineKey {
-        let file_generation = self.params.ir_file.generation();
-        let use_file = self.params.ir_source.value() == IrSourceParam::File && file_generation != 0;
-        let source = if use_file {
-            IrSource::File(file_generation)
-        } else {
-            IrSource::Builtin(self.params.ir.value())
-        };
+        let (source, use_file) = self.params.ir_source_now();
         EngineKey {
             source,
             edits: self.params.edit_settings(use_file),

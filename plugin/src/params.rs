@@ -19,6 +19,7 @@ use crate::engine::LatencyMode;
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
 use crate::ir::store::IrFileState;
+use crate::preparer::IrSource;
 
 /// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
 pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
@@ -146,6 +147,18 @@ pub struct LongtailParams {
 }
 
 impl LongtailParams {
+    /// The IR the parameters select: the user's file when the source is File and one is
+    /// loaded, else the built-in IR. The flag says whether it is the file. Reads atomics only:
+    /// safe on the audio thread.
+    pub fn ir_source_now(&self) -> (IrSource, bool) {
+        let file_generation = self.ir_file.generation();
+        if self.ir_source.value() == IrSourceParam::File && file_generation != 0 {
+            (IrSource::File(file_generation), true)
+        } else {
+            (IrSource::Builtin(self.ir.value()), false)
+        }
+    }
+
     /// The edit settings the parameters describe, for a file (`for_file`) or a built-in IR.
     /// The automatic trim and the normalisation apply to files only: the built-ins are designed
     /// to length and normalised already, so they play exactly as generated unless the user edits
@@ -185,17 +198,31 @@ fn milliseconds(name: &str, max: f32) -> FloatParam {
     .with_step_size(0.1)
 }
 
-fn off_or(
-    off: impl Fn(f32) -> bool + Send + Sync + 'static,
-    digits: usize,
-) -> Arc<dyn Fn(f32) -> String + Send + Sync> {
-    Arc::new(move |value| {
-        if off(value) {
-            "Off".to_string()
-        } else {
-            format!("{value:.digits$}")
-        }
-    })
+/// A parameter with an "Off" end (`is_off`; `off_value` is that end): shows "Off" there,
+/// without the unit, and the value with `unit` elsewhere, and reads either back ("off",
+/// "250", "250 Hz").
+fn with_off(
+    param: FloatParam,
+    off_value: f32,
+    is_off: fn(f32) -> bool,
+    unit: &'static str,
+) -> FloatParam {
+    param
+        .with_value_to_string(Arc::new(move |value| {
+            if is_off(value) {
+                "Off".to_string()
+            } else {
+                format!("{value:.0}{unit}")
+            }
+        }))
+        .with_string_to_value(Arc::new(move |text| {
+            let text = text.trim();
+            if text.eq_ignore_ascii_case("off") {
+                Some(off_value)
+            } else {
+                text.trim_end_matches(unit.trim()).trim().parse().ok()
+            }
+        }))
 }
 
 /// Default wet share when the plugin is inserted.
@@ -235,17 +262,20 @@ impl Default for LongtailParams {
             ir_source: EnumParam::new("IR source", IrSourceParam::Builtin),
             trim_start_ms: milliseconds("Trim start", 2_000.0),
             trim_end_ms: milliseconds("Trim end", 30_000.0),
-            auto_trim_db: FloatParam::new(
-                "Auto trim",
-                DEFAULT_AUTO_TRIM_DB as f32,
-                FloatRange::Linear {
-                    min: AUTO_TRIM_OFF_DB,
-                    max: -40.0,
-                },
-            )
-            .with_unit(" dB")
-            .with_step_size(1.0)
-            .with_value_to_string(off_or(|v| v <= AUTO_TRIM_OFF_DB, 0)),
+            auto_trim_db: with_off(
+                FloatParam::new(
+                    "Auto trim",
+                    DEFAULT_AUTO_TRIM_DB as f32,
+                    FloatRange::Linear {
+                        min: AUTO_TRIM_OFF_DB,
+                        max: -40.0,
+                    },
+                )
+                .with_step_size(1.0),
+                AUTO_TRIM_OFF_DB,
+                |v| v <= AUTO_TRIM_OFF_DB,
+                " dB",
+            ),
             predelay_ms: milliseconds("Pre-delay", 500.0),
             fade_in_ms: milliseconds("Fade in", 1_000.0),
             fade_out_ms: milliseconds("Fade out", 10_000.0),
@@ -263,31 +293,67 @@ impl Default for LongtailParams {
             .with_step_size(0.001)
             .with_unit(" x"),
             normalize: BoolParam::new("Normalize", true),
-            low_cut_hz: FloatParam::new(
-                "Low cut",
+            low_cut_hz: with_off(
+                FloatParam::new(
+                    "Low cut",
+                    LOW_CUT_OFF_HZ,
+                    FloatRange::Skewed {
+                        min: LOW_CUT_OFF_HZ,
+                        max: 1_000.0,
+                        factor: FloatRange::skew_factor(-2.0),
+                    },
+                )
+                .with_step_size(1.0),
                 LOW_CUT_OFF_HZ,
-                FloatRange::Skewed {
-                    min: LOW_CUT_OFF_HZ,
-                    max: 1_000.0,
-                    factor: FloatRange::skew_factor(-2.0),
-                },
-            )
-            .with_unit(" Hz")
-            .with_step_size(1.0)
-            .with_value_to_string(off_or(|v| v <= LOW_CUT_OFF_HZ, 0)),
-            high_cut_hz: FloatParam::new(
-                "High cut",
+                |v| v <= LOW_CUT_OFF_HZ,
+                " Hz",
+            ),
+            high_cut_hz: with_off(
+                FloatParam::new(
+                    "High cut",
+                    HIGH_CUT_OFF_HZ,
+                    FloatRange::Skewed {
+                        min: 1_000.0,
+                        max: HIGH_CUT_OFF_HZ,
+                        factor: FloatRange::skew_factor(-1.0),
+                    },
+                )
+                .with_step_size(10.0),
                 HIGH_CUT_OFF_HZ,
-                FloatRange::Skewed {
-                    min: 1_000.0,
-                    max: HIGH_CUT_OFF_HZ,
-                    factor: FloatRange::skew_factor(-1.0),
-                },
-            )
-            .with_unit(" Hz")
-            .with_step_size(10.0)
-            .with_value_to_string(off_or(|v| v >= HIGH_CUT_OFF_HZ, 0)),
+                |v| v >= HIGH_CUT_OFF_HZ,
+                " Hz",
+            ),
             ir_file: Arc::new(IrFileState::default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn off_ends_show_off_and_read_back() {
+        let params = LongtailParams::default();
+        let low_cut = &params.low_cut_hz;
+        assert_eq!(low_cut.normalized_value_to_string(0.0, true), "Off");
+        let normalized = low_cut.preview_normalized(250.0);
+        assert_eq!(
+            low_cut.normalized_value_to_string(normalized, true),
+            "250 Hz"
+        );
+        for text in ["250", "250 Hz", " 250Hz "] {
+            let parsed = low_cut.string_to_normalized_value(text).expect(text);
+            assert!((low_cut.preview_plain(parsed) - 250.0).abs() < 0.5, "{text}");
+        }
+        let off = low_cut.string_to_normalized_value("OFF").expect("off");
+        assert!(low_cut.preview_plain(off) <= LOW_CUT_OFF_HZ);
+        let high_cut = &params.high_cut_hz;
+        assert_eq!(high_cut.normalized_value_to_string(1.0, true), "Off");
+        let trim = &params.auto_trim_db;
+        assert_eq!(
+            trim.normalized_value_to_string(trim.preview_normalized(-80.0), true),
+            "-80 dB"
+        );
     }
 }

@@ -345,6 +345,9 @@ fn describe(err: &SymphoniaError) -> String {
     }
 }
 
+/// File name extensions of the formats [`read`] decodes, for file dialogs.
+pub const EXTENSIONS: &[&str] = &["wav", "wave", "flac", "aif", "aiff", "aifc", "ogg", "oga"];
+
 /// "WAV, 24-bit integer", "FLAC, 16-bit integer", "Ogg Vorbis", ...
 fn format_name(path: &Path, params: &symphonia::core::codecs::CodecParameters) -> String {
     use symphonia::core::codecs::*;
