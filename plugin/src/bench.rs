@@ -29,6 +29,9 @@ pub struct BenchConfig {
     pub latency_mode: LatencyMode,
     /// Release blocks at real-time pace (real-time mode, lates possible).
     pub paced: bool,
+    /// SCHED_FIFO priority of the measuring thread while it runs, as a host gives its audio
+    /// thread; `None` leaves it as it is.
+    pub audio_priority: Option<u32>,
     /// Blocks in the first `warmup_s` seconds are left out of the per-block statistics.
     pub warmup_s: f64,
     /// Stop at a block boundary once the timed loop has run this long.
@@ -67,6 +70,8 @@ pub struct BenchResult {
     pub dropped_chunks: u64,
     pub layout: String,
     pub paced: bool,
+    /// The measuring thread's SCHED_FIFO priority, 0 when it ran with the default policy.
+    pub audio_priority: u32,
 }
 
 impl BenchResult {
@@ -87,7 +92,8 @@ impl BenchResult {
                 "\"warmup_blocks\":{},\"blk_med_us\":{:.2},\"blk_p99_us\":{:.2},\"blk_max_us\":{:.2},",
                 "\"blk_max_all_us\":{:.2},\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
-                "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"loadavg1\":{:.2}}}"
+                "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
+                "\"loadavg1\":{:.2}}}"
             ),
             self.variant,
             env!("CARGO_PKG_VERSION"),
@@ -119,6 +125,7 @@ impl BenchResult {
             self.dropped_chunks,
             self.layout,
             self.paced,
+            self.audio_priority,
             loadavg1(),
         )
     }
@@ -206,6 +213,9 @@ pub fn run(
     }
     let block_period = Duration::from_secs_f64(block as f64 / f64::from(config.rate));
 
+    let realtime = config
+        .audio_priority
+        .and_then(crate::engine::worker::RealtimeGuard::raise);
     let cpu_start = cpu_time::process_seconds();
     let main_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
@@ -249,6 +259,8 @@ pub fn run(
     let wall_s = wall_start.elapsed().as_secs_f64();
     let cpu_main_s = cpu_time::thread_seconds() - main_start;
     let cpu_s = cpu_time::process_seconds() - cpu_start;
+    let audio_priority = realtime.as_ref().map_or(0, |guard| guard.priority);
+    drop(realtime);
 
     let warmup_blocks =
         ((config.warmup_s * f64::from(config.rate)) as usize / block).min(block_times.len());
@@ -310,6 +322,7 @@ pub fn run(
         dropped_chunks,
         layout: format!("head{} {layout}", plan.head_taps),
         paced: config.paced,
+        audio_priority,
     };
     // Engines (and their threads) are dropped here, outside the timed loop.
     drop(engines);

@@ -344,7 +344,10 @@ mod tests {
         );
         for text in ["250", "250 Hz", " 250Hz "] {
             let parsed = low_cut.string_to_normalized_value(text).expect(text);
-            assert!((low_cut.preview_plain(parsed) - 250.0).abs() < 0.5, "{text}");
+            assert!(
+                (low_cut.preview_plain(parsed) - 250.0).abs() < 0.5,
+                "{text}"
+            );
         }
         let off = low_cut.string_to_normalized_value("OFF").expect("off");
         assert!(low_cut.preview_plain(off) <= LOW_CUT_OFF_HZ);

@@ -130,6 +130,11 @@ enum Command {
         /// Release blocks at real-time pace (real-time mode: lates are possible and counted).
         #[arg(long)]
         paced: bool,
+        /// With --paced, run the measuring thread at this SCHED_FIFO priority, as a host's audio
+        /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below). 0
+        /// leaves the thread as it is. Quietly ignored where the OS refuses.
+        #[arg(long, default_value_t = 70)]
+        audio_priority: u32,
         /// Where the tail runs: `auto` (the CPU in this version) or `cpu`.
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
@@ -386,6 +391,7 @@ fn main() -> ExitCode {
             variant,
             out,
             paced,
+            audio_priority,
             backend: _,
             executor,
             latency,
@@ -401,6 +407,7 @@ fn main() -> ExitCode {
                 instances: 1,
                 latency_mode: latency.into(),
                 paced,
+                audio_priority: (paced && audio_priority > 0).then_some(audio_priority),
                 warmup_s,
                 max_wall_s: (max_wall > 0.0).then_some(max_wall),
                 executor: match executor {
