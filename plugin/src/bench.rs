@@ -262,6 +262,19 @@ pub fn run(
     let audio_priority = realtime.as_ref().map_or(0, |guard| guard.priority);
     drop(realtime);
 
+    if let Some(path) = std::env::var_os("LONGTAIL_BENCH_BLOCK_TIMES") {
+        // Diagnostics: every call's time in ns, one per line, to look for periodic spikes.
+        let text: String = block_times
+            .iter()
+            .map(|d| format!("{}\n", d.as_nanos()))
+            .collect();
+        if let Err(err) = std::fs::write(&path, text) {
+            eprintln!(
+                "cannot write block times to {}: {err}",
+                path.to_string_lossy()
+            );
+        }
+    }
     let warmup_blocks =
         ((config.warmup_s * f64::from(config.rate)) as usize / block).min(block_times.len());
     let all_max = block_times.iter().max().copied().unwrap_or_default();

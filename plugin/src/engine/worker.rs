@@ -4,9 +4,22 @@
 //!
 //! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread,
 //! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::submit`] and
-//! [`WorkerLevel::collect`] only copy samples, touch atomics and call `Thread::unpark` (a futex
-//! wake that never blocks); they never allocate, lock or wait in real-time mode. Dropping a
-//! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
+//! [`WorkerLevel::collect`] only copy samples and touch atomics, and call `Thread::unpark` (a
+//! futex wake that never blocks) only when the worker asked for it; they never allocate, lock
+//! or wait in real-time mode. Dropping a `WorkerLevel` stops and joins its thread, so engines
+//! are dropped off the audio thread.
+//!
+//! # Waking
+//!
+//! Waking a sleeping thread costs the waker a system call and, when the thread sleeps on an
+//! idle core, an inter-processor interrupt: 20 us on average on the 2-core VMs we measure on,
+//! paid on the audio thread at every chunk of the smallest worker level. So an idle worker
+//! wakes itself instead: chunks arrive every `P` samples of host time, so it learns the interval
+//! between the chunks it saw arrive, sleeps on a timer until shortly before the next one is due
+//! ([`WAKE_EARLY`]) and then checks every [`POLL_INTERVAL`]. Only when no chunk has come
+//! [`WAKE_WINDOW`] after its expected time (a host that stopped, or calls irregularly) does it
+//! raise `needs_wake` and sleep until the audio thread wakes it, as before. Offline mode always
+//! wakes the worker: the audio thread waits for it anyway.
 //!
 //! # Protocol
 //!
@@ -55,6 +68,13 @@ pub const DEGRADED_AFTER_LATES: u64 = 3;
 /// How long an idle worker sleeps before it checks its stop flag again (it is normally woken
 /// by `unpark` as soon as a job arrives).
 const IDLE_TIMEOUT: Duration = Duration::from_millis(100);
+/// A self-timed worker wakes this long before its next chunk is expected (see "Waking").
+pub const WAKE_EARLY: Duration = Duration::from_micros(150);
+/// Then checks for the chunk this often.
+pub const POLL_INTERVAL: Duration = Duration::from_micros(100);
+/// And gives up timing itself (asks to be woken) this long after the expected time, or a
+/// quarter of the interval if that is shorter.
+pub const WAKE_WINDOW: Duration = Duration::from_millis(2);
 
 /// Counters of one worker level, written by the audio thread, readable from any thread.
 #[derive(Debug, Default)]
@@ -95,6 +115,9 @@ struct Shared {
     /// Set while the audio thread sleeps on `completed_seq` (offline mode only), so the worker
     /// makes the wake system call only when someone waits.
     waiting: AtomicBool,
+    /// Set while the worker sleeps until it is woken (not on its own timer), so the audio
+    /// thread makes the wake system call only then (see "Waking").
+    needs_wake: AtomicBool,
     consumed: AtomicU64,
     stop: AtomicBool,
     /// Test hook: while set, the worker does not start new jobs (a stalled executor).
@@ -161,6 +184,7 @@ impl WorkerLevel {
             completed: AtomicU64::new(0),
             completed_seq: AtomicU32::new(0),
             waiting: AtomicBool::new(false),
+            needs_wake: AtomicBool::new(false),
             consumed: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
@@ -261,8 +285,12 @@ impl WorkerLevel {
         shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
         shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
         self.submitted += 1;
-        shared.submitted.store(self.submitted, Ordering::Release);
-        self.wake();
+        // SeqCst, paired with the worker's `needs_wake` store and `submitted` load: either the
+        // worker sees this job before it sleeps, or this thread sees that it must wake it.
+        shared.submitted.store(self.submitted, Ordering::SeqCst);
+        if wait || shared.needs_wake.load(Ordering::SeqCst) {
+            self.wake();
+        }
     }
 
     /// Forgets pending results and makes the worker clear its history before the next chunk.
@@ -368,14 +396,18 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
     let mut last_chunk_end: Option<u64> = None;
     let mut next_job = 0u64;
     let mut epoch = 0u64;
+    let mut clock = ChunkClock::default();
 
     while !shared.stop.load(Ordering::Acquire) {
-        if shared.stalled.load(Ordering::Acquire)
-            || shared.submitted.load(Ordering::Acquire) <= next_job
-        {
+        if shared.stalled.load(Ordering::Acquire) {
             std::thread::park_timeout(IDLE_TIMEOUT);
             continue;
         }
+        if shared.submitted.load(Ordering::SeqCst) <= next_job {
+            idle_wait(shared, next_job, &mut clock);
+            continue;
+        }
+        clock.arrived(next_job, std::time::Instant::now());
         let slot_idx = (next_job % NUM_SLOTS as u64) as usize;
         let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
         let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
@@ -449,6 +481,101 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
             atomic_wait::wake_all(&shared.completed_seq);
         }
     }
+}
+
+/// How an idle worker last slept (see "Waking" in the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sleep {
+    /// Not idle: the worker went from one job straight to the next (a backlog).
+    Busy,
+    /// On its timer until shortly before the next chunk was expected.
+    Timed,
+    /// Checking every [`POLL_INTERVAL`].
+    Polling,
+    /// Until the audio thread woke it.
+    Woken,
+}
+
+/// What an idle worker knows of the chunks' timing (see "Waking" in the module docs).
+#[derive(Debug)]
+struct ChunkClock {
+    /// The last chunk whose arrival time was measured: its job number and when it arrived.
+    last_arrival: Option<(u64, std::time::Instant)>,
+    /// When the next chunk is expected; `None` while the timing is unknown or was missed,
+    /// when the worker sleeps until woken.
+    expected: Option<std::time::Instant>,
+    /// Estimated interval between chunks.
+    interval: Option<Duration>,
+    /// How the worker slept before the current job.
+    sleep: Sleep,
+}
+
+impl Default for ChunkClock {
+    fn default() -> Self {
+        Self {
+            last_arrival: None,
+            expected: None,
+            interval: None,
+            sleep: Sleep::Busy,
+        }
+    }
+}
+
+impl ChunkClock {
+    /// Job `job` was picked up at `now`.
+    fn arrived(&mut self, job: u64, now: std::time::Instant) {
+        // The arrival time is a measurement only when the worker was checking often, or was
+        // woken for this job. After a timed sleep the chunk was already there: the worker
+        // overslept (the host called early or irregularly); after a backlog it arrived
+        // earlier still. Both fall back to being woken until the timing is measured again.
+        let measured = matches!(self.sleep, Sleep::Polling | Sleep::Woken);
+        self.sleep = Sleep::Busy;
+        if !measured {
+            self.expected = None;
+            self.last_arrival = None;
+            return;
+        }
+        if let Some((last_job, last_time)) = self.last_arrival
+            && job > last_job
+        {
+            let measured = now.saturating_duration_since(last_time) / (job - last_job) as u32;
+            // Smoothed, so one late host call does not move the next wake-up much.
+            self.interval = Some(match self.interval {
+                Some(interval) => (interval * 3 + measured) / 4,
+                None => measured,
+            });
+        }
+        self.last_arrival = Some((job, now));
+        self.expected = self.interval.map(|interval| now + interval);
+    }
+}
+
+/// Sleeps until job `next_job` may have arrived: on the worker's own timer near the expected
+/// time, or until woken when the timing is unknown or missed. Worker thread.
+fn idle_wait(shared: &Shared, next_job: u64, clock: &mut ChunkClock) {
+    let now = std::time::Instant::now();
+    if let (Some(expected), Some(interval)) = (clock.expected, clock.interval) {
+        let window = WAKE_WINDOW.min(interval / 4);
+        if now + WAKE_EARLY < expected {
+            clock.sleep = Sleep::Timed;
+            std::thread::park_timeout(expected - WAKE_EARLY - now);
+            return;
+        }
+        if now < expected + window {
+            clock.sleep = Sleep::Polling;
+            std::thread::park_timeout(POLL_INTERVAL);
+            return;
+        }
+        // Missed: be woken, and measure afresh from that arrival.
+        clock.expected = None;
+        clock.last_arrival = None;
+    }
+    clock.sleep = Sleep::Woken;
+    shared.needs_wake.store(true, Ordering::SeqCst);
+    if shared.submitted.load(Ordering::SeqCst) <= next_job && !shared.stop.load(Ordering::Acquire) {
+        std::thread::park_timeout(IDLE_TIMEOUT);
+    }
+    shared.needs_wake.store(false, Ordering::SeqCst);
 }
 
 /// Offline waiting for job `job`: sleeps on the `completed_seq` futex word until the worker
@@ -538,5 +665,55 @@ impl Drop for RealtimeGuard {
         unsafe {
             libc::pthread_setschedparam(libc::pthread_self(), self.old.0, &self.old.1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn the_chunk_clock_learns_the_interval_and_falls_back_on_surprises() {
+        let start = Instant::now();
+        // Woken for the first two chunks: the second gives the interval.
+        let mut clock = ChunkClock {
+            sleep: Sleep::Woken,
+            ..ChunkClock::default()
+        };
+        clock.arrived(0, start);
+        assert_eq!(clock.expected, None);
+        clock.sleep = Sleep::Woken;
+        clock.arrived(1, start + 10 * MS);
+        assert_eq!(clock.interval, Some(10 * MS));
+        assert_eq!(clock.expected, Some(start + 20 * MS));
+
+        // Seen while polling, a little late: the estimate moves by a quarter of the error.
+        clock.sleep = Sleep::Polling;
+        clock.arrived(2, start + 22 * MS);
+        assert_eq!(clock.interval, Some(10 * MS + MS / 2));
+
+        // A chunk already there after a timed sleep (overslept) or after a backlog: the time
+        // is not a measurement, and the worker asks to be woken until it has one again.
+        for sleep in [Sleep::Timed, Sleep::Busy] {
+            let interval = clock.interval;
+            clock.sleep = sleep;
+            clock.arrived(3, start + 40 * MS);
+            assert_eq!(clock.expected, None, "{sleep:?}");
+            assert_eq!(clock.last_arrival, None, "{sleep:?}");
+            assert_eq!(clock.interval, interval, "{sleep:?}");
+        }
+
+        // Measured again across a dropped chunk: the gap counts per job.
+        let mut clock = ChunkClock {
+            sleep: Sleep::Woken,
+            ..ChunkClock::default()
+        };
+        clock.arrived(5, start);
+        clock.sleep = Sleep::Woken;
+        clock.arrived(7, start + 20 * MS);
+        assert_eq!(clock.interval, Some(10 * MS));
     }
 }
