@@ -24,13 +24,16 @@
 //! # Protocol
 //!
 //! Jobs are numbered. The audio thread writes job `j`'s input chunk (the newest `P` samples of
-//! every input) into slot `j % NUM_SLOTS`, stores the chunk's end time, and publishes
+//! every input) into slot `j % num_slots`, stores the chunk's end time, and publishes
 //! `submitted = j + 1` (release). The worker keeps the previous chunk itself to form the `2P`
 //! overlap-save window, runs the level, writes `P` output samples per output channel into the
 //! same slot, and publishes `completed = j + 1` (release). The audio thread reads the result
-//! after seeing `completed > j` (acquire) and publishes `consumed = j + 1`. A slot is reused for
-//! job `j + NUM_SLOTS` only when job `j` is both completed and consumed, so neither side ever
-//! touches a slot the other may be using.
+//! after seeing `completed > j` (acquire), a quantum at a time as it falls due (so a big level's
+//! result costs each callback a little instead of one callback a lot), and publishes
+//! `consumed = j + 1` once all of it is in the output rings. A slot is reused for job
+//! `j + num_slots` only when job `j` is both completed and consumed, so neither side ever
+//! touches a slot the other may be using. A level has room for the chunks its slack keeps in
+//! flight plus two ([`num_slots`]).
 //!
 //! # Late policy
 //!
@@ -59,8 +62,15 @@ use super::MAX_CHANNELS;
 use super::rings::{InputRing, OutputRing};
 use super::upols::UpolsLevel;
 
-/// Job slots per level: results may be this many chunks behind before chunks are dropped.
-pub const NUM_SLOTS: usize = 4;
+/// Fewest job slots of a level.
+pub const MIN_SLOTS: usize = 4;
+
+/// Job slots of a level with partition size `P` and `slack_samples` of slack: the results a
+/// slack holds back (due or playing) plus the new chunk and one late result, so chunks are
+/// dropped only when the worker is more than a chunk behind.
+pub fn num_slots(partition_size: usize, slack_samples: usize) -> usize {
+    (slack_samples.div_ceil(partition_size.max(1)) + 2).max(MIN_SLOTS)
+}
 /// Fade-in of a late result's remaining samples.
 pub const LATE_FADE_SAMPLES: usize = 64;
 /// Consecutive lates after which a level reports itself degraded.
@@ -96,18 +106,20 @@ struct Shared {
     partition_size: usize,
     num_inputs: usize,
     num_outputs: usize,
-    /// `NUM_SLOTS` input chunks, `[slot][input][sample]`. Written by the audio thread for job
-    /// `j` only while job `j - NUM_SLOTS` is completed and consumed; read by the worker between
+    /// Job slots ([`num_slots`]).
+    num_slots: usize,
+    /// `num_slots` input chunks, `[slot][input][sample]`. Written by the audio thread for job
+    /// `j` only while job `j - num_slots` is completed and consumed; read by the worker between
     /// seeing `submitted > j` and publishing `completed > j`.
     input_slots: Box<[UnsafeCell<f32>]>,
-    /// `NUM_SLOTS` results, `[slot][output][sample]`. Written by the worker for job `j`, read by
+    /// `num_slots` results, `[slot][output][sample]`. Written by the worker for job `j`, read by
     /// the audio thread after `completed > j` and before it publishes `consumed > j`.
     output_slots: Box<[UnsafeCell<f32>]>,
     /// End time of each slot's input chunk (absolute samples), written with the chunk.
-    chunk_ends: [AtomicU64; NUM_SLOTS],
+    chunk_ends: Box<[AtomicU64]>,
     /// Reset epoch of each slot's chunk: a chunk from a newer epoch makes the worker clear its
     /// level's history first (the audio thread called `reset()`).
-    chunk_epochs: [AtomicU64; NUM_SLOTS],
+    chunk_epochs: Box<[AtomicU64]>,
     submitted: AtomicU64,
     completed: AtomicU64,
     /// Low 32 bits of `completed`, stored after it: the futex word an offline wait sleeps on.
@@ -152,6 +164,8 @@ pub struct WorkerLevel {
     consumed: u64,
     /// Job numbers already counted as late, so each late counts once.
     late_counted_up_to: u64,
+    /// Samples of job `consumed`'s result already added to the output rings.
+    added: usize,
     /// Reset epoch, owned by the audio thread.
     epoch: u64,
     partition_size: usize,
@@ -167,6 +181,8 @@ impl WorkerLevel {
         let partition_size = level.partition_size();
         let output_delay = level.output_delay();
         let num_outputs = level.num_outputs();
+        let num_slots = num_slots(partition_size, output_delay.saturating_sub(partition_size));
+        let atomics = |count: usize| (0..count).map(|_| AtomicU64::new(0)).collect();
         let cells = |count: usize| {
             (0..count)
                 .map(|_| UnsafeCell::new(0.0f32))
@@ -176,10 +192,11 @@ impl WorkerLevel {
             partition_size,
             num_inputs,
             num_outputs,
-            input_slots: cells(NUM_SLOTS * num_inputs * partition_size),
-            output_slots: cells(NUM_SLOTS * num_outputs * partition_size),
-            chunk_ends: std::array::from_fn(|_| AtomicU64::new(0)),
-            chunk_epochs: std::array::from_fn(|_| AtomicU64::new(0)),
+            num_slots,
+            input_slots: cells(num_slots * num_inputs * partition_size),
+            output_slots: cells(num_slots * num_outputs * partition_size),
+            chunk_ends: atomics(num_slots),
+            chunk_epochs: atomics(num_slots),
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             completed_seq: AtomicU32::new(0),
@@ -200,6 +217,7 @@ impl WorkerLevel {
             submitted: 0,
             consumed: 0,
             late_counted_up_to: 0,
+            added: 0,
             epoch: 0,
             partition_size,
             output_delay,
@@ -245,7 +263,7 @@ impl WorkerLevel {
     ) {
         loop {
             let completed = self.shared.completed.load(Ordering::Acquire);
-            if self.submitted - completed.min(self.consumed) < NUM_SLOTS as u64 {
+            if self.submitted - completed.min(self.consumed) < self.shared.num_slots as u64 {
                 break;
             }
             if !wait {
@@ -268,10 +286,10 @@ impl WorkerLevel {
             }
         }
         let shared = &*self.shared;
-        let slot_idx = (self.submitted % NUM_SLOTS as u64) as usize;
+        let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
         for (input_idx, ring) in inputs.iter().enumerate().take(shared.num_inputs) {
             let chunk = ring.window(chunk_end, self.partition_size);
-            // SAFETY: job `submitted - NUM_SLOTS` (the slot's previous user) is completed and
+            // SAFETY: job `submitted - num_slots` (the slot's previous user) is completed and
             // consumed (checked above), and the worker does not read this slot before it sees
             // the `submitted` store below, so the audio thread is the slot's only accessor.
             unsafe {
@@ -299,6 +317,7 @@ impl WorkerLevel {
         self.epoch += 1;
         self.consumed = self.submitted;
         self.late_counted_up_to = self.submitted;
+        self.added = 0;
         self.shared.consumed.store(self.consumed, Ordering::Release);
         self.shared
             .stats
@@ -307,71 +326,93 @@ impl WorkerLevel {
         self.shared.stats.degraded.store(false, Ordering::Relaxed);
     }
 
-    /// Adds the results due before `horizon` (the next quantum boundary) to the output rings.
-    /// `now` is the time of the next sample to play. A due result that is not complete is
-    /// late, or, when `wait` is set (offline mode), waited for. Audio thread; never allocates;
-    /// waits only when `wait` is set.
+    /// Adds the parts of results that fall due before `horizon` (the next quantum boundary) to
+    /// the output rings. `now` is the time of the next sample to play. A due result that is not
+    /// complete is late, or, when `wait` is set (offline mode), waited for. Audio thread; never
+    /// allocates; waits only when `wait` is set.
     pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: bool) {
         let shared = &*self.shared;
+        let partition_size = self.partition_size;
         while self.consumed < self.submitted {
             let job = self.consumed;
-            let slot_idx = (job % NUM_SLOTS as u64) as usize;
+            let slot_idx = (job % shared.num_slots as u64) as usize;
             let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
-            let due = chunk_end - self.partition_size as u64 + self.output_delay as u64;
+            let due = chunk_end - partition_size as u64 + self.output_delay as u64;
             if due >= horizon {
-                // Not needed yet. Results are added to the rings only when due, so the order
-                // of additions (and so the rounding) does not depend on the worker's timing.
+                // Not needed yet. Results are added to the rings only as they fall due, so the
+                // order of additions (and so the rounding) does not depend on the worker's timing.
                 break;
             }
-            let mut completed = shared.completed.load(Ordering::Acquire) > job;
-            if !completed && wait {
-                self.wake();
-                wait_for_completion(shared, job);
-                completed = true;
-            }
-            if !completed {
-                if self.late_counted_up_to <= job {
-                    self.late_counted_up_to = job + 1;
-                    shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
-                    let lates = shared
-                        .stats
-                        .consecutive_lates
-                        .fetch_add(1, Ordering::Relaxed)
-                        + 1;
-                    if lates >= DEGRADED_AFTER_LATES {
-                        shared.stats.degraded.store(true, Ordering::Relaxed);
-                    }
+            // SAFETY (both reads of the slot below): the worker published `completed > job`
+            // (acquire, checked when the job was first touched) and will not write this slot
+            // again until the `consumed` store below and a new submission.
+            let result = |output_idx: usize| unsafe {
+                std::slice::from_raw_parts(shared.output_slot(slot_idx, output_idx), partition_size)
+            };
+            if self.added == 0 {
+                let mut completed = shared.completed.load(Ordering::Acquire) > job;
+                if !completed && wait {
+                    self.wake();
+                    wait_for_completion(shared, job);
+                    completed = true;
                 }
-                // Results arrive in order: nothing after this job is complete either.
-                break;
-            }
-
-            let was_late = self.late_counted_up_to > job;
-            if !was_late {
+                if !completed {
+                    if self.late_counted_up_to <= job {
+                        self.late_counted_up_to = job + 1;
+                        shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
+                        let lates = shared
+                            .stats
+                            .consecutive_lates
+                            .fetch_add(1, Ordering::Relaxed)
+                            + 1;
+                        if lates >= DEGRADED_AFTER_LATES {
+                            shared.stats.degraded.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    // Results arrive in order: nothing after this job is complete either.
+                    break;
+                }
+                if self.late_counted_up_to > job {
+                    // Late: only the part that has not been played yet can still be used,
+                    // faded in, all at once.
+                    let skip = now.saturating_sub(due).min(partition_size as u64) as usize;
+                    if skip < partition_size {
+                        for (output_idx, ring) in
+                            outputs.iter_mut().enumerate().take(shared.num_outputs)
+                        {
+                            let rest = &result(output_idx)[skip..];
+                            ring.add_faded_in(now, rest, LATE_FADE_SAMPLES);
+                        }
+                    }
+                    consume(&mut self.consumed, &mut self.added, shared);
+                    continue;
+                }
                 shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
                 shared.stats.degraded.store(false, Ordering::Relaxed);
             }
-            // Only the part of the result that has not been played yet can still be used.
-            let skip = now.saturating_sub(due).min(self.partition_size as u64) as usize;
+            // On time: add what falls due before the horizon.
+            let end = (horizon - due).min(partition_size as u64) as usize;
             for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
-                // SAFETY: the worker published `completed > job` (acquire above) and will not
-                // write this slot again until the `consumed` store below and a new submission.
-                let result = unsafe {
-                    std::slice::from_raw_parts(
-                        shared.output_slot(slot_idx, output_idx),
-                        self.partition_size,
-                    )
-                };
-                if skip == 0 {
-                    ring.add(due, result);
-                } else if skip < self.partition_size {
-                    ring.add_faded_in(now, &result[skip..], LATE_FADE_SAMPLES);
-                }
+                ring.add(
+                    due + self.added as u64,
+                    &result(output_idx)[self.added..end],
+                );
             }
-            self.consumed += 1;
-            shared.consumed.store(self.consumed, Ordering::Release);
+            self.added = end;
+            if end < partition_size {
+                break;
+            }
+            consume(&mut self.consumed, &mut self.added, shared);
         }
     }
+}
+
+/// The oldest unconsumed job is fully in the output rings: its slot may be reused. Audio
+/// thread.
+fn consume(consumed: &mut u64, added: &mut usize, shared: &Shared) {
+    *added = 0;
+    *consumed += 1;
+    shared.consumed.store(*consumed, Ordering::Release);
 }
 
 impl Drop for WorkerLevel {
@@ -408,7 +449,7 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
             continue;
         }
         clock.arrived(next_job, std::time::Instant::now());
-        let slot_idx = (next_job % NUM_SLOTS as u64) as usize;
+        let slot_idx = (next_job % shared.num_slots as u64) as usize;
         let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
         let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
         if chunk_epoch != epoch {
@@ -674,6 +715,16 @@ mod tests {
     use std::time::Instant;
 
     const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_level_has_slots_for_what_its_slack_holds_back() {
+        // 1536 samples of slack at P = 512: three results due or playing, the new chunk, one
+        // late result.
+        assert_eq!(num_slots(512, 1536), 5);
+        assert_eq!(num_slots(512, 1537), 6);
+        assert_eq!(num_slots(16_384, 16_384), MIN_SLOTS);
+        assert_eq!(num_slots(512, 8192), 18);
+    }
 
     #[test]
     fn the_chunk_clock_learns_the_interval_and_falls_back_on_surprises() {
