@@ -466,9 +466,10 @@ impl Engine {
                             let horizon = self.time + quantum as u64;
                             let rings = &mut self.output_rings;
                             worker.collect(self.time, horizon, rings, self.offline);
+                            let inputs = &self.input_rings;
+                            worker.feed(self.time, quantum, inputs, rings, self.offline);
                             if chunk_done {
-                                let inputs = &self.input_rings;
-                                worker.submit(self.time, inputs, rings, self.time, self.offline);
+                                worker.submit(self.time, self.offline);
                             }
                         }
                     }

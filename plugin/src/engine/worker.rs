@@ -3,11 +3,11 @@
 //! # Threads and allocation
 //!
 //! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread,
-//! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::submit`] and
-//! [`WorkerLevel::collect`] only copy samples and touch atomics, and call `Thread::unpark` (a
-//! futex wake that never blocks) only when the worker asked for it; they never allocate, lock
-//! or wait in real-time mode. Dropping a `WorkerLevel` stops and joins its thread, so engines
-//! are dropped off the audio thread.
+//! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::feed`],
+//! [`WorkerLevel::submit`] and [`WorkerLevel::collect`] only copy samples (a quantum at a time)
+//! and touch atomics, and call `Thread::unpark` (a futex wake that never blocks) only when the
+//! worker asked for it; they never allocate, lock or wait in real-time mode. Dropping a
+//! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
 //!
 //! # Waking
 //!
@@ -23,9 +23,9 @@
 //!
 //! # Protocol
 //!
-//! Jobs are numbered. The audio thread writes job `j`'s input chunk (the newest `P` samples of
-//! every input) into slot `j % num_slots`, stores the chunk's end time, and publishes
-//! `submitted = j + 1` (release). The worker keeps the previous chunk itself to form the `2P`
+//! Jobs are numbered. The audio thread gathers job `j`'s input chunk (`P` samples of every
+//! input) into slot `j % num_slots` a quantum at a time as it arrives, then stores the chunk's
+//! end time and publishes `submitted = j + 1` (release). The worker keeps the previous chunk itself to form the `2P`
 //! overlap-save window, runs the level, writes `P` output samples per output channel into the
 //! same slot, and publishes `completed = j + 1` (release). The audio thread reads the result
 //! after seeing `completed > j` (acquire), a quantum at a time as it falls due (so a big level's
@@ -66,10 +66,10 @@ use super::upols::UpolsLevel;
 pub const MIN_SLOTS: usize = 4;
 
 /// Job slots of a level with partition size `P` and `slack_samples` of slack: the results a
-/// slack holds back (due or playing) plus the new chunk and one late result, so chunks are
-/// dropped only when the worker is more than a chunk behind.
+/// slack holds back (due or playing), the chunk just handed over, the chunk being gathered and
+/// one late result, so chunks are dropped only when the worker is more than a chunk behind.
 pub fn num_slots(partition_size: usize, slack_samples: usize) -> usize {
-    (slack_samples.div_ceil(partition_size.max(1)) + 2).max(MIN_SLOTS)
+    (slack_samples.div_ceil(partition_size.max(1)) + 3).max(MIN_SLOTS)
 }
 /// Fade-in of a late result's remaining samples.
 pub const LATE_FADE_SAMPLES: usize = 64;
@@ -166,6 +166,12 @@ pub struct WorkerLevel {
     late_counted_up_to: u64,
     /// Samples of job `consumed`'s result already added to the output rings.
     added: usize,
+    /// A chunk is being gathered into slot `submitted` by [`Self::feed`].
+    gathering: bool,
+    /// Samples of that chunk in the slot.
+    gathered: usize,
+    /// The gathered chunk has its slot (else it will be dropped).
+    slot_reserved: bool,
     /// Reset epoch, owned by the audio thread.
     epoch: u64,
     partition_size: usize,
@@ -218,6 +224,9 @@ impl WorkerLevel {
             consumed: 0,
             late_counted_up_to: 0,
             added: 0,
+            gathering: false,
+            gathered: 0,
+            slot_reserved: false,
             epoch: 0,
             partition_size,
             output_delay,
@@ -249,57 +258,93 @@ impl WorkerLevel {
         }
     }
 
-    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`) to the worker. Audio
-    /// thread; never allocates. When every slot is busy, real-time mode drops the chunk and
-    /// counts it (see the late policy); offline mode (`wait`) waits for the worker and takes
-    /// its finished results early (`now` is the time of the next sample to play).
-    pub fn submit(
+    /// Copies the quantum that ends at `time` (`quantum` samples, a divisor of `P`) from the
+    /// input rings into the slot of the chunk being gathered, so a big level's chunk costs each
+    /// callback a little instead of one callback a lot. The chunk's first quantum reserves the
+    /// slot: when every slot is busy, real-time mode will drop the chunk and count it (see the
+    /// late policy); offline mode (`wait`) waits for the worker and takes its finished results
+    /// early. Audio thread; never allocates; waits only when `wait` is set.
+    pub fn feed(
         &mut self,
-        chunk_end: u64,
+        time: u64,
+        quantum: usize,
         inputs: &[InputRing],
         outputs: &mut [OutputRing],
-        now: u64,
         wait: bool,
     ) {
+        let start = time - quantum as u64;
+        let offset = (start % self.partition_size as u64) as usize;
+        if !self.gathering {
+            // The chunk's first quantum, or the first after a reset in mid-chunk.
+            self.gathering = true;
+            self.slot_reserved = self.reserve_slot(time, outputs, wait);
+        }
+        if !self.slot_reserved {
+            return;
+        }
+        let shared = &*self.shared;
+        let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
+        for (input_idx, ring) in inputs.iter().enumerate().take(shared.num_inputs) {
+            // SAFETY: job `submitted - num_slots` (the slot's previous user) is completed and
+            // consumed (checked by `reserve_slot`), and the worker does not read this slot
+            // before it sees the `submitted` store in `submit`, so the audio thread is the
+            // slot's only accessor.
+            let slot = unsafe {
+                std::slice::from_raw_parts_mut(
+                    shared.input_slot(slot_idx, input_idx),
+                    self.partition_size,
+                )
+            };
+            if self.gathered < offset {
+                // Started in mid-chunk (after a reset): the history before it is silence.
+                slot[self.gathered..offset].fill(0.0);
+            }
+            slot[offset..offset + quantum].copy_from_slice(ring.window(time, quantum));
+        }
+        self.gathered = offset + quantum;
+    }
+
+    /// Whether job `submitted` may use its slot now: its previous user is completed and
+    /// consumed. Offline mode (`wait`) waits for it; real-time mode answers at once.
+    fn reserve_slot(&mut self, now: u64, outputs: &mut [OutputRing], wait: bool) -> bool {
         loop {
             let completed = self.shared.completed.load(Ordering::Acquire);
             if self.submitted - completed.min(self.consumed) < self.shared.num_slots as u64 {
-                break;
+                return true;
             }
             if !wait {
-                let stats = &self.shared.stats;
-                stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
-                // A dropped chunk is as bad as a late result for the degraded flag.
-                let lates = stats.consecutive_lates.fetch_add(1, Ordering::Relaxed) + 1;
-                if lates >= DEGRADED_AFTER_LATES {
-                    stats.degraded.store(true, Ordering::Relaxed);
-                }
-                return;
+                return false;
             }
             if completed >= self.submitted {
-                // Only unconsumed results hold the slots (not expected with the plan's
-                // `D = 2P`): take them early rather than wait forever.
+                // Only unconsumed results hold the slots (not expected: `num_slots` leaves
+                // room for the slack): take them early rather than wait forever.
                 self.collect(now, u64::MAX, outputs, false);
             } else {
                 self.wake();
                 wait_for_completion(&self.shared, completed);
             }
         }
+    }
+
+    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), gathered by [`Self::feed`],
+    /// to the worker, or counts it as dropped when it had no slot. Audio thread; never
+    /// allocates, locks or waits.
+    pub fn submit(&mut self, chunk_end: u64, wait: bool) {
+        let reserved = std::mem::take(&mut self.slot_reserved);
+        self.gathering = false;
+        self.gathered = 0;
+        if !reserved {
+            let stats = &self.shared.stats;
+            stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
+            // A dropped chunk is as bad as a late result for the degraded flag.
+            let lates = stats.consecutive_lates.fetch_add(1, Ordering::Relaxed) + 1;
+            if lates >= DEGRADED_AFTER_LATES {
+                stats.degraded.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
         let shared = &*self.shared;
         let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
-        for (input_idx, ring) in inputs.iter().enumerate().take(shared.num_inputs) {
-            let chunk = ring.window(chunk_end, self.partition_size);
-            // SAFETY: job `submitted - num_slots` (the slot's previous user) is completed and
-            // consumed (checked above), and the worker does not read this slot before it sees
-            // the `submitted` store below, so the audio thread is the slot's only accessor.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    chunk.as_ptr(),
-                    shared.input_slot(slot_idx, input_idx),
-                    self.partition_size,
-                );
-            }
-        }
         shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
         shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
         self.submitted += 1;
@@ -318,6 +363,9 @@ impl WorkerLevel {
         self.consumed = self.submitted;
         self.late_counted_up_to = self.submitted;
         self.added = 0;
+        self.gathering = false;
+        self.gathered = 0;
+        self.slot_reserved = false;
         self.shared.consumed.store(self.consumed, Ordering::Release);
         self.shared
             .stats
@@ -718,12 +766,12 @@ mod tests {
 
     #[test]
     fn a_level_has_slots_for_what_its_slack_holds_back() {
-        // 1536 samples of slack at P = 512: three results due or playing, the new chunk, one
-        // late result.
-        assert_eq!(num_slots(512, 1536), 5);
-        assert_eq!(num_slots(512, 1537), 6);
+        // 1536 samples of slack at P = 512: three results due or playing, the chunk handed
+        // over, the one being gathered, one late result.
+        assert_eq!(num_slots(512, 1536), 6);
+        assert_eq!(num_slots(512, 1537), 7);
         assert_eq!(num_slots(16_384, 16_384), MIN_SLOTS);
-        assert_eq!(num_slots(512, 8192), 18);
+        assert_eq!(num_slots(512, 8192), 19);
     }
 
     #[test]
