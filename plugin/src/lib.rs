@@ -323,10 +323,12 @@ impl Plugin for Longtail {
             };
             let files = &self.params.ir_file;
             let built = preparer::build(&request, files).or_else(|message| {
-                // The file (or its edits) cannot be prepared: play the built-in IR meanwhile.
-                files.set_status(format!("{message}; playing the built-in IR"));
+                // The file or its edits cannot be prepared (a trim that leaves nothing, say):
+                // activation must not fail for that, so play the built-in IR as designed
+                // meanwhile. Changing the parameters again rebuilds as usual.
+                files.set_status(format!("{message}; playing the built-in IR unedited"));
                 request.source = IrSource::Builtin(self.params.ir.value());
-                request.edits = self.params.edit_settings(false);
+                request.edits = EditSettings::NONE;
                 preparer::build(&request, files)
             });
             let engine = match built {

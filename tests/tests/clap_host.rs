@@ -1823,3 +1823,24 @@ fn many_instances_in_a_process_of_their_own() {
     }
     println!("{NUM_INSTANCES} instances, (threads, fds) after each: {baseline:?}");
 }
+
+/// Edits that leave nothing of the IR (the start trimmed past its end, as clap-validator's
+/// parameter fuzzing does) must not make activation fail: the plugin plays the built-in IR
+/// unedited until the parameters change, and the output stays finite and wet.
+#[test]
+fn edits_that_leave_nothing_do_not_stop_activation() {
+    let mut host = TestHost::new();
+    let (trim_start, trim_end, mix) = (
+        host.param("Trim start"),
+        host.param("Trim end"),
+        host.param(MIX),
+    );
+    host.flush(&[(trim_start, 1.0), (trim_end, 1.0), (mix, 1.0)]);
+    host.activate(MAX_BLOCK);
+    let input = stereo_noise(48_000, 11);
+    let sizes = block_sizes(input[0].len(), MAX_BLOCK as usize);
+    let run = host.process([&input[0], &input[1]], &sizes, &[]);
+    assert_finite(&run);
+    let energy: f64 = run.outputs[0].iter().map(|&s| f64::from(s).powi(2)).sum();
+    assert!(energy > 1.0, "the fallback IR plays (energy {energy})");
+}
