@@ -70,6 +70,10 @@ pub struct BenchResult {
     pub dropped_chunks: u64,
     pub layout: String,
     pub paced: bool,
+    /// Resident memory of the process once the engines are built, in KiB.
+    pub rss_kb: u64,
+    /// Resident memory the engines added, per instance, in KiB.
+    pub mem_per_instance_kb: u64,
     /// The measuring thread's SCHED_FIFO priority, 0 when it ran with the default policy.
     pub audio_priority: u32,
 }
@@ -93,6 +97,7 @@ impl BenchResult {
                 "\"blk_max_all_us\":{:.2},\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
                 "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
+                "\"rss_kb\":{},\"mem_per_instance_kb\":{},",
                 "\"loadavg1\":{:.2}}}"
             ),
             self.variant,
@@ -126,6 +131,8 @@ impl BenchResult {
             self.layout,
             self.paced,
             self.audio_priority,
+            self.rss_kb,
+            self.mem_per_instance_kb,
             loadavg1(),
         )
     }
@@ -184,6 +191,7 @@ pub fn run(
     let num_frames = input.first().map_or(0, Vec::len);
     let block = config.block.max(1);
 
+    let rss_before = crate::soak::Resources::sample().rss_kb;
     let setup_start = Instant::now();
     let engine_config = EngineConfig {
         max_block_size: block,
@@ -204,6 +212,8 @@ pub fn run(
     // Let the worker threads start before the clock runs.
     std::thread::sleep(Duration::from_millis(20));
     let setup_s = setup_start.elapsed().as_secs_f64();
+    let rss_kb = crate::soak::Resources::sample().rss_kb;
+    let mem_per_instance_kb = rss_kb.saturating_sub(rss_before) / engines.len().max(1) as u64;
 
     let num_blocks = num_frames.div_ceil(block);
     let mut block_times = Vec::with_capacity(num_blocks);
@@ -335,6 +345,8 @@ pub fn run(
         dropped_chunks,
         layout: format!("head{} {layout}", plan.head_taps),
         paced: config.paced,
+        rss_kb,
+        mem_per_instance_kb,
         audio_priority,
     };
     // Engines (and their threads) are dropped here, outside the timed loop.

@@ -1844,3 +1844,43 @@ fn edits_that_leave_nothing_do_not_stop_activation() {
     let energy: f64 = run.outputs[0].iter().map(|&s| f64::from(s).powi(2)).sum();
     assert!(energy > 1.0, "the fallback IR plays (energy {energy})");
 }
+
+/// Instance scale, as a measurement (prints one JSON line, asserts nothing about size): 64
+/// instances of the 10 s cathedral IR in this process, each activated at 128-sample blocks and
+/// processing one second of audio. Resident memory per instance is the growth of the process's
+/// resident set over the instances, after the allocator has returned its free pages. CPU per
+/// second of audio at real-time pace is `longtail-cli bench --instances 64` (engines only).
+/// Run with `cargo test --release -p longtail-tests --test clap_host -- --ignored scale`.
+#[test]
+#[ignore = "a measurement: run it by name"]
+fn scale_64_instances_of_the_cathedral() {
+    const INSTANCES: usize = 64;
+    const BLOCK: u32 = 128;
+    let before = longtail::soak::Resources::sample();
+    let mut hosts = Vec::with_capacity(INSTANCES);
+    for _ in 0..INSTANCES {
+        let mut host = TestHost::new();
+        let ir = host.param(IMPULSE_RESPONSE);
+        host.flush(&[(ir, IR_CATHEDRAL)]);
+        host.activate(BLOCK);
+        hosts.push(host);
+    }
+    let input = stereo_noise(SAMPLE_RATE as usize, 3);
+    let sizes = block_sizes(input[0].len(), BLOCK as usize);
+    let cpu_start = longtail::cpu_time::process_seconds();
+    for host in &mut hosts {
+        assert_finite(&host.process([&input[0], &input[1]], &sizes, &[]));
+    }
+    let cpu_s = longtail::cpu_time::process_seconds() - cpu_start;
+    let after = longtail::soak::Resources::sample();
+    println!(
+        "{{\"kind\":\"scale\",\"instances\":{INSTANCES},\"block\":{BLOCK},\"ir\":\"cathedral\",\
+         \"rss_before_kb\":{},\"rss_after_kb\":{},\"mem_per_instance_kb\":{},\"threads\":{},\
+         \"audio_s_per_instance\":1.0,\"cpu_s_fed\":{cpu_s:.3}}}",
+        before.rss_kb,
+        after.rss_kb,
+        after.rss_kb.saturating_sub(before.rss_kb) / INSTANCES as u64,
+        after.threads,
+    );
+    drop(hosts);
+}
