@@ -1,0 +1,59 @@
+// Shared by every kernel (prepended to each file when it is compiled).
+//
+// Complex numbers are vec2<f32> (re, im). A batch is `count` independent items laid out one
+// after another; every kernel runs one invocation per output element, `total` of them, spread
+// over a 2D grid of `row` invocations per row (a 1D grid would be limited to 65535 workgroups).
+
+struct Params {
+    // Invocations with work to do.
+    total: u32,
+    // Invocations per grid row (workgroups in x times 64).
+    row: u32,
+    // Complex FFT length M = P (the real FFT length is N = 2P).
+    m: u32,
+    // Stockham stage span: 1, 2, 4, ..., M / 2.
+    span: u32,
+    // 0: forward FFT (twiddles e^{-i...}); 1: inverse (conjugate twiddles).
+    inverse: u32,
+    // Items in the batch (input streams or output streams).
+    count: u32,
+    pad0: u32,
+    pad1: u32,
+}
+
+// One input stream (one input channel of one level) in this period's batch.
+struct InJob {
+    // The stream's index in the history arena.
+    stream: u32,
+    // First slot of the stream's frequency-domain delay line in the FDL arena.
+    fdl_base: u32,
+    // Slots of the delay line (the level's partition count).
+    slots: u32,
+    // Slot of the newest spectrum, this period's.
+    head: u32,
+}
+
+// One output stream in this period's batch: its paths are path_jobs[start .. start + count].
+struct OutJob {
+    path_start: u32,
+    path_count: u32,
+}
+
+// One path into an output: the input job it reads and the first of its IR spectra (one per
+// partition) in the spectra arena.
+struct PathJob {
+    in_job: u32,
+    spectra_base: u32,
+}
+
+fn invocation(gid: vec3<u32>, params: Params) -> u32 {
+    return gid.x + gid.y * params.row;
+}
+
+fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+fn conj(a: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(a.x, -a.y);
+}

@@ -1,0 +1,230 @@
+//! Adapter choice and device opening.
+//!
+//! Preference: a discrete GPU, then an integrated one, then a virtual one. A CPU adapter (Mesa's
+//! lavapipe, SwiftShader) computes correctly but slower than our own CPU code, so it is taken
+//! only when asked for ([`OpenOptions::allow_cpu_adapter`], or `LONGTAIL_GPU_ALLOW_CPU=1` in
+//! the environment): the tests do that to run every kernel without a GPU.
+//!
+//! The device is opened with the adapter's own limits (the IR spectra of many long IRs need
+//! storage buffers far above WebGPU's defaults), and errors are captured instead of panicking:
+//! wgpu's default handler for an uncaptured error panics, which must never take a host down.
+
+use std::sync::{Arc, Mutex};
+
+use crate::GpuError;
+
+/// Environment variable that lets a CPU adapter be chosen (`1`).
+pub const ALLOW_CPU_ENV: &str = "LONGTAIL_GPU_ALLOW_CPU";
+
+/// What kind of adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AdapterKind {
+    /// A discrete GPU.
+    Discrete,
+    /// A GPU sharing memory with the CPU.
+    Integrated,
+    /// A virtualised GPU.
+    Virtual,
+    /// A software rasteriser on the CPU (lavapipe).
+    Cpu,
+    /// Unknown.
+    Other,
+}
+
+impl AdapterKind {
+    fn from_wgpu(kind: wgpu::DeviceType) -> Self {
+        match kind {
+            wgpu::DeviceType::DiscreteGpu => Self::Discrete,
+            wgpu::DeviceType::IntegratedGpu => Self::Integrated,
+            wgpu::DeviceType::VirtualGpu => Self::Virtual,
+            wgpu::DeviceType::Cpu => Self::Cpu,
+            wgpu::DeviceType::Other => Self::Other,
+        }
+    }
+
+    /// Lower is preferred.
+    fn rank(self) -> u8 {
+        match self {
+            Self::Discrete => 0,
+            Self::Integrated => 1,
+            Self::Virtual => 2,
+            Self::Other => 3,
+            Self::Cpu => 4,
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Discrete => "discrete",
+            Self::Integrated => "integrated",
+            Self::Virtual => "virtual",
+            Self::Cpu => "cpu",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// One adapter, in plain words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdapterSummary {
+    /// The adapter's name (e.g. "NVIDIA H100 80GB HBM3", "llvmpipe (LLVM 15.0.6, 256 bits)").
+    pub name: String,
+    /// Graphics API: "Vulkan", "Metal", "Dx12".
+    pub backend: String,
+    /// Kind of adapter.
+    pub kind: AdapterKind,
+    /// Driver and its version, where the API tells.
+    pub driver: String,
+}
+
+impl AdapterSummary {
+    fn from_wgpu(adapter: &wgpu::Adapter) -> Self {
+        let info = adapter.get_info();
+        let driver = [info.driver.as_str(), info.driver_info.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self {
+            name: info.name,
+            backend: format!("{:?}", info.backend),
+            kind: AdapterKind::from_wgpu(info.device_type),
+            driver,
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}, {})", self.name, self.backend, self.kind.name())
+    }
+}
+
+/// How to open the GPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Accept a CPU adapter (lavapipe) when no GPU is found.
+    pub allow_cpu_adapter: bool,
+}
+
+impl OpenOptions {
+    /// The defaults, with `LONGTAIL_GPU_ALLOW_CPU=1` honoured.
+    pub fn from_env() -> Self {
+        Self {
+            allow_cpu_adapter: std::env::var(ALLOW_CPU_ENV).is_ok_and(|v| v == "1"),
+        }
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+    descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
+    wgpu::Instance::new(descriptor)
+}
+
+/// Every adapter that can run compute kernels, preferred first.
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    let instance = instance();
+    let mut adapters: Vec<_> =
+        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+            .iter()
+            .filter(|a| usable(a))
+            .map(AdapterSummary::from_wgpu)
+            .collect();
+    adapters.sort_by_key(|a| a.kind.rank());
+    adapters
+}
+
+fn usable(adapter: &wgpu::Adapter) -> bool {
+    adapter
+        .get_downlevel_capabilities()
+        .flags
+        .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+}
+
+/// Errors the device reported since the last check (validation, out of memory, loss).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ErrorSink(Arc<Mutex<Option<String>>>);
+
+impl ErrorSink {
+    fn record(&self, message: String) {
+        if let Ok(mut slot) = self.0.lock()
+            && slot.is_none()
+        {
+            *slot = Some(message);
+        }
+    }
+
+    /// The first error recorded, if any (it stays recorded: a device with an error is done).
+    pub(crate) fn error(&self) -> Option<String> {
+        self.0.lock().ok().and_then(|slot| slot.clone())
+    }
+}
+
+/// An open device with its queue.
+pub(crate) struct OpenDevice {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub summary: AdapterSummary,
+    pub limits: wgpu::Limits,
+    pub errors: ErrorSink,
+}
+
+/// Opens the preferred adapter's device.
+pub(crate) fn open(options: OpenOptions) -> Result<OpenDevice, GpuError> {
+    let instance = instance();
+    let mut adapters: Vec<wgpu::Adapter> =
+        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+            .into_iter()
+            .filter(usable)
+            .collect();
+    adapters.sort_by_key(|a| AdapterKind::from_wgpu(a.get_info().device_type).rank());
+    let found: Vec<String> = adapters
+        .iter()
+        .map(|a| AdapterSummary::from_wgpu(a).to_string())
+        .collect();
+    let adapter = adapters
+        .into_iter()
+        .find(|a| {
+            options.allow_cpu_adapter
+                || AdapterKind::from_wgpu(a.get_info().device_type) != AdapterKind::Cpu
+        })
+        .ok_or_else(|| {
+            GpuError::NoAdapter(if found.is_empty() {
+                "no Vulkan, Metal or DX12 adapter with compute shaders".into()
+            } else {
+                format!(
+                    "only CPU adapters ({}); set {ALLOW_CPU_ENV}=1 to use them",
+                    found.join(", ")
+                )
+            })
+        })?;
+    let summary = AdapterSummary::from_wgpu(&adapter);
+    let limits = adapter.limits();
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        label: Some("longtail"),
+        required_features: wgpu::Features::empty(),
+        required_limits: limits.clone(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        ..Default::default()
+    }))
+    .map_err(|err| GpuError::Device(format!("{summary}: {err}")))?;
+    let errors = ErrorSink::default();
+    let sink = errors.clone();
+    device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+        sink.record(error.to_string());
+    }));
+    let sink = errors.clone();
+    device.set_device_lost_callback(move |reason, message| {
+        sink.record(format!("device lost ({reason:?}): {message}"));
+    });
+    Ok(OpenDevice {
+        device,
+        queue,
+        summary,
+        limits,
+        errors,
+    })
+}

@@ -1,0 +1,469 @@
+//! One GPU service per process: one device, one thread, every instance's levels in one batch.
+//!
+//! Engines register each GPU level with a [`Feed`], their side of the job protocol. The hub's
+//! thread wakes when a feed's owner unparks it ([`Hub::thread`], a futex wake that never
+//! blocks) or every [`IDLE_POLL`], takes the next ready chunk of every level (at most one per
+//! level per period), runs them all in one [`Convolver::execute`], and hands each result back.
+//! Registering and unregistering take the hub's lock between periods, so levels come and go
+//! while the others keep running.
+//!
+//! # Failure
+//!
+//! A period that fails (a device error, a lost device, no answer within the convolver's
+//! timeout) breaks the hub: every feed is told ([`Feed::fail`]) and their levels move to their
+//! CPU standbys; new registrations are refused, and [`shared`] opens a fresh device once every
+//! engine has let go of the broken one. A level whose results keep coming late asks to leave
+//! ([`Feed::wants_to_leave`]) and is failed over the same way, alone.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::thread::{JoinHandle, Thread};
+use std::time::{Duration, Instant};
+
+use crate::convolver::{ChunkStart, Convolver, LevelId, LevelSpec};
+use crate::{AdapterSummary, GpuError, OpenOptions};
+
+/// How often an idle hub looks for work it was not woken for.
+pub const IDLE_POLL: Duration = Duration::from_millis(2);
+/// Round trips kept for the percentiles.
+const ROUND_TRIPS_KEPT: usize = 4096;
+/// After a failed open, how long [`shared`] answers with the same error before trying again.
+const REOPEN_AFTER: Duration = Duration::from_secs(30);
+
+/// The engine's side of one GPU level. Every method is called on the hub's thread.
+pub trait Feed: Send + Sync {
+    /// If the level's next chunk is ready, copies it into `inputs` (`P` samples per input
+    /// channel) and says how it follows the previous one.
+    fn take(&self, inputs: &mut [f32]) -> Option<ChunkStart>;
+    /// The result of the chunk taken last: `P` samples per output channel.
+    fn finish(&self, outputs: &[f32]);
+    /// Whether the level wants to leave the GPU (its results keep coming late).
+    fn wants_to_leave(&self) -> bool;
+    /// The GPU no longer serves this level, for `reason`; no other call follows. The chunks
+    /// taken but not finished are the standby's to compute.
+    fn fail(&self, reason: &str);
+}
+
+/// Round-trip percentiles, in microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RoundTrip {
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Largest.
+    pub max_us: f64,
+    /// Periods measured.
+    pub count: usize,
+}
+
+impl RoundTrip {
+    fn of(samples: &[f64]) -> Self {
+        if samples.is_empty() {
+            return Self::default();
+        }
+        let mut sorted = samples.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+        Self {
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            p999_us: at(0.999),
+            max_us: sorted[sorted.len() - 1],
+            count: sorted.len(),
+        }
+    }
+}
+
+/// Measured when the hub opens: the round trip of one period for a reference batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Calibration {
+    /// Partition size of the reference batch.
+    pub partition_size: usize,
+    /// Paths in the reference batch.
+    pub paths: usize,
+    /// Its round trip.
+    pub round_trip: RoundTrip,
+}
+
+/// What the hub is doing, for status displays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HubStats {
+    /// The adapter.
+    pub adapter: AdapterSummary,
+    /// Levels registered now.
+    pub levels: usize,
+    /// Periods run.
+    pub periods: u64,
+    /// Round trips of the recent periods.
+    pub round_trip: RoundTrip,
+    /// Why the hub stopped serving, if it did.
+    pub broken: Option<String>,
+    /// Levels that left for their CPU standby.
+    pub levels_failed_over: u64,
+}
+
+struct Registered {
+    key: u64,
+    id: LevelId,
+    feed: Arc<dyn Feed>,
+    /// `num_inputs * P`: the feed's chunk before it is staged.
+    scratch: Vec<f32>,
+    taken: bool,
+}
+
+struct State {
+    convolver: Convolver,
+    levels: Vec<Registered>,
+    next_key: u64,
+    broken: Option<String>,
+    round_trips: Vec<f64>,
+    round_trip_next: usize,
+    /// Test hook: extra time each period takes.
+    delay: Duration,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    stop: AtomicBool,
+    periods: AtomicU64,
+    failed_over: AtomicU64,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The process's GPU service. Get it with [`shared`].
+pub struct Hub {
+    inner: Arc<Inner>,
+    thread: Thread,
+    join: Option<JoinHandle<()>>,
+    adapter: AdapterSummary,
+    calibration: Calibration,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("adapter", &self.adapter)
+            .finish()
+    }
+}
+
+/// A level's place on the hub; dropping it unregisters the level (off the audio thread).
+pub struct Registration {
+    hub: Arc<Hub>,
+    key: u64,
+}
+
+impl std::fmt::Debug for Registration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registration")
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl Registration {
+    /// The hub this level runs on.
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut state = self.hub.inner.lock();
+        if let Some(idx) = state.levels.iter().position(|r| r.key == self.key) {
+            let registered = state.levels.swap_remove(idx);
+            state.convolver.unregister(registered.id);
+        }
+    }
+}
+
+static SHARED: Mutex<Weak<Hub>> = Mutex::new(Weak::new());
+static LAST_FAILURE: Mutex<Option<(Instant, GpuError)>> = Mutex::new(None);
+
+/// The process's hub: the running one, or a new one on the preferred adapter (opening the
+/// device, building the pipelines and calibrating take a moment: call off the audio thread).
+/// A failed open is remembered for [`REOPEN_AFTER`]; a broken hub is replaced once nobody
+/// holds it.
+pub fn shared(options: OpenOptions) -> Result<Arc<Hub>, GpuError> {
+    let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(hub) = shared.upgrade()
+        && hub.broken().is_none()
+    {
+        return Ok(hub);
+    }
+    {
+        let failure = LAST_FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((when, error)) = &*failure
+            && when.elapsed() < REOPEN_AFTER
+        {
+            return Err(error.clone());
+        }
+    }
+    match Hub::open(options) {
+        Ok(hub) => {
+            let hub = Arc::new(hub);
+            *shared = Arc::downgrade(&hub);
+            Ok(hub)
+        }
+        Err(error) => {
+            *LAST_FAILURE.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some((Instant::now(), error.clone()));
+            Err(error)
+        }
+    }
+}
+
+impl Hub {
+    /// Opens a hub of its own (tests; engines use [`shared`]).
+    pub fn open(options: OpenOptions) -> Result<Self, GpuError> {
+        let mut convolver = Convolver::open(options)?;
+        let adapter = convolver.adapter().clone();
+        let calibration = calibrate(&mut convolver)?;
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State {
+                convolver,
+                levels: Vec::new(),
+                next_key: 0,
+                broken: None,
+                round_trips: Vec::with_capacity(ROUND_TRIPS_KEPT),
+                round_trip_next: 0,
+                delay: Duration::ZERO,
+            }),
+            stop: AtomicBool::new(false),
+            periods: AtomicU64::new(0),
+            failed_over: AtomicU64::new(0),
+        });
+        let thread_inner = Arc::clone(&inner);
+        let join = std::thread::Builder::new()
+            .name("longtail-gpu".into())
+            .spawn(move || hub_main(&thread_inner))
+            .map_err(|err| GpuError::Device(format!("cannot start the GPU thread: {err}")))?;
+        Ok(Self {
+            inner,
+            thread: join.thread().clone(),
+            join: Some(join),
+            adapter,
+            calibration,
+        })
+    }
+
+    /// The adapter.
+    pub fn adapter(&self) -> &AdapterSummary {
+        &self.adapter
+    }
+
+    /// What was measured when the hub opened.
+    pub fn calibration(&self) -> Calibration {
+        self.calibration
+    }
+
+    /// The hub's thread, for waking it (`unpark` never blocks).
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+
+    /// Why the hub stopped serving, if it did.
+    pub fn broken(&self) -> Option<String> {
+        self.inner.lock().broken.clone()
+    }
+
+    /// Registers a level: uploads its IR spectra; `feed` is polled from the next period on.
+    pub fn register(
+        self: &Arc<Self>,
+        spec: &LevelSpec,
+        feed: Arc<dyn Feed>,
+    ) -> Result<Registration, GpuError> {
+        let mut state = self.inner.lock();
+        if let Some(reason) = &state.broken {
+            return Err(GpuError::Device(reason.clone()));
+        }
+        let id = state.convolver.register(spec)?;
+        let key = state.next_key;
+        state.next_key += 1;
+        state.levels.push(Registered {
+            key,
+            id,
+            feed,
+            scratch: vec![0.0; spec.num_inputs * spec.partition_size],
+            taken: false,
+        });
+        Ok(Registration {
+            hub: Arc::clone(self),
+            key,
+        })
+    }
+
+    /// Counters and round trips so far.
+    pub fn stats(&self) -> HubStats {
+        let state = self.inner.lock();
+        HubStats {
+            adapter: self.adapter.clone(),
+            levels: state.levels.len(),
+            periods: self.inner.periods.load(Ordering::Relaxed),
+            round_trip: RoundTrip::of(&state.round_trips),
+            broken: state.broken.clone(),
+            levels_failed_over: self.inner.failed_over.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Test hook: every period takes `delay` longer (a slow or overloaded GPU).
+    #[doc(hidden)]
+    pub fn inject_delay(&self, delay: Duration) {
+        self.inner.lock().delay = delay;
+    }
+
+    /// Test hook: the device is lost (destroyed) before the next period.
+    #[doc(hidden)]
+    pub fn inject_device_loss(&self) {
+        self.inner.lock().convolver.lose_device();
+        self.thread.unpark();
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.inner.stop.store(true, Ordering::Release);
+        if let Some(join) = self.join.take() {
+            join.thread().unpark();
+            let _ = join.join();
+        }
+    }
+}
+
+fn hub_main(inner: &Inner) {
+    loop {
+        if inner.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut guard = inner.lock();
+        let state = &mut *guard;
+        if state.broken.is_some() {
+            drop(guard);
+            std::thread::park_timeout(IDLE_POLL * 50);
+            continue;
+        }
+        // Levels that keep coming late go to their CPU standby.
+        let mut idx = 0;
+        while idx < state.levels.len() {
+            if state.levels[idx].feed.wants_to_leave() {
+                let registered = state.levels.swap_remove(idx);
+                state.convolver.unregister(registered.id);
+                registered
+                    .feed
+                    .fail("its GPU results kept coming late; the CPU took over");
+                inner.failed_over.fetch_add(1, Ordering::Relaxed);
+            } else {
+                idx += 1;
+            }
+        }
+        let mut any = false;
+        for registered in &mut state.levels {
+            registered.taken = false;
+            if let Some(start) = registered.feed.take(&mut registered.scratch) {
+                state
+                    .convolver
+                    .stage(registered.id, start)
+                    .copy_from_slice(&registered.scratch);
+                registered.taken = true;
+                any = true;
+            }
+        }
+        if !any {
+            drop(guard);
+            std::thread::park_timeout(IDLE_POLL);
+            continue;
+        }
+        let started = Instant::now();
+        let result = state.convolver.execute();
+        if !state.delay.is_zero() {
+            std::thread::sleep(state.delay);
+        }
+        let round_trip_us = started.elapsed().as_secs_f64() * 1e6;
+        match result {
+            Ok(()) => {
+                for registered in state.levels.iter().filter(|r| r.taken) {
+                    registered
+                        .feed
+                        .finish(state.convolver.output(registered.id));
+                }
+                if state.round_trips.len() < ROUND_TRIPS_KEPT {
+                    state.round_trips.push(round_trip_us);
+                } else {
+                    state.round_trips[state.round_trip_next] = round_trip_us;
+                    state.round_trip_next = (state.round_trip_next + 1) % ROUND_TRIPS_KEPT;
+                }
+                inner.periods.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(error) => {
+                let reason = format!("the GPU failed: {error}");
+                for registered in state.levels.drain(..) {
+                    registered.feed.fail(&reason);
+                    inner.failed_over.fetch_add(1, Ordering::Relaxed);
+                }
+                state.broken = Some(reason);
+            }
+        }
+        state.convolver.finish_period();
+    }
+}
+
+/// Warm-up and round-trip measurement with a reference batch: 4 paths (true stereo) of 4
+/// partitions of 4096 samples, 8 periods to warm up, then 48 measured.
+fn calibrate(convolver: &mut Convolver) -> Result<Calibration, GpuError> {
+    const P: usize = 4096;
+    const N: usize = 4;
+    let paths = vec![(0, 0), (0, 1), (1, 0), (1, 1)];
+    let mut seed = 1u32;
+    let mut random = move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    };
+    let spectra = paths
+        .iter()
+        .map(|_| (0..N * (P + 1)).map(|_| [random(), random()]).collect())
+        .collect();
+    let spec = LevelSpec {
+        partition_size: P,
+        num_partitions: N,
+        num_inputs: 2,
+        num_outputs: 2,
+        paths: paths.clone(),
+        spectra,
+    };
+    let id = convolver.register(&spec)?;
+    let mut round_trips = Vec::new();
+    let mut outcome = Ok(());
+    for period in 0..56 {
+        convolver
+            .stage(id, ChunkStart::default())
+            .iter_mut()
+            .for_each(|s| *s = random());
+        let started = Instant::now();
+        outcome = convolver.execute();
+        convolver.finish_period();
+        if outcome.is_err() {
+            break;
+        }
+        if period >= 8 {
+            round_trips.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    convolver.unregister(id);
+    outcome?;
+    Ok(Calibration {
+        partition_size: P,
+        paths: paths.len(),
+        round_trip: RoundTrip::of(&round_trips),
+    })
+}

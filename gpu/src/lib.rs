@@ -1,0 +1,45 @@
+//! Longtail's GPU tail: partitioned convolution of the IR's big partitions on the GPU, through
+//! wgpu compute kernels, with one service per process shared by every plugin instance.
+//!
+//! Everything wgpu lives in this crate and no wgpu type is in its API. The parts:
+//!
+//! - [`device`]: adapter choice (discrete, then integrated; a CPU adapter such as lavapipe
+//!   only when allowed), the device opened with the adapter's limits, errors captured.
+//! - `shaders/*.wgsl`: one kernel per file (window, history, Stockham FFT, FDL update, spectral
+//!   MAC, inverse pre-pass, overlap-save), each with a CPU twin in [`reference`].
+//! - [`convolver`]: resident IR spectra and delay lines; every registered level's due chunk in
+//!   one batch, one command buffer, one submit and one readback per period.
+//! - [`hub`]: the process's one device and thread; engines register levels with a [`Feed`],
+//!   their side of the job protocol, and get failed over to their CPU standby when the GPU
+//!   breaks or is late.
+//!
+//! The numbers are FP32 throughout, the same spectra as the CPU levels (scaled by `1 / 2P`),
+//! so GPU and CPU outputs agree to rounding.
+
+pub mod convolver;
+pub mod device;
+pub mod hub;
+pub mod layout;
+pub mod reference;
+pub mod shaders;
+
+pub use convolver::{ChunkStart, Convolver, LevelId, LevelSpec, MIN_PARTITION};
+pub use device::{ALLOW_CPU_ENV, AdapterKind, AdapterSummary, OpenOptions, list_adapters};
+pub use hub::{Calibration, Feed, Hub, HubStats, Registration, RoundTrip, shared};
+
+/// Why the GPU cannot do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GpuError {
+    /// No adapter that can run the kernels.
+    #[error("no usable GPU: {0}")]
+    NoAdapter(String),
+    /// The device failed: could not be opened, reported an error, was lost or hung.
+    #[error("GPU device error: {0}")]
+    Device(String),
+    /// The request does not fit this adapter's memory limits.
+    #[error("GPU memory: {0}")]
+    OutOfMemory(String),
+    /// A level shape the kernels do not handle.
+    #[error("unsupported on the GPU: {0}")]
+    Unsupported(String),
+}
