@@ -189,7 +189,7 @@ impl Drop for Registration {
 }
 
 static SHARED: Mutex<Weak<Hub>> = Mutex::new(Weak::new());
-static LAST_FAILURE: Mutex<Option<(Instant, GpuError)>> = Mutex::new(None);
+static LAST_FAILURE: Mutex<Option<(Instant, OpenOptions, GpuError)>> = Mutex::new(None);
 
 /// The process's hub: the running one, or a new one on the preferred adapter (opening the
 /// device, building the pipelines and calibrating take a moment: call off the audio thread).
@@ -204,7 +204,8 @@ pub fn shared(options: OpenOptions) -> Result<Arc<Hub>, GpuError> {
     }
     {
         let failure = LAST_FAILURE.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((when, error)) = &*failure
+        if let Some((when, tried, error)) = &*failure
+            && *tried == options
             && when.elapsed() < REOPEN_AFTER
         {
             return Err(error.clone());
@@ -218,7 +219,7 @@ pub fn shared(options: OpenOptions) -> Result<Arc<Hub>, GpuError> {
         }
         Err(error) => {
             *LAST_FAILURE.lock().unwrap_or_else(|p| p.into_inner()) =
-                Some((Instant::now(), error.clone()));
+                Some((Instant::now(), options, error.clone()));
             Err(error)
         }
     }

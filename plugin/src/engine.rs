@@ -4,7 +4,9 @@
 //!
 //! [`Engine::new`] runs off the audio thread: it plans the partitions, transforms the IR into
 //! per-level spectra, allocates every ring and scratch buffer at its final size and, with
-//! [`Executor::Workers`], starts one worker thread per level after the first.
+//! [`Executor::Workers`], starts one worker thread per level after the first; with
+//! [`Executor::Gpu`], the levels the GPU can take go to the process's GPU hub instead, each
+//! with its worker thread as a CPU standby.
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate, lock or
 //! wait (offline mode waits for worker results by design). Level 0 and the head always run
 //! inside `process()`; later levels run on their workers, which get the plan's `D - P` samples
@@ -86,6 +88,44 @@ pub enum Executor {
     Inline,
     /// One worker thread per level, with the late policy of [`worker`].
     Workers,
+    /// Worker threads, and the levels the GPU can take on the process's GPU hub, each with its
+    /// worker thread as a warm CPU standby (see [`worker`], "On the GPU").
+    Gpu(GpuPolicy),
+}
+
+/// When the GPU takes levels ([`Executor::Gpu`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuPolicy {
+    /// Only when it pays: a real GPU (not a CPU adapter such as lavapipe) that opened and
+    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`] path-samples of IR.
+    Auto,
+    /// Every level of at least [`GPU_MIN_PARTITION`] samples on the GPU whenever one can be
+    /// opened, whatever the calibration says; `allow_cpu_adapter` accepts lavapipe (tests, or
+    /// `LONGTAIL_GPU_ALLOW_CPU=1`). Levels still fall back to the CPU when it fails or is late.
+    Forced {
+        /// Accept a CPU adapter.
+        allow_cpu_adapter: bool,
+    },
+}
+
+/// Smallest partition the GPU takes: below it, dispatch and transfer overhead outweigh the
+/// FFT work (the DESIGN's GPU threshold; the calibration decides the slack side).
+pub const GPU_MIN_PARTITION: usize = 1024;
+/// [`GpuPolicy::Auto`] uses the GPU from this many path-samples of IR (paths times IR
+/// length): a true-stereo 8 s IR at 48 kHz; a single stereo 10 s reverb stays on the CPU.
+pub const AUTO_MIN_WORK: usize = 1_500_000;
+
+/// Where an engine's worker levels run, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackendReport {
+    /// Worker levels on the GPU now.
+    pub gpu_levels: usize,
+    /// Worker levels on CPU threads now.
+    pub cpu_levels: usize,
+    /// The GPU adapter, when one was opened for this engine.
+    pub adapter: Option<String>,
+    /// Why, in one line (e.g. "CPU: the Backend parameter", "GPU: 3 of 4 levels on ...").
+    pub reason: String,
 }
 
 /// One level and where it runs.
@@ -171,9 +211,50 @@ pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f
     paths
 }
 
+/// Opens the GPU hub for `policy`, or says why not.
+fn open_gpu(policy: GpuPolicy, work: usize) -> Result<std::sync::Arc<longtail_gpu::Hub>, String> {
+    let allow_cpu_adapter = match policy {
+        GpuPolicy::Auto if work < AUTO_MIN_WORK => {
+            return Err(format!(
+                "CPU: Auto keeps a small engine on the CPU ({work} path-samples of IR, the GPU \
+                 pays from {AUTO_MIN_WORK})"
+            ));
+        }
+        GpuPolicy::Auto => false,
+        GpuPolicy::Forced { allow_cpu_adapter } => allow_cpu_adapter,
+    };
+    let options = longtail_gpu::OpenOptions { allow_cpu_adapter };
+    let hub = longtail_gpu::shared(options).map_err(|err| format!("CPU: {err}"))?;
+    if !allow_cpu_adapter && hub.adapter().kind == longtail_gpu::AdapterKind::Cpu {
+        return Err(format!(
+            "CPU: {} is a CPU adapter, slower than our own CPU code",
+            hub.adapter()
+        ));
+    }
+    Ok(hub)
+}
+
+/// Whether the GPU can take a level: big enough partitions, and slack for four times the
+/// calibrated 99.9th-percentile round trip plus one host period.
+pub fn gpu_can_take(
+    calibration: &longtail_gpu::Calibration,
+    partition_size: usize,
+    slack_samples: usize,
+    max_block_size: usize,
+    sample_rate: u32,
+) -> bool {
+    let round_trip_samples = calibration.round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1));
+    partition_size >= GPU_MIN_PARTITION
+        && slack_samples as f64 >= 4.0 * round_trip_samples + max_block_size as f64
+}
+
 /// A built convolution engine for one IR and one channel configuration.
 pub struct Engine {
     plan: PartitionPlan,
+    /// The GPU hub this engine's GPU levels run on.
+    gpu: Option<std::sync::Arc<longtail_gpu::Hub>>,
+    /// Why the engine was built as it was (see [`Engine::backend_report`]).
+    build_reason: String,
     config: EngineConfig,
     /// Number of paths after routing.
     num_paths: usize,
@@ -224,6 +305,17 @@ impl Engine {
         let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_slice()).collect();
 
         let head = DirectHead::new(plan.head_taps, &paths, &path_taps);
+        let (gpu, mut build_reason) = match executor {
+            Executor::Gpu(policy) if plan.levels.len() > 1 => {
+                match open_gpu(policy, paths.len() * ir.len()) {
+                    Ok(hub) => (Some(hub), String::new()),
+                    Err(reason) => (None, reason),
+                }
+            }
+            Executor::Gpu(_) => (None, "CPU: the IR is too short for worker levels".into()),
+            Executor::Workers => (None, "CPU: the Backend parameter".into()),
+            Executor::Inline => (None, "CPU: inline executor".into()),
+        };
         let mut planner = RealFftPlanner::new();
         let mut levels = Vec::with_capacity(plan.levels.len());
         for (level_idx, level) in plan.levels.iter().enumerate() {
@@ -246,9 +338,26 @@ impl Engine {
             if level_idx == 0 && latency_mode == LatencyMode::Zero {
                 upols.enable_fused_head(&mut planner, &path_taps);
             }
-            let runner = if level_idx > 0 && executor == Executor::Workers {
-                let worker = WorkerLevel::spawn(upols, num_inputs, level_idx)
-                    .map_err(|err| EngineError::Thread(err.to_string()))?;
+            let slack = plan.output_delay(level) - level.partition_size;
+            // Forced: every level big enough; Auto: only where the measured round trip fits.
+            let on_gpu = gpu.as_ref().filter(|hub| match executor {
+                Executor::Gpu(GpuPolicy::Forced { .. }) => {
+                    level.partition_size >= GPU_MIN_PARTITION
+                }
+                _ => gpu_can_take(
+                    &hub.calibration(),
+                    level.partition_size,
+                    slack,
+                    max_block_size,
+                    ir.sample_rate,
+                ),
+            });
+            let runner = if level_idx > 0 && executor != Executor::Inline {
+                let worker = match on_gpu {
+                    Some(hub) => WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub),
+                    None => WorkerLevel::spawn(upols, num_inputs, level_idx),
+                }
+                .map_err(|err| EngineError::Thread(err.to_string()))?;
                 LevelRunner::Worker(worker)
             } else {
                 LevelRunner::Inline(Box::new(upols))
@@ -263,7 +372,26 @@ impl Engine {
             .map(|level| plan.output_delay(level))
             .max()
             .unwrap_or(0);
+        if let Some(hub) = &gpu {
+            let workers = levels
+                .iter()
+                .filter(|l| matches!(l, LevelRunner::Worker(_)));
+            let on_gpu = workers
+                .clone()
+                .filter(|l| matches!(l, LevelRunner::Worker(w) if w.on_gpu()))
+                .count();
+            build_reason = format!(
+                "GPU: {on_gpu} of {} worker levels on {} (levels under {GPU_MIN_PARTITION} \
+                 samples, or with slack under 4 x p99.9 round trip {:.0} us + one host \
+                 period, stay on the CPU)",
+                workers.count(),
+                hub.adapter(),
+                hub.calibration().round_trip.p999_us
+            );
+        }
         Ok(Self {
+            gpu,
+            build_reason,
             num_paths: paths.len(),
             head,
             levels,
@@ -348,6 +476,39 @@ impl Engine {
                 LevelRunner::Inline(_) => None,
             })
             .collect()
+    }
+
+    /// Where the worker levels run now and why. A level that left the GPU says why.
+    pub fn backend_report(&self) -> BackendReport {
+        let mut report = BackendReport {
+            adapter: self.gpu.as_ref().map(|hub| hub.adapter().to_string()),
+            reason: self.build_reason.clone(),
+            ..BackendReport::default()
+        };
+        for level in &self.levels {
+            if let LevelRunner::Worker(worker) = level {
+                if worker.on_gpu() {
+                    report.gpu_levels += 1;
+                } else {
+                    report.cpu_levels += 1;
+                    if let Some(exit) = worker.gpu_exit() {
+                        report.reason = format!("CPU: left the GPU: {exit}");
+                    }
+                }
+            }
+        }
+        report
+    }
+
+    /// The GPU hub's counters and round trips, when this engine uses it.
+    pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
+        self.gpu.as_ref().map(|hub| hub.stats())
+    }
+
+    /// Test hook: the GPU hub this engine uses, for fault injection.
+    #[doc(hidden)]
+    pub fn gpu_hub(&self) -> Option<&std::sync::Arc<longtail_gpu::Hub>> {
+        self.gpu.as_ref()
     }
 
     /// Time the worker threads have spent computing, in nanoseconds.

@@ -7,6 +7,8 @@
 //! Threads: `activate()` and `deactivate()` run on the host's main thread and may allocate;
 //! `reset()` and `process()` run on the audio thread and never allocate, lock, log or wait
 //! (debug and test builds abort on allocation through nice-plug's `assert_process_allocs`).
+// Proving that engines holding a GPU hub handle are Send walks wgpu's deep types.
+#![recursion_limit = "256"]
 
 pub mod bench;
 pub mod cpu_time;

@@ -211,6 +211,27 @@ impl UpolsLevel {
         self.num_outputs
     }
 
+    /// Number of partitions `n`.
+    pub fn num_partitions(&self) -> usize {
+        self.num_partitions
+    }
+
+    /// Each path's `(input, output)` and its IR spectra as `[re, im]` pairs, partition after
+    /// partition (`n * (P + 1)`), for the GPU. Allocates.
+    pub fn interleaved_spectra(&self) -> (Vec<(usize, usize)>, Vec<Vec<[f32; 2]>>) {
+        let paths = self
+            .paths
+            .iter()
+            .map(|path| (path.input_idx, path.output_idx))
+            .collect();
+        let spectra = self
+            .path_spectra
+            .iter()
+            .map(|s| s.re.iter().zip(&s.im).map(|(&re, &im)| [re, im]).collect())
+            .collect();
+        (paths, spectra)
+    }
+
     /// Inline execution: computes the contribution of the input chunk that ends at `chunk_end`
     /// (a multiple of `P`) from the input rings and adds it to the output rings, `D + latency`
     /// samples later. Does not allocate.

@@ -35,6 +35,19 @@
 //! touches a slot the other may be using. A level has room for the chunks its slack keeps in
 //! flight plus two ([`num_slots`]).
 //!
+//! # On the GPU
+//!
+//! [`WorkerLevel::spawn_gpu`] registers the level with the process's GPU hub
+//! ([`longtail_gpu::hub`]) instead: the hub's thread takes the level's chunks through the same
+//! slots ([`GpuFeed`], its [`Feed`]), computes them in its batch and publishes them as a worker
+//! would, so the audio thread's side is unchanged (it wakes the hub's thread instead of the
+//! worker's). The level's worker thread is started too, as a warm standby: it sleeps until the
+//! hub gives the level up (the device failed, or [`DEGRADED_AFTER_LATES`] lates in a row), then
+//! rebuilds the level's delay lines from the last `n + 1` chunks the hub took (kept for it off
+//! the audio thread), and carries on with the next job as a CPU worker. Results that come late
+//! meanwhile follow the late policy below (faded in), so the move is a short crossfade, not a
+//! gap in the tail.
+//!
 //! # Late policy
 //!
 //! A result is due when the audio thread is about to play its first sample, `D - P` samples
@@ -53,10 +66,12 @@
 //!   bounces are deterministic and identical to real-time output when nothing was late.
 
 use std::cell::UnsafeCell;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
+
+use longtail_gpu::{ChunkStart, Feed, Hub, LevelSpec, Registration};
 
 use super::MAX_CHANNELS;
 use super::rings::{InputRing, OutputRing};
@@ -135,7 +150,26 @@ struct Shared {
     /// Test hook: while set, the worker does not start new jobs (a stalled executor).
     stalled: AtomicBool,
     stats: LevelStats,
+    /// Who runs the jobs: [`ON_CPU`], [`ON_GPU`] or [`MIGRATING`] (from the GPU to the CPU).
+    executor: AtomicU8,
+    /// GPU levels: the chunks the hub took, `[slot][input][sample]` with slot `job %
+    /// history_chunks`, for the standby's rebuild. Written by the hub's thread while the level
+    /// is on the GPU, read by the standby after it saw [`MIGRATING`] (acquire).
+    history: Box<[UnsafeCell<f32>]>,
+    history_chunks: usize,
+    /// End time and epoch of each history slot's chunk.
+    history_ends: Box<[AtomicU64]>,
+    history_epochs: Box<[AtomicU64]>,
+    /// Why the level left the GPU (never touched by the audio thread).
+    gpu_exit: Mutex<Option<String>>,
 }
+
+/// The level runs on its worker thread.
+const ON_CPU: u8 = 0;
+/// The level runs on the GPU hub; the worker thread is its standby.
+const ON_GPU: u8 = 1;
+/// The hub gave the level up; the standby is rebuilding it.
+const MIGRATING: u8 = 2;
 
 // SAFETY: the `UnsafeCell` slots are only accessed under the job protocol in the module docs:
 // a slot has exactly one accessor at a time, handed over with release/acquire on the sequence
@@ -152,12 +186,32 @@ impl Shared {
         let offset = (slot_idx * self.num_outputs + output_idx) * self.partition_size;
         self.output_slots[offset].get()
     }
+
+    fn history_chunk(&self, job: u64, input_idx: usize) -> *mut f32 {
+        let slot_idx = (job % self.history_chunks as u64) as usize;
+        let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
+        self.history[offset].get()
+    }
+
+    /// Job `job`'s result is in its output slot: publish it, and wake an offline wait. Worker
+    /// or hub thread.
+    fn publish_completed(&self, job: u64) {
+        self.completed.store(job + 1, Ordering::Release);
+        self.completed_seq.store((job + 1) as u32, Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) {
+            atomic_wait::wake_all(&self.completed_seq);
+        }
+    }
 }
 
 /// The audio thread's handle on one level that runs on its own worker thread.
 pub struct WorkerLevel {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// GPU levels: the place on the hub (dropped first, so the hub stops feeding) and the
+    /// hub's thread, woken instead of the worker's while the level is on the GPU.
+    registration: Option<Registration>,
+    hub_thread: Option<Thread>,
     /// Copy of `submitted`, owned by the audio thread.
     submitted: u64,
     /// Copy of `consumed`, owned by the audio thread.
@@ -184,6 +238,61 @@ impl WorkerLevel {
     /// priority (rate-monotonic, as zita-convolver does). Allocates the slots; call off the
     /// audio thread.
     pub fn spawn(level: UpolsLevel, num_inputs: usize, level_idx: usize) -> std::io::Result<Self> {
+        Self::spawn_on(level, num_inputs, level_idx, ON_CPU)
+    }
+
+    /// Registers `level` with the GPU `hub`, its worker thread started as the standby (see
+    /// "On the GPU"). Allocates; call off the audio thread. When the hub refuses the level
+    /// (memory, a broken device), the standby runs it from the start and
+    /// [`Self::gpu_exit`] says why.
+    pub fn spawn_gpu(
+        level: UpolsLevel,
+        num_inputs: usize,
+        level_idx: usize,
+        hub: &Arc<Hub>,
+    ) -> std::io::Result<Self> {
+        let (paths, spectra) = level.interleaved_spectra();
+        let spec = LevelSpec {
+            partition_size: level.partition_size(),
+            num_partitions: level.num_partitions(),
+            num_inputs,
+            num_outputs: level.num_outputs(),
+            paths,
+            spectra,
+        };
+        let mut worker = Self::spawn_on(level, num_inputs, level_idx, ON_GPU)?;
+        let feed = Arc::new(GpuFeed {
+            shared: Arc::clone(&worker.shared),
+            standby: worker.thread.as_ref().map(|t| t.thread().clone()),
+            state: Mutex::new(FeedState::default()),
+        });
+        match hub.register(&spec, Arc::clone(&feed) as Arc<dyn Feed>) {
+            Ok(registration) => {
+                worker.registration = Some(registration);
+                worker.hub_thread = Some(hub.thread().clone());
+            }
+            // The standby takes the level from the start.
+            Err(err) => feed.fail(&err.to_string()),
+        }
+        Ok(worker)
+    }
+
+    /// Whether the level runs on the GPU now.
+    pub fn on_gpu(&self) -> bool {
+        self.shared.executor.load(Ordering::Relaxed) == ON_GPU
+    }
+
+    /// Why the level left the GPU, if it ran there and left.
+    pub fn gpu_exit(&self) -> Option<String> {
+        self.shared.gpu_exit.lock().ok().and_then(|r| r.clone())
+    }
+
+    fn spawn_on(
+        level: UpolsLevel,
+        num_inputs: usize,
+        level_idx: usize,
+        executor: u8,
+    ) -> std::io::Result<Self> {
         let partition_size = level.partition_size();
         let output_delay = level.output_delay();
         let num_outputs = level.num_outputs();
@@ -193,6 +302,13 @@ impl WorkerLevel {
             (0..count)
                 .map(|_| UnsafeCell::new(0.0f32))
                 .collect::<Box<[_]>>()
+        };
+        // A GPU level's standby rebuilds from `n + 1` chunks; one more slot for the chunk the
+        // hub may have taken but not finished.
+        let history_chunks = if executor == ON_GPU {
+            level.num_partitions() + 2
+        } else {
+            0
         };
         let shared = Arc::new(Shared {
             partition_size,
@@ -212,6 +328,12 @@ impl WorkerLevel {
             stop: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
             stats: LevelStats::default(),
+            executor: AtomicU8::new(executor),
+            history: cells(history_chunks * num_inputs * partition_size),
+            history_chunks,
+            history_ends: atomics(history_chunks),
+            history_epochs: atomics(history_chunks),
+            gpu_exit: Mutex::new(None),
         });
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -220,6 +342,8 @@ impl WorkerLevel {
         Ok(Self {
             shared,
             thread: Some(thread),
+            registration: None,
+            hub_thread: None,
             submitted: 0,
             consumed: 0,
             late_counted_up_to: 0,
@@ -253,7 +377,11 @@ impl WorkerLevel {
     }
 
     fn wake(&self) {
-        if let Some(thread) = &self.thread {
+        if let Some(hub) = &self.hub_thread
+            && self.shared.executor.load(Ordering::Acquire) == ON_GPU
+        {
+            hub.unpark();
+        } else if let Some(thread) = &self.thread {
             thread.thread().unpark();
         }
     }
@@ -351,7 +479,9 @@ impl WorkerLevel {
         // SeqCst, paired with the worker's `needs_wake` store and `submitted` load: either the
         // worker sees this job before it sleeps, or this thread sees that it must wake it.
         shared.submitted.store(self.submitted, Ordering::SeqCst);
-        if wait || shared.needs_wake.load(Ordering::SeqCst) {
+        // The GPU hub is always woken: one futex wake per big chunk, and its batch starts at
+        // once instead of at its next poll.
+        if wait || self.hub_thread.is_some() || shared.needs_wake.load(Ordering::SeqCst) {
             self.wake();
         }
     }
@@ -465,6 +595,8 @@ fn consume(consumed: &mut u64, added: &mut usize, shared: &Shared) {
 
 impl Drop for WorkerLevel {
     fn drop(&mut self) {
+        // Off the hub first, so it takes no more chunks; then stop the worker (or standby).
+        drop(self.registration.take());
         self.shared.stop.store(true, Ordering::Release);
         self.shared.stalled.store(false, Ordering::Release);
         if let Some(thread) = self.thread.take() {
@@ -474,18 +606,122 @@ impl Drop for WorkerLevel {
     }
 }
 
-/// The worker thread: runs jobs in order until stopped.
+/// A level's running state on a worker thread: the overlap-save windows and where the chunks
+/// stood, so gaps and resets are handled the same whether jobs come live or are replayed.
+struct JobRunner {
+    partition_size: usize,
+    /// `[input][2P]`: the previous chunk followed by the current one.
+    windows: Vec<Vec<f32>>,
+    /// `[output][P]`: the last job's result.
+    results: Vec<Vec<f32>>,
+    last_chunk_end: Option<u64>,
+    epoch: u64,
+}
+
+impl JobRunner {
+    fn new(shared: &Shared) -> Self {
+        let partition_size = shared.partition_size;
+        Self {
+            partition_size,
+            windows: vec![vec![0.0; 2 * partition_size]; shared.num_inputs],
+            results: vec![vec![0.0; partition_size]; shared.num_outputs],
+            last_chunk_end: None,
+            epoch: 0,
+        }
+    }
+
+    /// Runs the chunk that ends at `chunk_end` through `level`; `chunk(input_idx)` is its
+    /// input. The result is in `self.results`.
+    fn run(
+        &mut self,
+        level: &mut UpolsLevel,
+        chunk_end: u64,
+        chunk_epoch: u64,
+        chunk: impl Fn(usize) -> *const f32,
+    ) {
+        let partition_size = self.partition_size;
+        if chunk_epoch != self.epoch {
+            // The engine was reset: time starts again from zero with empty history.
+            level.reset();
+            self.windows.iter_mut().for_each(|w| w.fill(0.0));
+            self.last_chunk_end = None;
+            self.epoch = chunk_epoch;
+        }
+        // Chunks dropped by the audio thread leave a gap: the delay line gets silence for
+        // them, and the window's older half is silence too.
+        let expected = self
+            .last_chunk_end
+            .map_or(partition_size as u64, |end| end + partition_size as u64);
+        if chunk_end != expected {
+            let missing = (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
+            level.push_silence(missing);
+            self.windows
+                .iter_mut()
+                .for_each(|w| w[..partition_size].fill(0.0));
+        }
+        for (input_idx, window) in self.windows.iter_mut().enumerate() {
+            // SAFETY: the caller hands a chunk of `P` samples that nobody writes meanwhile (a
+            // submitted job's slot, or a history slot after the hand-over).
+            let chunk = unsafe { std::slice::from_raw_parts(chunk(input_idx), partition_size) };
+            window[partition_size..].copy_from_slice(chunk);
+        }
+        {
+            let num_outputs = self.results.len();
+            let mut window_refs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            for (slot, window) in window_refs.iter_mut().zip(&self.windows) {
+                *slot = window;
+            }
+            let mut result_refs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+            for (slot, result) in result_refs.iter_mut().zip(self.results.iter_mut()) {
+                *slot = result;
+            }
+            level.compute(
+                &window_refs[..self.windows.len()],
+                &mut result_refs[..num_outputs],
+            );
+        }
+        // The current chunk becomes the older half of the next window.
+        for window in &mut self.windows {
+            window.copy_within(partition_size.., 0);
+        }
+        self.last_chunk_end = Some(chunk_end);
+    }
+}
+
+/// The worker thread: runs jobs in order until stopped. A GPU level's worker is its standby
+/// first (see "On the GPU").
 fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
     let _ftz = crate::denormals::ScopedFtz::enable();
     raise_priority(level_idx);
     let partition_size = shared.partition_size;
-    // `[input][2P]`: the previous chunk followed by the current one.
-    let mut windows = vec![vec![0.0f32; 2 * partition_size]; shared.num_inputs];
-    let mut results = vec![vec![0.0f32; partition_size]; shared.num_outputs];
-    let mut last_chunk_end: Option<u64> = None;
+    let mut runner = JobRunner::new(shared);
     let mut next_job = 0u64;
-    let mut epoch = 0u64;
     let mut clock = ChunkClock::default();
+
+    if shared.executor.load(Ordering::Acquire) != ON_CPU {
+        loop {
+            if shared.stop.load(Ordering::Acquire) {
+                return;
+            }
+            if shared.executor.load(Ordering::Acquire) == MIGRATING {
+                break;
+            }
+            std::thread::park_timeout(IDLE_TIMEOUT);
+        }
+        // Rebuild the delay lines from the chunks the hub finished, then take over at the
+        // first job it did not.
+        next_job = shared.completed.load(Ordering::Acquire);
+        let first = next_job.saturating_sub(shared.history_chunks as u64 - 1);
+        for job in first..next_job {
+            let slot_idx = (job % shared.history_chunks as u64) as usize;
+            let chunk_end = shared.history_ends[slot_idx].load(Ordering::Relaxed);
+            let chunk_epoch = shared.history_epochs[slot_idx].load(Ordering::Relaxed);
+            runner.run(&mut level, chunk_end, chunk_epoch, |input_idx| {
+                shared.history_chunk(job, input_idx)
+            });
+        }
+        shared.executor.store(ON_CPU, Ordering::SeqCst);
+    }
 
     while !shared.stop.load(Ordering::Acquire) {
         if shared.stalled.load(Ordering::Acquire) {
@@ -500,52 +736,16 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
         let slot_idx = (next_job % shared.num_slots as u64) as usize;
         let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
         let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
-        if chunk_epoch != epoch {
-            // The engine was reset: time starts again from zero with empty history.
-            level.reset();
-            windows.iter_mut().for_each(|w| w.fill(0.0));
-            last_chunk_end = None;
-            epoch = chunk_epoch;
-        }
-
-        // Chunks dropped by the audio thread leave a gap: the delay line gets silence for
-        // them, and the window's older half is silence too.
-        let expected =
-            last_chunk_end.map_or(partition_size as u64, |end| end + partition_size as u64);
-        if chunk_end != expected {
-            let missing = (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
-            level.push_silence(missing);
-            windows
-                .iter_mut()
-                .for_each(|w| w[..partition_size].fill(0.0));
-        }
-        for (input_idx, window) in windows.iter_mut().enumerate() {
-            // SAFETY: `submitted > next_job` was seen with acquire, so the audio thread has
-            // finished writing this slot and will not touch it until `completed` and
-            // `consumed` both pass this job.
-            let chunk = unsafe {
-                std::slice::from_raw_parts(shared.input_slot(slot_idx, input_idx), partition_size)
-            };
-            window[partition_size..].copy_from_slice(chunk);
-        }
         let job_start = std::time::Instant::now();
-        {
-            let mut window_refs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
-            for (slot, window) in window_refs.iter_mut().zip(&windows) {
-                *slot = window;
-            }
-            let mut result_refs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
-            for (slot, result) in result_refs.iter_mut().zip(results.iter_mut()) {
-                *slot = result;
-            }
-            level.compute(
-                &window_refs[..shared.num_inputs],
-                &mut result_refs[..shared.num_outputs],
-            );
-        }
-        for (output_idx, result) in results.iter().enumerate() {
+        // `submitted > next_job` was seen with acquire, so the audio thread has finished
+        // writing this slot and will not touch it until `completed` and `consumed` both pass
+        // this job.
+        runner.run(&mut level, chunk_end, chunk_epoch, |input_idx| {
+            shared.input_slot(slot_idx, input_idx)
+        });
+        for (output_idx, result) in runner.results.iter().enumerate() {
             // SAFETY: the audio thread consumed this slot's previous job before submitting
-            // this one, and reads it again only after the `completed` store below.
+            // this one, and reads it again only after `publish_completed`.
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     result.as_ptr(),
@@ -556,18 +756,121 @@ fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
         }
         let busy_ns = job_start.elapsed().as_nanos() as u64;
         shared.stats.busy_ns.fetch_add(busy_ns, Ordering::Relaxed);
-        // The current chunk becomes the older half of the next window.
-        for window in &mut windows {
-            window.copy_within(partition_size.., 0);
-        }
-        last_chunk_end = Some(chunk_end);
+        shared.publish_completed(next_job);
         next_job += 1;
-        shared.completed.store(next_job, Ordering::Release);
-        shared
-            .completed_seq
-            .store(next_job as u32, Ordering::SeqCst);
-        if shared.waiting.load(Ordering::SeqCst) {
-            atomic_wait::wake_all(&shared.completed_seq);
+    }
+}
+
+/// The hub's side of one GPU level: takes submitted chunks from the slots, keeps them for the
+/// standby, and publishes the hub's results as the worker would.
+struct GpuFeed {
+    shared: Arc<Shared>,
+    /// The standby worker, woken when the hub gives the level up.
+    standby: Option<Thread>,
+    /// Hub thread only (the lock is never contended).
+    state: Mutex<FeedState>,
+}
+
+#[derive(Debug, Default)]
+struct FeedState {
+    /// The next job to take; the job taken last is `next_job - 1` while `taken` is set.
+    next_job: u64,
+    taken: bool,
+    epoch: u64,
+    last_chunk_end: Option<u64>,
+}
+
+impl Feed for GpuFeed {
+    fn take(&self, inputs: &mut [f32]) -> Option<ChunkStart> {
+        let shared = &*self.shared;
+        let mut state = self.state.lock().ok()?;
+        if state.taken
+            || shared.stalled.load(Ordering::Acquire)
+            || shared.submitted.load(Ordering::Acquire) <= state.next_job
+        {
+            return None;
+        }
+        let job = state.next_job;
+        let partition_size = shared.partition_size;
+        let slot_idx = (job % shared.num_slots as u64) as usize;
+        let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
+        let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
+        let mut start = ChunkStart::default();
+        if chunk_epoch != state.epoch {
+            start.reset = true;
+            state.epoch = chunk_epoch;
+            state.last_chunk_end = None;
+        }
+        let expected = state
+            .last_chunk_end
+            .map_or(partition_size as u64, |end| end + partition_size as u64);
+        if !start.reset && chunk_end != expected {
+            // Chunks the audio thread dropped: silence in their place, as on the CPU.
+            start.silent_chunks =
+                (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
+        }
+        state.last_chunk_end = Some(chunk_end);
+        let history_slot = (job % shared.history_chunks as u64) as usize;
+        for (input_idx, dst) in inputs.chunks_exact_mut(partition_size).enumerate() {
+            // SAFETY: `submitted > job` was seen with acquire: the audio thread finished this
+            // slot and leaves it alone until the job is completed and consumed. The history
+            // slot is the hub's alone while the level is on the GPU.
+            unsafe {
+                let chunk = std::slice::from_raw_parts(
+                    shared.input_slot(slot_idx, input_idx),
+                    partition_size,
+                );
+                dst.copy_from_slice(chunk);
+                std::ptr::copy_nonoverlapping(
+                    chunk.as_ptr(),
+                    shared.history_chunk(job, input_idx),
+                    partition_size,
+                );
+            }
+        }
+        shared.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
+        shared.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
+        state.next_job += 1;
+        state.taken = true;
+        Some(start)
+    }
+
+    fn finish(&self, outputs: &[f32]) {
+        let shared = &*self.shared;
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if !state.taken {
+            return;
+        }
+        state.taken = false;
+        let job = state.next_job - 1;
+        let slot_idx = (job % shared.num_slots as u64) as usize;
+        for (output_idx, result) in outputs.chunks_exact(shared.partition_size).enumerate() {
+            // SAFETY: as for the worker: this slot's previous job was consumed before this one
+            // was submitted, and the audio thread reads it only after `publish_completed`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    result.as_ptr(),
+                    shared.output_slot(slot_idx, output_idx),
+                    shared.partition_size,
+                );
+            }
+        }
+        shared.publish_completed(job);
+    }
+
+    fn wants_to_leave(&self) -> bool {
+        self.shared.stats.degraded.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self, reason: &str) {
+        if let Ok(mut exit) = self.shared.gpu_exit.lock() {
+            *exit = Some(reason.to_string());
+        }
+        self.shared.executor.store(MIGRATING, Ordering::SeqCst);
+        if let Some(standby) = &self.standby {
+            standby.unpark();
         }
     }
 }

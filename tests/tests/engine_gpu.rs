@@ -1,0 +1,195 @@
+//! The engine with its big levels on the GPU (lavapipe in CI): against the float64 reference
+//! for every layout and ragged blocks, and several engines sharing the hub while they come and
+//! go. The injected faults are in `engine_gpu_faults.rs`, a process of their own: a lost device
+//! breaks the process's hub for every engine in it.
+
+use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route};
+use longtail::ir::Ir;
+use longtail_tests::{
+    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
+};
+
+const RATE: u32 = 48_000;
+const GPU: Executor = Executor::Gpu(GpuPolicy::Forced {
+    allow_cpu_adapter: true,
+});
+
+/// Whether a GPU adapter (lavapipe included) is here; a failure where CI requires one.
+fn gpu_available() -> bool {
+    let found = !longtail_gpu::list_adapters().is_empty();
+    if !found {
+        assert!(
+            std::env::var("LONGTAIL_REQUIRE_GPU").as_deref() != Ok("1"),
+            "LONGTAIL_REQUIRE_GPU=1 but no adapter (install mesa-vulkan-drivers)"
+        );
+        eprintln!("skipped: no GPU adapter");
+    }
+    found
+}
+
+fn make_ir(num_channels: usize, len: usize, seed: u64) -> Ir {
+    let channels = (0..num_channels)
+        .map(|c| decaying_noise(len, seed + c as u64))
+        .collect();
+    Ir::new("gpu test", RATE, channels).unwrap()
+}
+
+fn config(num_inputs: usize, num_outputs: usize, max_block_size: usize) -> EngineConfig {
+    EngineConfig {
+        max_block_size,
+        num_inputs,
+        num_outputs,
+        latency_mode: LatencyMode::Zero,
+        // Levels of 1024 and 2048 samples: big enough for the GPU, small enough for lavapipe.
+        limits: PlanLimits {
+            max_partition_size: 2048,
+            ..PlanLimits::default()
+        },
+        executor: GPU,
+    }
+}
+
+/// Feeds `inputs` (then silence for the tail) in `blocks`; returns the outputs.
+fn run(engine: &mut Engine, inputs: &[Vec<f32>], total: usize, blocks: Blocks) -> Vec<Vec<f32>> {
+    let num_outputs = engine.config().num_outputs;
+    let padded: Vec<Vec<f32>> = inputs
+        .iter()
+        .map(|x| {
+            let mut x = x.clone();
+            x.resize(total, 0.0);
+            x
+        })
+        .collect();
+    let mut outputs = vec![vec![0.0f32; total]; num_outputs];
+    let mut start = 0;
+    for size in blocks.sizes(total) {
+        let ins: Vec<&[f32]> = padded.iter().map(|x| &x[start..start + size]).collect();
+        let mut outs: Vec<&mut [f32]> = outputs
+            .iter_mut()
+            .map(|y| &mut y[start..start + size])
+            .collect();
+        engine.process(&ins, &mut outs);
+        start += size;
+    }
+    outputs
+}
+
+fn expected(ir: &Ir, inputs: &[Vec<f32>], num_outputs: usize, len: usize) -> Vec<Vec<f64>> {
+    let mut out = vec![vec![0.0f64; len]; num_outputs];
+    for (path, taps) in route(ir, inputs.len(), num_outputs) {
+        for (e, v) in out[path.output_idx]
+            .iter_mut()
+            .zip(reference_convolution(&inputs[path.input_idx], &taps))
+        {
+            *e += v;
+        }
+    }
+    out
+}
+
+#[test]
+fn gpu_levels_match_the_float64_reference_in_every_layout() {
+    if !gpu_available() {
+        return;
+    }
+    let layouts = [
+        (2, 2, 2),
+        (2, 1, 2),
+        (2, 1, 1),
+        (4, 2, 2),
+        (4, 1, 2),
+        (1, 2, 2),
+        (1, 1, 1),
+    ];
+    for (idx, &(ir_channels, ins, outs)) in layouts.iter().enumerate() {
+        let ir = make_ir(ir_channels, 30_000, RNG_SEED + 10 * idx as u64);
+        let inputs: Vec<Vec<f32>> = (0..ins)
+            .map(|c| noise(9_000, 0.5, RNG_SEED + c as u64))
+            .collect();
+        let blocks = if idx % 2 == 0 {
+            Blocks::Primes
+        } else {
+            Blocks::Random {
+                max: 300,
+                seed: RNG_SEED,
+            }
+        };
+        let mut engine = Engine::new(&ir, config(ins, outs, blocks.max())).unwrap();
+        engine.set_offline(true);
+        let report = engine.backend_report();
+        assert!(
+            report.gpu_levels >= 1,
+            "{report:?} plan {}",
+            engine.plan().describe()
+        );
+        let total = inputs[0].len() + ir.len() - 1;
+        let got = run(&mut engine, &inputs, total, blocks);
+        let want = expected(&ir, &inputs, outs, total);
+        for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+            let snr = snr_db(g, w);
+            assert!(
+                snr >= MIN_SNR_DB,
+                "layout {ir_channels}ch {ins}->{outs} output {o}: {snr:.1} dB ({report:?})"
+            );
+        }
+        assert_eq!(engine.late_stats(), Default::default());
+        assert_eq!(engine.backend_report().gpu_levels, report.gpu_levels);
+    }
+}
+
+/// Three engines on one hub, processed in turns; one is dropped halfway and a new one starts,
+/// and every output stays exact.
+#[test]
+fn engines_share_the_hub_while_others_come_and_go() {
+    if !gpu_available() {
+        return;
+    }
+    let ir = make_ir(2, 30_000, RNG_SEED + 77);
+    let len = 30_000;
+    let inputs: Vec<Vec<Vec<f32>>> = (0..4)
+        .map(|e| {
+            (0..2)
+                .map(|c| noise(len, 0.5, RNG_SEED + 1000 + 10 * e + c))
+                .collect()
+        })
+        .collect();
+    let mut engines: Vec<Option<Box<Engine>>> = (0..3)
+        .map(|_| {
+            let mut engine = Box::new(Engine::new(&ir, config(2, 2, 256)).unwrap());
+            engine.set_offline(true);
+            Some(engine)
+        })
+        .collect();
+    let mut outputs = vec![vec![vec![0.0f32; len]; 2]; 4];
+    let hub = engines[0].as_ref().unwrap().gpu_hub().unwrap().clone();
+    for block in 0..len / 256 {
+        if block == len / 512 {
+            engines[1] = None;
+            let mut late = Box::new(Engine::new(&ir, config(2, 2, 256)).unwrap());
+            late.set_offline(true);
+            engines.push(Some(late));
+        }
+        for (e, engine) in engines.iter_mut().enumerate() {
+            let Some(engine) = engine else { continue };
+            // The engine that joined starts its own input at time 0.
+            let offset = if e == 3 { len / 512 * 256 } else { 0 };
+            let start = block * 256 - offset;
+            let ins: Vec<&[f32]> = inputs[e].iter().map(|x| &x[start..start + 256]).collect();
+            let (left, right) = outputs[e].split_at_mut(1);
+            let mut outs: Vec<&mut [f32]> = vec![
+                &mut left[0][start..start + 256],
+                &mut right[0][start..start + 256],
+            ];
+            engine.process(&ins, &mut outs);
+        }
+    }
+    assert!(hub.stats().levels >= 3, "{:?}", hub.stats());
+    for e in [0, 2, 3] {
+        let done = if e == 3 { len / 2 } else { len / 256 * 256 };
+        let want = expected(&ir, &inputs[e], 2, done);
+        for (o, (g, w)) in outputs[e].iter().zip(&want).enumerate() {
+            let snr = snr_db(&g[..done], w);
+            assert!(snr >= MIN_SNR_DB, "engine {e} output {o}: {snr:.1} dB");
+        }
+    }
+}

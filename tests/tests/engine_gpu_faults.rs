@@ -1,0 +1,120 @@
+//! Injected GPU faults in real-time mode, in a process of their own (a lost device breaks the
+//! process's hub): a GPU that answers too late gets its levels taken away (counted lates, the
+//! degraded flag, the hub fails them over); a lost device moves every level to its standby. The
+//! audio thread never allocates or waits meanwhile, and once the standbys run, the output is
+//! the exact convolution again: they rebuilt their delay lines from the history.
+
+use std::time::Duration;
+
+use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route};
+use longtail::ir::Ir;
+use longtail_tests::{MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db};
+use nice_assert_no_alloc::assert_no_alloc;
+
+const RATE: u32 = 48_000;
+
+fn config() -> EngineConfig {
+    EngineConfig {
+        max_block_size: 128,
+        num_inputs: 2,
+        num_outputs: 2,
+        latency_mode: LatencyMode::Zero,
+        limits: PlanLimits {
+            max_partition_size: 2048,
+            ..PlanLimits::default()
+        },
+        executor: Executor::Gpu(GpuPolicy::Forced {
+            allow_cpu_adapter: true,
+        }),
+    }
+}
+
+#[test]
+fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
+    if longtail_gpu::list_adapters().is_empty() {
+        assert!(
+            std::env::var("LONGTAIL_REQUIRE_GPU").as_deref() != Ok("1"),
+            "LONGTAIL_REQUIRE_GPU=1 but no adapter (install mesa-vulkan-drivers)"
+        );
+        eprintln!("skipped: no GPU adapter");
+        return;
+    }
+    let ir = Ir::new(
+        "faults",
+        RATE,
+        vec![
+            decaying_noise(30_000, RNG_SEED + 5),
+            decaying_noise(30_000, RNG_SEED + 6),
+        ],
+    )
+    .unwrap();
+    let total = 4 * RATE as usize;
+    let inputs = [
+        noise(total, 0.5, RNG_SEED + 8),
+        noise(total, 0.5, RNG_SEED + 9),
+    ];
+    for fault in ["slow", "lost"] {
+        let mut engine = Engine::new(&ir, config()).unwrap();
+        let hub = engine.gpu_hub().unwrap().clone();
+        let gpu_levels = engine.backend_report().gpu_levels;
+        assert!(gpu_levels >= 1);
+        let mut outputs = [vec![0.0f32; total], vec![0.0f32; total]];
+        let mut migrated_at = None;
+        let mut injected = false;
+        let mut start = 0;
+        while start < total {
+            let size = 128.min(total - start);
+            if start >= RATE as usize / 2 && !injected {
+                injected = true;
+                match fault {
+                    "slow" => hub.inject_delay(Duration::from_millis(300)),
+                    _ => hub.inject_device_loss(),
+                }
+            }
+            if migrated_at.is_none() && engine.backend_report().gpu_levels == 0 {
+                migrated_at = Some(start);
+                hub.inject_delay(Duration::ZERO);
+                // From here on results are waited for: the comparison below is exact.
+                engine.set_offline(true);
+            }
+            let [l, r] = &inputs;
+            let [out_l, out_r] = &mut outputs;
+            let input: [&[f32]; 2] = [&l[start..start + size], &r[start..start + size]];
+            let mut output: [&mut [f32]; 2] = [
+                &mut out_l[start..start + size],
+                &mut out_r[start..start + size],
+            ];
+            assert_no_alloc(|| engine.process(&input, &mut output));
+            start += size;
+            if migrated_at.is_none() {
+                // Roughly real time, so a healthy GPU keeps up before the fault.
+                std::thread::sleep(Duration::from_micros(2_000));
+            }
+        }
+        let report = engine.backend_report();
+        let stats = engine.late_stats();
+        println!("{fault}: {report:?} {stats:?} migrated at {migrated_at:?}");
+        let migrated_at = migrated_at.unwrap_or_else(|| panic!("{fault}: never left the GPU"));
+        assert!(report.reason.contains("left the GPU"), "{report:?}");
+        if fault == "slow" {
+            assert!(stats.late_results > 0, "lates not counted: {stats:?}");
+        }
+        assert!(hub.stats().levels_failed_over >= gpu_levels as u64);
+        assert!(outputs.iter().flatten().all(|s| s.is_finite()));
+        // Chunks dropped while the GPU was stuck (every slot busy) left silence in the delay
+        // lines, as on the CPU; once they have passed (one IR length) and the standby's
+        // results are due, the output is exact: its delay lines were rebuilt from the history.
+        let dropped = if stats.dropped_chunks > 0 {
+            ir.len()
+        } else {
+            0
+        };
+        let settled = migrated_at + dropped + 2 * 2048 + 256;
+        for (path, taps) in route(&ir, 2, 2) {
+            let want = reference_convolution(&inputs[path.input_idx], &taps);
+            let got = &outputs[path.output_idx][settled..];
+            let snr = snr_db(got, &want[settled..total]);
+            assert!(snr >= MIN_SNR_DB, "{fault}: after failover {snr:.1} dB");
+        }
+    }
+}
