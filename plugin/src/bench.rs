@@ -46,7 +46,12 @@ pub struct BenchConfig {
 #[derive(Debug, Clone)]
 pub struct BenchResult {
     pub variant: String,
+    /// `cpu`, or `gpu` when any level ran on the GPU.
     pub backend: &'static str,
+    /// The GPU adapter, when the engines opened one.
+    pub gpu_adapter: Option<String>,
+    /// The GPU hub's round trip over the run (median, 99th percentile, largest), in us.
+    pub gpu_rt_us: [f64; 3],
     pub block: usize,
     pub rate: u32,
     pub channels: usize,
@@ -98,6 +103,7 @@ impl BenchResult {
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
                 "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
                 "\"rss_kb\":{},\"mem_per_instance_kb\":{},",
+                "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
                 "\"loadavg1\":{:.2}}}"
             ),
             self.variant,
@@ -133,6 +139,15 @@ impl BenchResult {
             self.audio_priority,
             self.rss_kb,
             self.mem_per_instance_kb,
+            self.gpu_adapter
+                .as_deref()
+                .map_or("null".to_string(), |name| format!(
+                    "\"{}\"",
+                    name.replace('"', "'")
+                )),
+            self.gpu_rt_us[0],
+            self.gpu_rt_us[1],
+            self.gpu_rt_us[2],
             loadavg1(),
         )
     }
@@ -319,9 +334,19 @@ pub fn run(
         .map(|level| format!("{}x{}", level.partition_size, level.num_partitions))
         .collect::<Vec<_>>()
         .join(" ");
+    let on_gpu = engines.iter().any(|e| e.backend_report().gpu_levels > 0);
+    let gpu_stats = engines.iter().find_map(|e| e.gpu_stats());
     let result = BenchResult {
         variant: config.variant.clone(),
-        backend: "cpu",
+        backend: if on_gpu { "gpu" } else { "cpu" },
+        gpu_adapter: gpu_stats.as_ref().map(|s| s.adapter.to_string()),
+        gpu_rt_us: gpu_stats.as_ref().map_or([0.0; 3], |s| {
+            [
+                s.round_trip.p50_us,
+                s.round_trip.p99_us,
+                s.round_trip.max_us,
+            ]
+        }),
         block,
         rate: config.rate,
         channels: num_channels,

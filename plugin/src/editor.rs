@@ -680,8 +680,14 @@ impl EditorApp {
                 ui.end_row();
                 ui.label("Runs on");
                 let reason = match self.params.backend.value() {
-                    BackendParam::Auto => "CPU: Auto chose it (no GPU executor in this version)",
+                    BackendParam::Auto => {
+                        "Auto: big engines put their big levels on a real GPU when its measured \
+                         round trip fits; else the CPU"
+                    }
                     BackendParam::Cpu => "CPU: forced by the Backend parameter",
+                    BackendParam::Gpu => {
+                        "GPU: big levels on the GPU; each falls back to its CPU standby on failure"
+                    }
                 };
                 ui.label(reason);
                 ui.end_row();

@@ -221,7 +221,9 @@ fn open_gpu(policy: GpuPolicy, work: usize) -> Result<std::sync::Arc<longtail_gp
             ));
         }
         GpuPolicy::Auto => false,
-        GpuPolicy::Forced { allow_cpu_adapter } => allow_cpu_adapter,
+        GpuPolicy::Forced { allow_cpu_adapter } => {
+            allow_cpu_adapter || longtail_gpu::OpenOptions::from_env().allow_cpu_adapter
+        }
     };
     let options = longtail_gpu::OpenOptions { allow_cpu_adapter };
     let hub = longtail_gpu::shared(options).map_err(|err| format!("CPU: {err}"))?;

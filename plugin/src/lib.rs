@@ -66,6 +66,7 @@ struct EngineKey {
     source: IrSource,
     edits: EditSettings,
     latency_mode: LatencyMode,
+    executor: Executor,
 }
 
 /// State of one activation. Built in `activate()`, used on the audio thread.
@@ -134,6 +135,7 @@ impl Longtail {
             source,
             edits: self.params.edit_settings(use_file),
             latency_mode: self.params.latency_mode.value().into(),
+            executor: self.params.backend.value().executor(),
         }
     }
 }
@@ -180,6 +182,7 @@ impl Active {
                 source: prepared.request.source,
                 edits: prepared.request.edits,
                 latency_mode: prepared.request.config.latency_mode,
+                executor: prepared.request.config.executor,
             };
             let current_generation = prepared.request.generation == generation;
             match prepared.engine {
@@ -224,6 +227,7 @@ impl Active {
                 sample_rate: self.sample_rate,
                 config: EngineConfig {
                     latency_mode: desired.latency_mode,
+                    executor: desired.executor,
                     ..self.config
                 },
                 generation,
@@ -302,7 +306,7 @@ impl Plugin for Longtail {
             num_outputs,
             latency_mode: key.latency_mode,
             limits: PlanLimits::default(),
-            executor: Executor::Workers,
+            executor: key.executor,
         };
 
         // Hosts may activate repeatedly with the same settings; keep what is built then.
@@ -346,6 +350,7 @@ impl Plugin for Longtail {
                 source: request.source,
                 edits: request.edits,
                 latency_mode: key.latency_mode,
+                executor: key.executor,
             };
             let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
             self.generation += 1;

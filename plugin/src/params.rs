@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU8, AtomicU32};
 
 use nice_plug::prelude::*;
 
-use crate::engine::LatencyMode;
+use crate::engine::{Executor, GpuPolicy, LatencyMode};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
 use crate::ir::store::IrFileState;
@@ -68,7 +68,8 @@ impl From<LatencyModeParam> for LatencyMode {
 /// Where the tail is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
 pub enum BackendParam {
-    /// Let Longtail choose; the CPU in this version (the GPU executor is not built yet).
+    /// The GPU takes the big levels when it pays (a real GPU, a big engine, a round trip that
+    /// fits the slack); else the CPU. See [`GpuPolicy::Auto`].
     #[id = "auto"]
     #[name = "Auto"]
     Auto,
@@ -76,6 +77,25 @@ pub enum BackendParam {
     #[id = "cpu"]
     #[name = "CPU"]
     Cpu,
+    /// The big levels on the GPU whenever one opens; they still fall back to the CPU when it
+    /// fails or is late. `LONGTAIL_GPU_ALLOW_CPU=1` accepts a CPU adapter (lavapipe).
+    #[id = "gpu"]
+    #[name = "GPU"]
+    Gpu,
+}
+
+impl BackendParam {
+    /// The engine executor for this choice.
+    pub fn executor(self) -> Executor {
+        match self {
+            Self::Auto => Executor::Gpu(GpuPolicy::Auto),
+            Self::Cpu => Executor::Workers,
+            // `LONGTAIL_GPU_ALLOW_CPU` is read when the engine is built, off the audio thread.
+            Self::Gpu => Executor::Gpu(GpuPolicy::Forced {
+                allow_cpu_adapter: false,
+            }),
+        }
+    }
 }
 
 /// Every parameter of the plugin.

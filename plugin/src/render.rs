@@ -47,6 +47,8 @@ pub struct RenderOptions {
     pub mix: f32,
     /// Zero latency or low CPU.
     pub latency_mode: LatencyMode,
+    /// Where the levels after the first run (CPU workers, or the GPU with CPU standbys).
+    pub executor: Executor,
 }
 
 /// What a render did, for reports.
@@ -54,6 +56,8 @@ pub struct RenderOptions {
 pub struct RenderReport {
     /// The partition plan, one line.
     pub plan: String,
+    /// Where the worker levels ran and why.
+    pub backend: crate::engine::BackendReport,
     /// Latency the plugin would report, in samples.
     pub latency_samples: usize,
     /// Paths convolved.
@@ -103,9 +107,10 @@ pub fn render(
         num_outputs,
         latency_mode: options.latency_mode,
         limits: PlanLimits::default(),
-        executor: Executor::Workers,
+        executor: options.executor,
     };
     let engine = Engine::new(ir, config)?;
+    let backend = engine.backend_report();
     let plan = engine.plan().describe();
     let num_paths = engine.num_paths();
     let latency = engine.latency_samples();
@@ -163,6 +168,7 @@ pub fn render(
     }
     let report = RenderReport {
         plan,
+        backend,
         latency_samples: latency,
         num_paths,
         audio_seconds: total as f64 / f64::from(ir.sample_rate),

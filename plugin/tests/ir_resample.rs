@@ -159,6 +159,7 @@ fn a_44k1_file_in_a_48k_session_matches_the_float64_reference() {
         blocks: BlockSizes::Fixed(64),
         mix: 1.0,
         latency_mode: LatencyMode::Zero,
+        executor: longtail::engine::Executor::Workers,
     };
     let (output, _) = render(&ir, std::slice::from_ref(&input), options).unwrap();
     let mut expected = vec![0.0f64; input.len() + ideal.len() - 1];

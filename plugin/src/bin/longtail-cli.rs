@@ -10,8 +10,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use longtail::bench::{self, BenchConfig};
 use longtail::demo;
-use longtail::engine::Executor;
 use longtail::engine::LatencyMode;
+use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, DEFAULT_AUTO_TRIM_DB, EditSettings};
@@ -62,7 +62,9 @@ enum Command {
         /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU.
         #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
         latency: LatencyArg,
-        /// Where the tail runs: `auto` (the CPU in this version) or `cpu`.
+        /// Where the tail runs: `auto` (the GPU for big IRs on a real GPU whose round trip
+        /// fits, else the CPU), `cpu`, or `gpu` (every level of 1024+ samples on the GPU;
+        /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe).
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
         #[command(flatten)]
@@ -135,7 +137,9 @@ enum Command {
         /// leaves the thread as it is. Quietly ignored where the OS refuses.
         #[arg(long, default_value_t = 70)]
         audio_priority: u32,
-        /// Where the tail runs: `auto` (the CPU in this version) or `cpu`.
+        /// Where the tail runs: `auto`, `cpu` or `gpu` (as for render). The JSON line then
+        /// has `gpu_adapter` and the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
+        /// `gpu_rt_max_us`).
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
         /// Where levels after the first run: worker threads, or inline on the audio thread
@@ -294,6 +298,21 @@ enum ExecutorArg {
 enum BackendArg {
     Auto,
     Cpu,
+    Gpu,
+}
+
+impl BackendArg {
+    /// The engine executor for this backend (`LONGTAIL_GPU_ALLOW_CPU=1` lets `gpu` use a CPU
+    /// adapter such as lavapipe).
+    fn executor(self) -> Executor {
+        match self {
+            Self::Auto => Executor::Gpu(GpuPolicy::Auto),
+            Self::Cpu => Executor::Workers,
+            Self::Gpu => Executor::Gpu(GpuPolicy::Forced {
+                allow_cpu_adapter: false,
+            }),
+        }
+    }
 }
 
 impl From<LatencyArg> for LatencyMode {
@@ -334,13 +353,14 @@ fn main() -> ExitCode {
             block,
             mix,
             latency,
-            backend: _,
+            backend,
             edits,
         } => {
             let options = RenderOptions {
                 blocks: block,
                 mix,
                 latency_mode: latency.into(),
+                executor: backend.executor(),
             };
             let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
             run_render(&ir, &input, &output, options, &edits.settings())
@@ -392,7 +412,7 @@ fn main() -> ExitCode {
             out,
             paced,
             audio_priority,
-            backend: _,
+            backend,
             executor,
             latency,
             json,
@@ -411,7 +431,7 @@ fn main() -> ExitCode {
                 warmup_s,
                 max_wall_s: (max_wall > 0.0).then_some(max_wall),
                 executor: match executor {
-                    ExecutorArg::Workers => Executor::Workers,
+                    ExecutorArg::Workers => backend.executor(),
                     ExecutorArg::Inline => Executor::Inline,
                 },
                 variant: variant.unwrap_or_else(|| {
@@ -684,6 +704,7 @@ fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), S
         blocks,
         mix,
         latency_mode: LatencyMode::Zero,
+        executor: Executor::Gpu(GpuPolicy::Auto),
     };
     for builtin in BuiltinIr::ALL {
         let ir = builtin.generate(rate);
@@ -729,8 +750,9 @@ fn run_soak(args: &SoakArgs) -> Result<(), String> {
 
 fn print_report(report: &RenderReport) {
     println!(
-        "  backend cpu ({} worker threads) | plan {} | {} paths | {:.1} s audio in {:.3} s CPU \
+        "  {} ({} worker threads) | plan {} | {} paths | {:.1} s audio in {:.3} s CPU \
          (audio thread {:.3} s), real-time factor {:.4}",
+        report.backend.reason,
         report.num_workers,
         report.plan,
         report.num_paths,

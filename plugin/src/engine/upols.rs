@@ -218,7 +218,9 @@ impl UpolsLevel {
 
     /// Each path's `(input, output)` and its IR spectra as `[re, im]` pairs, partition after
     /// partition (`n * (P + 1)`), for the GPU. Allocates.
-    pub fn interleaved_spectra(&self) -> (Vec<(usize, usize)>, Vec<Vec<[f32; 2]>>) {
+    pub fn interleaved_spectra(
+        &self,
+    ) -> (Vec<(usize, usize)>, Vec<Vec<longtail_gpu::reference::C32>>) {
         let paths = self
             .paths
             .iter()
