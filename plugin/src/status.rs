@@ -1,6 +1,7 @@
 //! `longtail-cli status`: what this machine offers Longtail and what it would do with it.
 //!
-//! One report: the executors (CPU workers; the GPU executor is not in this version), the
+//! One report: the executors (CPU workers; the GPU is not opened here: `longtail-cli bench
+//! --backend gpu` opens and calibrates it), the
 //! partition plan and where each level would run for a given IR length and block size, the
 //! thermal readings with their normalised states, and the thermal policy's decision. Printed
 //! as text, or as one JSON object with `--json`.
@@ -47,7 +48,8 @@ pub fn gather(request: StatusRequest) -> StatusReport {
     );
     let mut probes = ThermalProbes::new(request.thermal_root.clone(), true);
     let thermal = probes.poll();
-    // No GPU executor in this version: Auto places every level on the CPU.
+    // Status does not open the GPU (opening and calibrating take a second); the plan below is
+    // the CPU one, as Auto places a small engine.
     let gpu = GpuStatus {
         available: false,
         slack_allows: false,
@@ -123,7 +125,7 @@ impl StatusReport {
             })
             .collect();
         format!(
-            "{{\"version\":{},\"cpu_threads\":{},\"backend\":\"cpu\",\"gpu\":{{\"available\":false,\"reason\":\"no GPU executor in this version\"}},\
+            "{{\"version\":{},\"cpu_threads\":{},\"backend\":\"cpu\",\"gpu\":{{\"available\":false,\"reason\":\"not opened by status; bench --backend gpu opens and calibrates it\"}},\
 \"plan\":{{\"ir_taps\":{},\"block\":{},\"rate\":{},\"quantum\":{},\"latency_samples\":{},\"head_taps\":{},\"describe\":{},\"levels\":[{}]}},\
 \"thermal\":{{\"sources\":{},\"cpu\":{},\"gpu\":{},\"gpu_throttling\":{},\"readings\":[{}]}},\
 \"policy\":{{\"placement\":{},\"action\":{},\"reason\":{}}}}}",
@@ -154,7 +156,7 @@ impl StatusReport {
         let _ = writeln!(text, "Longtail {}", env!("CARGO_PKG_VERSION"));
         let _ = writeln!(
             text,
-            "executors: cpu workers ({} hardware threads); gpu: none (no GPU executor in this version)",
+            "executors: cpu workers ({} hardware threads); gpu: not opened by status (bench --backend gpu opens and calibrates it)",
             self.cpu_threads
         );
         let _ = writeln!(
