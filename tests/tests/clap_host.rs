@@ -1032,7 +1032,9 @@ fn parameters_are_listed_with_their_defaults() {
         // Enum parameters are stepped, with one step per entry.
         let (stepped, max) = match desc.name.as_str() {
             IMPULSE_RESPONSE => (true, 4.0),
-            LATENCY | BACKEND | IR_SOURCE | REVERSE | NORMALIZE => (true, 1.0),
+            // Auto, CPU, GPU.
+            BACKEND => (true, 2.0),
+            LATENCY | IR_SOURCE | REVERSE | NORMALIZE => (true, 1.0),
             _ => (false, 1.0),
         };
         assert_eq!(
