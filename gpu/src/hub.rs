@@ -77,16 +77,35 @@ impl RoundTrip {
     }
 }
 
-/// Measured when the hub opens: the round trip of one period for a reference batch.
+/// Measured when the hub opens, with two reference batches of `P` = 4096: a light one (true
+/// stereo, 4 partitions: 16 path-partitions) for the round trip, and a heavy one (4 x 4 paths of
+/// 16 partitions: 256 path-partitions) whose extra time gives the marginal cost of one
+/// path-partition, the figure Auto compares with the CPU's.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Calibration {
-    /// Partition size of the reference batch.
+    /// Partition size of the reference batches.
     pub partition_size: usize,
-    /// Paths in the reference batch.
+    /// Paths in the light batch.
     pub paths: usize,
-    /// Its round trip.
+    /// The light batch's round trip.
     pub round_trip: RoundTrip,
+    /// The heavy batch's round trip.
+    pub heavy_round_trip: RoundTrip,
+    /// Marginal GPU time of one path-partition of `partition_size` (one spectral MAC plus its
+    /// share of the transforms), in nanoseconds: the heavy batch's median minus the light
+    /// one's, per extra path-partition. Never below 1 ns (a GPU so fast the difference drowns
+    /// in noise still counts as fast).
+    pub partition_cost_ns: f64,
 }
+
+/// The light calibration batch: paths (inputs x outputs) and partitions.
+const LIGHT_BATCH: (usize, usize, usize) = (2, 2, 4);
+/// The heavy one.
+const HEAVY_BATCH: (usize, usize, usize) = (4, 4, 16);
+/// Partition size of both.
+const CALIBRATION_PARTITION: usize = 4096;
+/// Round trips of the last periods a health check looks at.
+const HEALTH_WINDOW: usize = 64;
 
 /// What the hub is doing, for status displays.
 #[derive(Debug, Clone, PartialEq)]
@@ -318,6 +337,41 @@ impl Hub {
         }
     }
 
+    /// Whether the hub can serve now, and how fast: the round trips of its last
+    /// [`HEALTH_WINDOW`] periods, or, when no level is registered (nothing has run lately, or
+    /// what ran was what failed), a fresh measurement of the light calibration batch (2
+    /// periods to warm up, 16 measured). Takes the hub's lock: call off the audio thread,
+    /// where waiting a period is fine.
+    pub fn health(&self) -> Result<RoundTrip, GpuError> {
+        let mut state = self.inner.lock();
+        if let Some(reason) = &state.broken {
+            return Err(GpuError::Device(reason.clone()));
+        }
+        if state.levels.is_empty() || state.round_trips.is_empty() {
+            let delay = state.delay;
+            let mut round_trip = measure(&mut state.convolver, LIGHT_BATCH, 2, 16)?;
+            // The injected delay counts, as it does for the levels' periods.
+            let delay_us = delay.as_secs_f64() * 1e6;
+            round_trip.p50_us += delay_us;
+            round_trip.p99_us += delay_us;
+            round_trip.p999_us += delay_us;
+            round_trip.max_us += delay_us;
+            return Ok(round_trip);
+        }
+        let kept = state.round_trips.len();
+        let count = kept.min(HEALTH_WINDOW);
+        // The ring's newest entry is just before `round_trip_next` once it is full.
+        let newest_end = if kept < ROUND_TRIPS_KEPT {
+            kept
+        } else {
+            state.round_trip_next
+        };
+        let recent: Vec<f64> = (0..count)
+            .map(|back| state.round_trips[(newest_end + kept - 1 - back) % kept])
+            .collect();
+        Ok(RoundTrip::of(&recent))
+    }
+
     /// Test hook: every period takes `delay` longer (a slow or overloaded GPU).
     #[doc(hidden)]
     pub fn inject_delay(&self, delay: Duration) {
@@ -419,33 +473,54 @@ fn hub_main(inner: &Inner) {
     }
 }
 
-/// Warm-up and round-trip measurement with a reference batch: 4 paths (true stereo) of 4
-/// partitions of 4096 samples, 8 periods to warm up, then 48 measured.
-fn calibrate(convolver: &mut Convolver) -> Result<Calibration, GpuError> {
-    const P: usize = 4096;
-    const N: usize = 4;
-    let paths = vec![(0, 0), (0, 1), (1, 0), (1, 1)];
-    let mut seed = 1u32;
-    let mut random = move || {
-        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-    };
+/// A batch of random spectra and input: `num_inputs x num_outputs` paths of `num_partitions`
+/// partitions of [`CALIBRATION_PARTITION`].
+fn reference_spec(
+    (num_inputs, num_outputs, num_partitions): (usize, usize, usize),
+    random: &mut impl FnMut() -> f32,
+) -> LevelSpec {
+    let p = CALIBRATION_PARTITION;
+    let paths: Vec<(usize, usize)> = (0..num_inputs)
+        .flat_map(|input| (0..num_outputs).map(move |output| (input, output)))
+        .collect();
     let spectra = paths
         .iter()
-        .map(|_| (0..N * (P + 1)).map(|_| [random(), random()]).collect())
+        .map(|_| {
+            (0..num_partitions * (p + 1))
+                .map(|_| [random(), random()])
+                .collect()
+        })
         .collect();
-    let spec = LevelSpec {
-        partition_size: P,
-        num_partitions: N,
-        num_inputs: 2,
-        num_outputs: 2,
-        paths: paths.clone(),
+    LevelSpec {
+        partition_size: p,
+        num_partitions,
+        num_inputs,
+        num_outputs,
+        paths,
         spectra,
-    };
+    }
+}
+
+fn lcg(mut seed: u32) -> impl FnMut() -> f32 {
+    move || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+    }
+}
+
+/// Runs `batch` for `warm_up` periods, then measures `measured` round trips.
+fn measure(
+    convolver: &mut Convolver,
+    batch: (usize, usize, usize),
+    warm_up: usize,
+    measured: usize,
+) -> Result<RoundTrip, GpuError> {
+    let mut random = lcg(1);
+    let spec = reference_spec(batch, &mut random);
     let id = convolver.register(&spec)?;
-    let mut round_trips = Vec::new();
+    let mut round_trips = Vec::with_capacity(measured);
     let mut outcome = Ok(());
-    for period in 0..56 {
+    for period in 0..warm_up + measured {
         convolver
             .stage(id, ChunkStart::default())
             .iter_mut()
@@ -456,15 +531,27 @@ fn calibrate(convolver: &mut Convolver) -> Result<Calibration, GpuError> {
         if outcome.is_err() {
             break;
         }
-        if period >= 8 {
+        if period >= warm_up {
             round_trips.push(started.elapsed().as_secs_f64() * 1e6);
         }
     }
     convolver.unregister(id);
     outcome?;
+    Ok(RoundTrip::of(&round_trips))
+}
+
+/// Warm-up and measurement with the reference batches (see [`Calibration`]): the light one 8
+/// periods to warm up and 48 measured, the heavy one 4 and 16.
+fn calibrate(convolver: &mut Convolver) -> Result<Calibration, GpuError> {
+    let round_trip = measure(convolver, LIGHT_BATCH, 8, 48)?;
+    let heavy_round_trip = measure(convolver, HEAVY_BATCH, 4, 16)?;
+    let path_partitions = |(i, o, n): (usize, usize, usize)| (i * o * n) as f64;
+    let extra = path_partitions(HEAVY_BATCH) - path_partitions(LIGHT_BATCH);
     Ok(Calibration {
-        partition_size: P,
-        paths: paths.len(),
-        round_trip: RoundTrip::of(&round_trips),
+        partition_size: CALIBRATION_PARTITION,
+        paths: LIGHT_BATCH.0 * LIGHT_BATCH.1,
+        round_trip,
+        heavy_round_trip,
+        partition_cost_ns: ((heavy_round_trip.p50_us - round_trip.p50_us) * 1e3 / extra).max(1.0),
     })
 }

@@ -316,6 +316,11 @@ fn hub_serves_feeds_and_fails_them_over() {
     let calibration = hub.calibration();
     eprintln!("calibration on {}: {calibration:?}", hub.adapter());
     assert_eq!(calibration.round_trip.count, 48);
+    assert_eq!(calibration.heavy_round_trip.count, 16);
+    assert!(calibration.partition_cost_ns >= 1.0 && calibration.partition_cost_ns.is_finite());
+    // Nothing registered yet: health measures afresh.
+    let idle = hub.health().unwrap();
+    assert_eq!(idle.count, 16);
 
     let p = 512;
     let levels: Vec<_> = (0..3)
@@ -345,6 +350,9 @@ fn hub_serves_feeds_and_fails_them_over() {
     let stats = hub.stats();
     assert_eq!(stats.levels, 3);
     assert!(stats.periods >= 8, "{stats:?}");
+    // Levels ran: health is their recent round trips.
+    let busy = hub.health().unwrap();
+    assert_eq!(busy.count, stats.periods.min(64) as usize);
 
     // One level asks to leave.
     feeds[0].leave.store(true, Ordering::Release);
@@ -376,6 +384,7 @@ fn hub_serves_feeds_and_fails_them_over() {
         });
     }
     let reason = hub.broken().expect("the hub knows it is broken");
+    assert!(hub.health().is_err());
     eprintln!("broken: {reason}");
     assert!(
         hub.register(&levels[0].spec, Arc::clone(&feeds[0]) as Arc<dyn Feed>)
