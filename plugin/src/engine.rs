@@ -49,7 +49,7 @@ use direct::DirectHead;
 pub use plan::{LatencyMode, PartitionPlan, PlanLimits};
 use rings::{InputRing, OutputRing};
 use upols::UpolsLevel;
-use worker::WorkerLevel;
+use worker::{GpuHome, WorkerLevel};
 
 /// Most input or output channels the engine handles.
 pub const MAX_CHANNELS: usize = 2;
@@ -122,6 +122,8 @@ pub struct BackendReport {
     pub gpu_levels: usize,
     /// Worker levels on CPU threads now.
     pub cpu_levels: usize,
+    /// Times levels went back to the GPU after leaving it (see [`worker`], "Moving back").
+    pub gpu_returns: u64,
     /// The GPU adapter, when one was opened for this engine.
     pub adapter: Option<String>,
     /// Why, in one line (e.g. "CPU: the Backend parameter", "GPU: 3 of 4 levels on ...").
@@ -211,8 +213,11 @@ pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f
     paths
 }
 
-/// Opens the GPU hub for `policy`, or says why not.
-fn open_gpu(policy: GpuPolicy, work: usize) -> Result<std::sync::Arc<longtail_gpu::Hub>, String> {
+/// Opens the GPU hub for `policy` (with the options it was opened with), or says why not.
+fn open_gpu(
+    policy: GpuPolicy,
+    work: usize,
+) -> Result<(std::sync::Arc<longtail_gpu::Hub>, longtail_gpu::OpenOptions), String> {
     let allow_cpu_adapter = match policy {
         GpuPolicy::Auto if work < AUTO_MIN_WORK => {
             return Err(format!(
@@ -233,21 +238,112 @@ fn open_gpu(policy: GpuPolicy, work: usize) -> Result<std::sync::Arc<longtail_gp
             hub.adapter()
         ));
     }
-    Ok(hub)
+    if policy == GpuPolicy::Auto {
+        let gpu_ns = hub.calibration().partition_cost_ns;
+        let cpu_ns = cpu_partition_cost_ns();
+        if gpu_ns >= cpu_ns {
+            return Err(format!(
+                "CPU: the GPU costs {gpu_ns:.0} ns per path-partition of {}, the CPU {cpu_ns:.0}",
+                hub.calibration().partition_size
+            ));
+        }
+    }
+    Ok((hub, options))
 }
 
 /// Whether the GPU can take a level: big enough partitions, and slack for four times the
-/// calibrated 99.9th-percentile round trip plus one host period.
+/// round trip's 99.9th percentile (calibrated, or recent) plus one host period.
 pub fn gpu_can_take(
-    calibration: &longtail_gpu::Calibration,
+    round_trip: &longtail_gpu::RoundTrip,
     partition_size: usize,
     slack_samples: usize,
     max_block_size: usize,
     sample_rate: u32,
 ) -> bool {
-    let round_trip_samples = calibration.round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1));
+    let round_trip_samples = round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1));
     partition_size >= GPU_MIN_PARTITION
         && slack_samples as f64 >= 4.0 * round_trip_samples + max_block_size as f64
+}
+
+/// Whether a level that left the GPU may go back to a hub with these recent round trips:
+/// Auto asks what it asked when it placed the level ([`gpu_can_take`]); Forced placed it
+/// without asking, and asks only that results would come back within the slack.
+fn gpu_fits(
+    policy: GpuPolicy,
+    round_trip: &longtail_gpu::RoundTrip,
+    partition_size: usize,
+    slack_samples: usize,
+    max_block_size: usize,
+    sample_rate: u32,
+) -> bool {
+    match policy {
+        GpuPolicy::Auto => gpu_can_take(
+            round_trip,
+            partition_size,
+            slack_samples,
+            max_block_size,
+            sample_rate,
+        ),
+        GpuPolicy::Forced { .. } => {
+            round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1)) < slack_samples as f64
+        }
+    }
+}
+
+/// The CPU's cost of one path-partition of the GPU calibration's partition size (4096): a
+/// true-stereo level of 16 partitions run through [`UpolsLevel::compute`], its time per job
+/// divided by its 64 path-partitions (the MAC plus a share of the transforms). Measured once
+/// per process (a few milliseconds), the median of 9 jobs after 3 to warm up.
+pub fn cpu_partition_cost_ns() -> f64 {
+    static COST: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *COST.get_or_init(|| {
+        const P: usize = 4096;
+        const N: usize = 16;
+        let paths: Vec<Path> = (0..2)
+            .flat_map(|input_idx| {
+                (0..2).map(move |output_idx| Path {
+                    input_idx,
+                    output_idx,
+                })
+            })
+            .collect();
+        let mut rng = crate::rng::Rng::new(7);
+        let taps: Vec<Vec<f32>> = paths
+            .iter()
+            .map(|_| (0..P * N).map(|_| 0.5 * rng.bipolar()).collect())
+            .collect();
+        let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let mut level = UpolsLevel::new(
+            &mut RealFftPlanner::new(),
+            upols::LevelShape {
+                partition_size: P,
+                num_partitions: N,
+                ir_offset: 0,
+                output_delay: P,
+                num_inputs: 2,
+                num_outputs: 2,
+            },
+            &paths,
+            &tap_refs,
+        );
+        let windows: Vec<Vec<f32>> = (0..2)
+            .map(|_| (0..2 * P).map(|_| 0.5 * rng.bipolar()).collect())
+            .collect();
+        let mut results = vec![vec![0.0f32; P]; 2];
+        let mut times = Vec::new();
+        for job in 0..12 {
+            let started = std::time::Instant::now();
+            let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
+            let mut result_refs: Vec<&mut [f32]> =
+                results.iter_mut().map(Vec::as_mut_slice).collect();
+            level.compute(&window_refs, &mut result_refs);
+            if job >= 3 {
+                times.push(started.elapsed().as_secs_f64());
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2] * 1e9 / (paths.len() * N) as f64
+    })
 }
 
 /// A built convolution engine for one IR and one channel configuration.
@@ -310,7 +406,7 @@ impl Engine {
         let (gpu, mut build_reason) = match executor {
             Executor::Gpu(policy) if plan.levels.len() > 1 => {
                 match open_gpu(policy, paths.len() * ir.len()) {
-                    Ok(hub) => (Some(hub), String::new()),
+                    Ok(opened) => (Some(opened), String::new()),
                     Err(reason) => (None, reason),
                 }
             }
@@ -342,12 +438,12 @@ impl Engine {
             }
             let slack = plan.output_delay(level) - level.partition_size;
             // Forced: every level big enough; Auto: only where the measured round trip fits.
-            let on_gpu = gpu.as_ref().filter(|hub| match executor {
+            let on_gpu = gpu.as_ref().filter(|(hub, _)| match executor {
                 Executor::Gpu(GpuPolicy::Forced { .. }) => {
                     level.partition_size >= GPU_MIN_PARTITION
                 }
                 _ => gpu_can_take(
-                    &hub.calibration(),
+                    &hub.calibration().round_trip,
                     level.partition_size,
                     slack,
                     max_block_size,
@@ -355,9 +451,26 @@ impl Engine {
                 ),
             });
             let runner = if level_idx > 0 && executor != Executor::Inline {
-                let worker = match on_gpu {
-                    Some(hub) => WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub),
-                    None => WorkerLevel::spawn(upols, num_inputs, level_idx),
+                let worker = match (on_gpu, executor) {
+                    (Some((hub, options)), Executor::Gpu(policy)) => {
+                        let partition_size = level.partition_size;
+                        let rate = ir.sample_rate;
+                        let home = GpuHome {
+                            options: *options,
+                            fits: std::sync::Arc::new(move |round_trip| {
+                                gpu_fits(
+                                    policy,
+                                    round_trip,
+                                    partition_size,
+                                    slack,
+                                    max_block_size,
+                                    rate,
+                                )
+                            }),
+                        };
+                        WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub, home)
+                    }
+                    _ => WorkerLevel::spawn(upols, num_inputs, level_idx),
                 }
                 .map_err(|err| EngineError::Thread(err.to_string()))?;
                 LevelRunner::Worker(worker)
@@ -374,6 +487,7 @@ impl Engine {
             .map(|level| plan.output_delay(level))
             .max()
             .unwrap_or(0);
+        let gpu = gpu.map(|(hub, _)| hub);
         if let Some(hub) = &gpu {
             let workers = levels
                 .iter()
@@ -489,6 +603,7 @@ impl Engine {
         };
         for level in &self.levels {
             if let LevelRunner::Worker(worker) = level {
+                report.gpu_returns += worker.gpu_returns();
                 if worker.on_gpu() {
                     report.gpu_levels += 1;
                 } else {
@@ -505,6 +620,17 @@ impl Engine {
     /// The GPU hub's counters and round trips, when this engine uses it.
     pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
         self.gpu.as_ref().map(|hub| hub.stats())
+    }
+
+    /// Test hook: levels that leave the GPU try to go back after `wait` instead of
+    /// [`worker::GPU_RETRY_AFTER`].
+    #[doc(hidden)]
+    pub fn set_gpu_retry_after(&self, wait: std::time::Duration) {
+        for level in &self.levels {
+            if let LevelRunner::Worker(worker) = level {
+                worker.set_gpu_retry_after(wait);
+            }
+        }
     }
 
     /// Test hook: the GPU hub this engine uses, for fault injection.

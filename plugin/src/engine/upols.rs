@@ -94,6 +94,42 @@ pub struct LevelShape {
     pub num_outputs: usize,
 }
 
+/// A level's shape and shared IR spectra, for registering it with the GPU (see
+/// [`UpolsLevel::gpu_spec_source`]).
+#[derive(Debug, Clone)]
+pub struct GpuSpecSource {
+    partition_size: usize,
+    num_partitions: usize,
+    num_inputs: usize,
+    num_outputs: usize,
+    paths: Vec<(usize, usize)>,
+    spectra: Arc<[SplitSpectra]>,
+}
+
+impl GpuSpecSource {
+    /// Partitions `n`.
+    pub fn num_partitions(&self) -> usize {
+        self.num_partitions
+    }
+
+    /// The GPU's level description: each path's IR spectra as `[re, im]` pairs, partition
+    /// after partition (`n * (P + 1)`). Allocates a copy of the spectra.
+    pub fn spec(&self) -> longtail_gpu::LevelSpec {
+        longtail_gpu::LevelSpec {
+            partition_size: self.partition_size,
+            num_partitions: self.num_partitions,
+            num_inputs: self.num_inputs,
+            num_outputs: self.num_outputs,
+            paths: self.paths.clone(),
+            spectra: self
+                .spectra
+                .iter()
+                .map(|s| s.re.iter().zip(&s.im).map(|(&re, &im)| [re, im]).collect())
+                .collect(),
+        }
+    }
+}
+
 /// One level of the partition plan, for every path of the engine.
 pub struct UpolsLevel {
     /// Partition size `P`; the FFT size is `2P`.
@@ -111,7 +147,8 @@ pub struct UpolsLevel {
     /// Slot of the newest input spectrum in every FDL.
     fdl_head: usize,
     /// IR spectra per path, indexed `[partition_idx * num_bins + bin_idx]`, scaled by `1 / 2P`.
-    path_spectra: Vec<SplitSpectra>,
+    /// Never written after construction; shared with [`GpuSpecSource`].
+    path_spectra: Arc<[SplitSpectra]>,
     /// `(input_idx, output_idx)` of each entry of `path_spectra`.
     paths: Vec<Path>,
     /// Number of output channels.
@@ -216,22 +253,21 @@ impl UpolsLevel {
         self.num_partitions
     }
 
-    /// Each path's `(input, output)` and its IR spectra as `[re, im]` pairs, partition after
-    /// partition (`n * (P + 1)`), for the GPU. Allocates.
-    pub fn interleaved_spectra(
-        &self,
-    ) -> (Vec<(usize, usize)>, Vec<Vec<longtail_gpu::reference::C32>>) {
-        let paths = self
-            .paths
-            .iter()
-            .map(|path| (path.input_idx, path.output_idx))
-            .collect();
-        let spectra = self
-            .path_spectra
-            .iter()
-            .map(|s| s.re.iter().zip(&s.im).map(|(&re, &im)| [re, im]).collect())
-            .collect();
-        (paths, spectra)
+    /// What the GPU needs to run this level, to be turned into a [`longtail_gpu::LevelSpec`] on
+    /// any thread: it shares the IR spectra instead of copying them. Allocates.
+    pub fn gpu_spec_source(&self, num_inputs: usize) -> GpuSpecSource {
+        GpuSpecSource {
+            partition_size: self.partition_size,
+            num_partitions: self.num_partitions,
+            num_inputs,
+            num_outputs: self.num_outputs,
+            paths: self
+                .paths
+                .iter()
+                .map(|path| (path.input_idx, path.output_idx))
+                .collect(),
+            spectra: Arc::clone(&self.path_spectra),
+        }
     }
 
     /// Inline execution: computes the contribution of the input chunk that ends at `chunk_end`
@@ -313,7 +349,7 @@ impl UpolsLevel {
     /// partitions.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
         let num_bins = self.num_bins;
-        for (path, spectra) in self.paths.iter().zip(&self.path_spectra) {
+        for (path, spectra) in self.paths.iter().zip(self.path_spectra.iter()) {
             if path.output_idx != output_idx {
                 continue;
             }

@@ -48,6 +48,20 @@
 //! meanwhile follow the late policy below (faded in), so the move is a short crossfade, not a
 //! gap in the tail.
 //!
+//! # Moving back
+//!
+//! A level that left the GPU tries to go back, with hysteresis: the first try comes
+//! [`GPU_RETRY_AFTER`] after it left, and every failed try or new departure doubles the wait (up
+//! to [`GPU_RETRY_MAX`]); after [`MAX_GPU_RETURNS`] returns it stays on the CPU. A try runs on a
+//! thread of its own (opening a device and uploading spectra take time the worker does not
+//! have): it asks the process's hub for its health ([`Hub::health`]: the recent round trips, or
+//! a fresh measurement when the hub is idle) and registers the level only if the engine's rule
+//! accepts them ([`GpuHome::fits`]). The CPU worker stays in charge while the GPU warms up: from
+//! job `J` on it copies each chunk it runs into the history, the hub runs the same chunks from
+//! there and throws the results away, and at job `J + n + 1` (the GPU's delay line holds
+//! nothing but real input by then) the worker hands the level over and becomes the standby
+//! again. Both compute the same convolution (to float rounding), so the switch needs no fade.
+//!
 //! # Late policy
 //!
 //! A result is due when the audio thread is about to play its first sample, `D - P` samples
@@ -66,16 +80,16 @@
 //!   bounces are deterministic and identical to real-time output when nothing was late.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{JoinHandle, Thread};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use longtail_gpu::{ChunkStart, Feed, Hub, LevelSpec, Registration};
+use longtail_gpu::{ChunkStart, Feed, Hub, OpenOptions, Registration, RoundTrip};
 
 use super::MAX_CHANNELS;
 use super::rings::{InputRing, OutputRing};
-use super::upols::UpolsLevel;
+use super::upols::{GpuSpecSource, UpolsLevel};
 
 /// Fewest job slots of a level.
 pub const MIN_SLOTS: usize = 4;
@@ -100,6 +114,30 @@ pub const POLL_INTERVAL: Duration = Duration::from_micros(100);
 /// And gives up timing itself (asks to be woken) this long after the expected time, or a
 /// quarter of the interval if that is shorter.
 pub const WAKE_WINDOW: Duration = Duration::from_millis(2);
+
+/// A level that left the GPU first tries to go back this long after (see "Moving back").
+pub const GPU_RETRY_AFTER: Duration = Duration::from_secs(5);
+/// Longest wait between two tries.
+pub const GPU_RETRY_MAX: Duration = Duration::from_secs(320);
+/// Returns to the GPU a level makes at most; then it stays on the CPU.
+pub const MAX_GPU_RETURNS: usize = 7;
+
+/// How a GPU level may go back after it left (see "Moving back").
+#[derive(Clone)]
+pub struct GpuHome {
+    /// The options the engine opened its hub with.
+    pub options: OpenOptions,
+    /// Whether a hub whose recent round trips are these may take the level back.
+    pub fits: Arc<dyn Fn(&RoundTrip) -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for GpuHome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuHome")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
 
 /// Counters of one worker level, written by the audio thread, readable from any thread.
 #[derive(Debug, Default)]
@@ -150,18 +188,36 @@ struct Shared {
     /// Test hook: while set, the worker does not start new jobs (a stalled executor).
     stalled: AtomicBool,
     stats: LevelStats,
-    /// Who runs the jobs: [`ON_CPU`], [`ON_GPU`] or [`MIGRATING`] (from the GPU to the CPU).
+    /// Who runs the jobs: [`ON_CPU`], [`ON_GPU`], [`MIGRATING`] (from the GPU to the CPU) or
+    /// [`RETURNING`] (from the CPU back to the GPU).
     executor: AtomicU8,
-    /// GPU levels: the chunks the hub took, `[slot][input][sample]` with slot `job %
-    /// history_chunks`, for the standby's rebuild. Written by the hub's thread while the level
-    /// is on the GPU, read by the standby after it saw [`MIGRATING`] (acquire).
+    /// GPU levels: the last chunks, `[slot][input][sample]` with slot `job % history_chunks`.
+    /// Written by the hub's thread while the level is on the GPU (read by the standby after it
+    /// saw [`MIGRATING`], acquire), and by the worker while it runs the level (read by the hub
+    /// while the level goes back, after `history_written`, acquire).
     history: Box<[UnsafeCell<f32>]>,
     history_chunks: usize,
     /// End time and epoch of each history slot's chunk.
     history_ends: Box<[AtomicU64]>,
     history_epochs: Box<[AtomicU64]>,
+    /// Jobs below this are in the history (stored by the worker after it wrote them).
+    history_written: AtomicU64,
+    /// Going back to the GPU: the first job the hub warms up on (from the history), and the
+    /// first it serves (see "Moving back"). Stored before [`RETURNING`].
+    shadow_from: AtomicU64,
+    handover_job: AtomicU64,
+    /// The hub threads this level has been on: the first hub's, then one per registration on
+    /// the way back. `hub_waker` indexes the current one (stored before [`ON_GPU`]).
+    hub_wakers: Box<[OnceLock<Thread>]>,
+    hub_waker: AtomicUsize,
+    /// Times the level went back to the GPU.
+    gpu_returns: AtomicU64,
+    /// Test hook: the first retry's wait in milliseconds instead of [`GPU_RETRY_AFTER`] (0).
+    retry_after_ms: AtomicU64,
     /// Why the level left the GPU (never touched by the audio thread).
     gpu_exit: Mutex<Option<String>>,
+    /// Why the last try to go back failed.
+    gpu_not_back: Mutex<Option<String>>,
 }
 
 /// The level runs on its worker thread.
@@ -170,6 +226,8 @@ const ON_CPU: u8 = 0;
 const ON_GPU: u8 = 1;
 /// The hub gave the level up; the standby is rebuilding it.
 const MIGRATING: u8 = 2;
+/// The worker runs the level while the hub warms up to take it back.
+const RETURNING: u8 = 3;
 
 // SAFETY: the `UnsafeCell` slots are only accessed under the job protocol in the module docs:
 // a slot has exactly one accessor at a time, handed over with release/acquire on the sequence
@@ -185,6 +243,13 @@ impl Shared {
     fn output_slot(&self, slot_idx: usize, output_idx: usize) -> *mut f32 {
         let offset = (slot_idx * self.num_outputs + output_idx) * self.partition_size;
         self.output_slots[offset].get()
+    }
+
+    /// The thread of the hub the level is on (or was last on).
+    fn hub_thread(&self) -> Option<&Thread> {
+        self.hub_wakers
+            .get(self.hub_waker.load(Ordering::Acquire))?
+            .get()
     }
 
     fn history_chunk(&self, job: u64, input_idx: usize) -> *mut f32 {
@@ -208,10 +273,9 @@ impl Shared {
 pub struct WorkerLevel {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    /// GPU levels: the place on the hub (dropped first, so the hub stops feeding) and the
-    /// hub's thread, woken instead of the worker's while the level is on the GPU.
+    /// GPU levels: the first place on the hub (dropped first, so the hub stops feeding). The
+    /// places taken on the way back belong to the worker thread.
     registration: Option<Registration>,
-    hub_thread: Option<Thread>,
     /// Copy of `submitted`, owned by the audio thread.
     submitted: u64,
     /// Copy of `consumed`, owned by the audio thread.
@@ -238,39 +302,30 @@ impl WorkerLevel {
     /// priority (rate-monotonic, as zita-convolver does). Allocates the slots; call off the
     /// audio thread.
     pub fn spawn(level: UpolsLevel, num_inputs: usize, level_idx: usize) -> std::io::Result<Self> {
-        Self::spawn_on(level, num_inputs, level_idx, ON_CPU)
+        Self::spawn_on(level, num_inputs, level_idx, None)
     }
 
     /// Registers `level` with the GPU `hub`, its worker thread started as the standby (see
-    /// "On the GPU"). Allocates; call off the audio thread. When the hub refuses the level
-    /// (memory, a broken device), the standby runs it from the start and
-    /// [`Self::gpu_exit`] says why.
+    /// "On the GPU"); once the level left, `home` says how it may go back ("Moving back").
+    /// Allocates; call off the audio thread. When the hub refuses the level (memory, a broken
+    /// device), the standby runs it from the start and [`Self::gpu_exit`] says why.
     pub fn spawn_gpu(
         level: UpolsLevel,
         num_inputs: usize,
         level_idx: usize,
         hub: &Arc<Hub>,
+        home: GpuHome,
     ) -> std::io::Result<Self> {
-        let (paths, spectra) = level.interleaved_spectra();
-        let spec = LevelSpec {
-            partition_size: level.partition_size(),
-            num_partitions: level.num_partitions(),
-            num_inputs,
-            num_outputs: level.num_outputs(),
-            paths,
-            spectra,
-        };
-        let mut worker = Self::spawn_on(level, num_inputs, level_idx, ON_GPU)?;
-        let feed = Arc::new(GpuFeed {
-            shared: Arc::clone(&worker.shared),
-            standby: worker.thread.as_ref().map(|t| t.thread().clone()),
-            state: Mutex::new(FeedState::default()),
-        });
+        let source = level.gpu_spec_source(num_inputs);
+        let spec = source.spec();
+        let mut worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)))?;
+        let _ = worker.shared.hub_wakers[0].set(hub.thread().clone());
+        let feed = Arc::new(GpuFeed::new(
+            Arc::clone(&worker.shared),
+            worker.thread.as_ref().map(|t| t.thread().clone()),
+        ));
         match hub.register(&spec, Arc::clone(&feed) as Arc<dyn Feed>) {
-            Ok(registration) => {
-                worker.registration = Some(registration);
-                worker.hub_thread = Some(hub.thread().clone());
-            }
+            Ok(registration) => worker.registration = Some(registration),
             // The standby takes the level from the start.
             Err(err) => feed.fail(&err.to_string()),
         }
@@ -282,16 +337,35 @@ impl WorkerLevel {
         self.shared.executor.load(Ordering::Relaxed) == ON_GPU
     }
 
-    /// Why the level left the GPU, if it ran there and left.
+    /// Why the level left the GPU, if it ran there and left (and has not gone back), with
+    /// why its last try to go back failed, if one did.
     pub fn gpu_exit(&self) -> Option<String> {
-        self.shared.gpu_exit.lock().ok().and_then(|r| r.clone())
+        let exit = self.shared.gpu_exit.lock().ok()?.clone()?;
+        match self.shared.gpu_not_back.lock().ok().and_then(|r| r.clone()) {
+            Some(not_back) => Some(format!("{exit}; not back yet: {not_back}")),
+            None => Some(exit),
+        }
+    }
+
+    /// Times the level went back to the GPU after leaving it.
+    pub fn gpu_returns(&self) -> u64 {
+        self.shared.gpu_returns.load(Ordering::Relaxed)
+    }
+
+    /// Test hook: a level that leaves the GPU tries to go back after `wait` (doubling as
+    /// usual) instead of [`GPU_RETRY_AFTER`].
+    #[doc(hidden)]
+    pub fn set_gpu_retry_after(&self, wait: Duration) {
+        self.shared
+            .retry_after_ms
+            .store(wait.as_millis().max(1) as u64, Ordering::Relaxed);
     }
 
     fn spawn_on(
         level: UpolsLevel,
         num_inputs: usize,
         level_idx: usize,
-        executor: u8,
+        home: Option<(GpuHome, GpuSpecSource)>,
     ) -> std::io::Result<Self> {
         let partition_size = level.partition_size();
         let output_delay = level.output_delay();
@@ -305,10 +379,10 @@ impl WorkerLevel {
         };
         // A GPU level's standby rebuilds from `n + 1` chunks; one more slot for the chunk the
         // hub may have taken but not finished.
-        let history_chunks = if executor == ON_GPU {
-            level.num_partitions() + 2
+        let (executor, history_chunks) = if home.is_some() {
+            (ON_GPU, level.num_partitions() + 2)
         } else {
-            0
+            (ON_CPU, 0)
         };
         let shared = Arc::new(Shared {
             partition_size,
@@ -333,17 +407,24 @@ impl WorkerLevel {
             history_chunks,
             history_ends: atomics(history_chunks),
             history_epochs: atomics(history_chunks),
+            history_written: AtomicU64::new(0),
+            shadow_from: AtomicU64::new(0),
+            handover_job: AtomicU64::new(0),
+            hub_wakers: (0..=MAX_GPU_RETURNS).map(|_| OnceLock::new()).collect(),
+            hub_waker: AtomicUsize::new(0),
+            gpu_returns: AtomicU64::new(0),
+            retry_after_ms: AtomicU64::new(0),
             gpu_exit: Mutex::new(None),
+            gpu_not_back: Mutex::new(None),
         });
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name(format!("longtail-level-{partition_size}"))
-            .spawn(move || worker_main(level, &thread_shared, level_idx))?;
+            .spawn(move || worker_main(level, thread_shared, level_idx, home))?;
         Ok(Self {
             shared,
             thread: Some(thread),
             registration: None,
-            hub_thread: None,
             submitted: 0,
             consumed: 0,
             late_counted_up_to: 0,
@@ -377,8 +458,8 @@ impl WorkerLevel {
     }
 
     fn wake(&self) {
-        if let Some(hub) = &self.hub_thread
-            && self.shared.executor.load(Ordering::Acquire) == ON_GPU
+        if self.shared.executor.load(Ordering::Acquire) == ON_GPU
+            && let Some(hub) = self.shared.hub_thread()
         {
             hub.unpark();
         } else if let Some(thread) = &self.thread {
@@ -481,7 +562,10 @@ impl WorkerLevel {
         shared.submitted.store(self.submitted, Ordering::SeqCst);
         // The GPU hub is always woken: one futex wake per big chunk, and its batch starts at
         // once instead of at its next poll.
-        if wait || self.hub_thread.is_some() || shared.needs_wake.load(Ordering::SeqCst) {
+        if wait
+            || shared.executor.load(Ordering::Relaxed) == ON_GPU
+            || shared.needs_wake.load(Ordering::SeqCst)
+        {
             self.wake();
         }
     }
@@ -689,112 +773,419 @@ impl JobRunner {
 }
 
 /// The worker thread: runs jobs in order until stopped. A GPU level's worker is its standby
-/// first (see "On the GPU").
-fn worker_main(mut level: UpolsLevel, shared: &Shared, level_idx: usize) {
+/// while the level is on the GPU (see "On the GPU" and "Moving back").
+fn worker_main(
+    mut level: UpolsLevel,
+    shared: Arc<Shared>,
+    level_idx: usize,
+    home: Option<(GpuHome, GpuSpecSource)>,
+) {
     let _ftz = crate::denormals::ScopedFtz::enable();
     raise_priority(level_idx);
     let partition_size = shared.partition_size;
-    let mut runner = JobRunner::new(shared);
+    let mut runner = JobRunner::new(&shared);
     let mut next_job = 0u64;
-    let mut clock = ChunkClock::default();
+    let mut returns = home.map(|(home, source)| Returns::new(home, source));
 
-    if shared.executor.load(Ordering::Acquire) != ON_CPU {
+    loop {
+        if matches!(shared.executor.load(Ordering::Acquire), ON_GPU | MIGRATING) {
+            match standby(&mut level, &shared, &mut runner) {
+                Some(job) => next_job = job,
+                None => return,
+            }
+            if let Some(returns) = &mut returns {
+                returns.left(&shared);
+            }
+        }
+        let mut clock = ChunkClock::default();
         loop {
             if shared.stop.load(Ordering::Acquire) {
                 return;
             }
-            if shared.executor.load(Ordering::Acquire) == MIGRATING {
+            if let Some(returns) = &mut returns
+                && returns.poll(&shared, next_job)
+            {
+                // Handed over to the GPU: standby again.
                 break;
             }
-            std::thread::park_timeout(IDLE_TIMEOUT);
-        }
-        // Rebuild the delay lines from the chunks the hub finished, then take over at the
-        // first job it did not.
-        next_job = shared.completed.load(Ordering::Acquire);
-        let first = next_job.saturating_sub(shared.history_chunks as u64 - 1);
-        for job in first..next_job {
-            let slot_idx = (job % shared.history_chunks as u64) as usize;
-            let chunk_end = shared.history_ends[slot_idx].load(Ordering::Relaxed);
-            let chunk_epoch = shared.history_epochs[slot_idx].load(Ordering::Relaxed);
+            if shared.stalled.load(Ordering::Acquire) {
+                std::thread::park_timeout(IDLE_TIMEOUT);
+                continue;
+            }
+            if shared.submitted.load(Ordering::SeqCst) <= next_job {
+                idle_wait(&shared, next_job, &mut clock);
+                continue;
+            }
+            clock.arrived(next_job, Instant::now());
+            let slot_idx = (next_job % shared.num_slots as u64) as usize;
+            let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
+            let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
+            let job_start = Instant::now();
+            // `submitted > next_job` was seen with acquire, so the audio thread has finished
+            // writing this slot and will not touch it until `completed` and `consumed` both
+            // pass this job.
             runner.run(&mut level, chunk_end, chunk_epoch, |input_idx| {
-                shared.history_chunk(job, input_idx)
+                shared.input_slot(slot_idx, input_idx)
             });
+            if shared.history_chunks > 0 {
+                keep_in_history(&shared, next_job, slot_idx, chunk_end, chunk_epoch);
+            }
+            for (output_idx, result) in runner.results.iter().enumerate() {
+                // SAFETY: the audio thread consumed this slot's previous job before submitting
+                // this one, and reads it again only after `publish_completed`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        result.as_ptr(),
+                        shared.output_slot(slot_idx, output_idx),
+                        partition_size,
+                    );
+                }
+            }
+            let busy_ns = job_start.elapsed().as_nanos() as u64;
+            shared.stats.busy_ns.fetch_add(busy_ns, Ordering::Relaxed);
+            shared.publish_completed(next_job);
+            next_job += 1;
         }
-        shared.executor.store(ON_CPU, Ordering::SeqCst);
+    }
+}
+
+/// Copies job `job`'s input chunk (in slot `slot_idx`) into the history, for the hub to warm
+/// up on when the level goes back to the GPU. Worker thread, before it publishes the job.
+fn keep_in_history(shared: &Shared, job: u64, slot_idx: usize, chunk_end: u64, chunk_epoch: u64) {
+    let history_slot = (job % shared.history_chunks as u64) as usize;
+    for input_idx in 0..shared.num_inputs {
+        // SAFETY: the input slot is the worker's until it publishes the job. The history slot
+        // is the worker's while it runs the level: the hub reads the history only for jobs
+        // below `history_written`, and during a return the worker writes at most `n + 1`
+        // chunks (`J .. J + n + 1`) into `n + 2` slots, so none it writes is one the hub may
+        // still read.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                shared.input_slot(slot_idx, input_idx),
+                shared.history_chunk(job, input_idx),
+                shared.partition_size,
+            );
+        }
+    }
+    shared.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
+    shared.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
+    shared.history_written.store(job + 1, Ordering::Release);
+}
+
+/// The standby of a level on the GPU: sleeps until the hub gives the level up, then rebuilds
+/// the delay lines from the last `n + 1` chunks the hub finished and hands back the first job
+/// it did not; `None` when stopped first.
+fn standby(level: &mut UpolsLevel, shared: &Shared, runner: &mut JobRunner) -> Option<u64> {
+    loop {
+        if shared.stop.load(Ordering::Acquire) {
+            return None;
+        }
+        if shared.executor.load(Ordering::Acquire) == MIGRATING {
+            break;
+        }
+        std::thread::park_timeout(IDLE_TIMEOUT);
+    }
+    let next_job = shared.completed.load(Ordering::Acquire);
+    let first = next_job.saturating_sub(shared.history_chunks as u64 - 1);
+    for job in first..next_job {
+        let slot_idx = (job % shared.history_chunks as u64) as usize;
+        let chunk_end = shared.history_ends[slot_idx].load(Ordering::Relaxed);
+        let chunk_epoch = shared.history_epochs[slot_idx].load(Ordering::Relaxed);
+        runner.run(level, chunk_end, chunk_epoch, |input_idx| {
+            shared.history_chunk(job, input_idx)
+        });
+    }
+    shared.history_written.store(next_job, Ordering::Release);
+    shared.executor.store(ON_CPU, Ordering::SeqCst);
+    Some(next_job)
+}
+
+/// What a try to go back to the GPU yields: the new place on a hub, its feed and the hub's
+/// thread.
+type ReturnTry = Result<(Registration, Arc<GpuFeed>, Thread), String>;
+
+/// The worker's side of "Moving back": when to try, the try in flight, and the place on the
+/// hub while the level warms up there or runs there.
+struct Returns {
+    home: GpuHome,
+    source: GpuSpecSource,
+    /// Tries and departures so far: the next wait is `2^(tries - 1)` first waits.
+    tries: u32,
+    /// When the next try starts; `None` while one is in flight, the level is (going back) on
+    /// the GPU, or it has used its returns.
+    next_try: Option<Instant>,
+    attempt: Option<JoinHandle<ReturnTry>>,
+    /// The place taken on the way back, and its feed.
+    place: Option<(Registration, Arc<GpuFeed>)>,
+    /// A place no longer used, handed to the next try's thread to drop (dropping takes the
+    /// hub's lock, which may be held for a whole period).
+    stale: Option<Registration>,
+    /// Next free entry of `hub_wakers`.
+    next_waker: usize,
+}
+
+impl Returns {
+    fn new(home: GpuHome, source: GpuSpecSource) -> Self {
+        Self {
+            home,
+            source,
+            tries: 0,
+            next_try: None,
+            attempt: None,
+            place: None,
+            stale: None,
+            next_waker: 1,
+        }
     }
 
-    while !shared.stop.load(Ordering::Acquire) {
-        if shared.stalled.load(Ordering::Acquire) {
-            std::thread::park_timeout(IDLE_TIMEOUT);
-            continue;
+    /// The level is on the CPU again: it left the GPU, or its way back failed.
+    fn left(&mut self, shared: &Shared) {
+        if let Some((registration, _)) = self.place.take() {
+            self.stale = Some(registration);
         }
-        if shared.submitted.load(Ordering::SeqCst) <= next_job {
-            idle_wait(shared, next_job, &mut clock);
-            continue;
+        self.failed(shared);
+    }
+
+    /// Schedules the next try, further off than the last.
+    fn failed(&mut self, shared: &Shared) {
+        self.tries = self.tries.saturating_add(1);
+        if self.next_waker >= shared.hub_wakers.len() {
+            self.next_try = None;
+            return;
         }
-        clock.arrived(next_job, std::time::Instant::now());
-        let slot_idx = (next_job % shared.num_slots as u64) as usize;
-        let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
-        let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
-        let job_start = std::time::Instant::now();
-        // `submitted > next_job` was seen with acquire, so the audio thread has finished
-        // writing this slot and will not touch it until `completed` and `consumed` both pass
-        // this job.
-        runner.run(&mut level, chunk_end, chunk_epoch, |input_idx| {
-            shared.input_slot(slot_idx, input_idx)
-        });
-        for (output_idx, result) in runner.results.iter().enumerate() {
-            // SAFETY: the audio thread consumed this slot's previous job before submitting
-            // this one, and reads it again only after `publish_completed`.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    result.as_ptr(),
-                    shared.output_slot(slot_idx, output_idx),
-                    partition_size,
-                );
+        let first = match shared.retry_after_ms.load(Ordering::Relaxed) {
+            0 => GPU_RETRY_AFTER,
+            ms => Duration::from_millis(ms),
+        };
+        let wait = first
+            .saturating_mul(1 << (self.tries - 1).min(16))
+            .min(GPU_RETRY_MAX.max(first));
+        self.next_try = Some(Instant::now() + wait);
+    }
+
+    /// Between jobs, before job `next_job`: starts a try when due, takes a finished one's
+    /// outcome, and hands the level over once the GPU has warmed up. True when the level was
+    /// just handed over (the worker becomes the standby). Never waits.
+    fn poll(&mut self, shared: &Arc<Shared>, next_job: u64) -> bool {
+        match shared.executor.load(Ordering::Acquire) {
+            RETURNING => {
+                if next_job < shared.handover_job.load(Ordering::Relaxed) {
+                    return false;
+                }
+                // The lates of the CPU's time are not the GPU's.
+                shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
+                shared.stats.degraded.store(false, Ordering::Relaxed);
+                if shared
+                    .executor
+                    .compare_exchange(RETURNING, ON_GPU, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_err()
+                {
+                    // The hub gave the feed up meanwhile: handled at the next poll.
+                    return false;
+                }
+                shared.gpu_returns.fetch_add(1, Ordering::Relaxed);
+                for note in [&shared.gpu_exit, &shared.gpu_not_back] {
+                    if let Ok(mut note) = note.lock() {
+                        *note = None;
+                    }
+                }
+                if let Some(hub) = shared.hub_thread() {
+                    hub.unpark();
+                }
+                true
             }
+            ON_CPU => {
+                if self.place.is_some() {
+                    // The hub gave the level up while it warmed up.
+                    self.left(shared);
+                }
+                if self.attempt.as_ref().is_some_and(JoinHandle::is_finished) {
+                    let outcome = self.attempt.take().map_or(Err("no try".into()), |attempt| {
+                        attempt
+                            .join()
+                            .unwrap_or_else(|_| Err("the try panicked".into()))
+                    });
+                    match outcome {
+                        Ok((registration, feed, hub_thread)) => {
+                            self.warm_up(shared, next_job, registration, feed, hub_thread);
+                        }
+                        Err(reason) => {
+                            if let Ok(mut not_back) = shared.gpu_not_back.lock() {
+                                *not_back = Some(reason);
+                            }
+                            self.failed(shared);
+                        }
+                    }
+                } else if self.attempt.is_none()
+                    && self.next_try.is_some_and(|at| Instant::now() >= at)
+                {
+                    self.next_try = None;
+                    self.attempt = self.start_try(shared);
+                    if self.attempt.is_none() {
+                        self.failed(shared);
+                    }
+                }
+                false
+            }
+            _ => false,
         }
-        let busy_ns = job_start.elapsed().as_nanos() as u64;
-        shared.stats.busy_ns.fetch_add(busy_ns, Ordering::Relaxed);
-        shared.publish_completed(next_job);
-        next_job += 1;
+    }
+
+    /// Starts a try on a thread of its own.
+    fn start_try(&mut self, shared: &Arc<Shared>) -> Option<JoinHandle<ReturnTry>> {
+        let home = self.home.clone();
+        let source = self.source.clone();
+        let stale = self.stale.take();
+        let shared = Arc::clone(shared);
+        let standby = std::thread::current();
+        std::thread::Builder::new()
+            .name("longtail-gpu-return".into())
+            .spawn(move || {
+                drop(stale);
+                let hub = longtail_gpu::shared(home.options).map_err(|err| err.to_string())?;
+                let health = hub.health().map_err(|err| err.to_string())?;
+                if !(home.fits)(&health) {
+                    return Err(format!(
+                        "the round trip is still too long (p99.9 {:.0} us)",
+                        health.p999_us
+                    ));
+                }
+                let feed = Arc::new(GpuFeed::new(shared, Some(standby)));
+                let registration = hub
+                    .register(&source.spec(), Arc::clone(&feed) as Arc<dyn Feed>)
+                    .map_err(|err| err.to_string())?;
+                Ok((registration, feed, hub.thread().clone()))
+            })
+            .ok()
+    }
+
+    /// A try got a place: the hub warms up on the history from job `next_job` on while the
+    /// worker keeps running the level.
+    fn warm_up(
+        &mut self,
+        shared: &Shared,
+        next_job: u64,
+        registration: Registration,
+        feed: Arc<GpuFeed>,
+        hub_thread: Thread,
+    ) {
+        let waker = self.next_waker;
+        self.next_waker += 1;
+        let _ = shared.hub_wakers[waker].set(hub_thread);
+        shared.hub_waker.store(waker, Ordering::Release);
+        shared.shadow_from.store(next_job, Ordering::Relaxed);
+        shared.handover_job.store(
+            next_job + self.source.num_partitions() as u64 + 1,
+            Ordering::Relaxed,
+        );
+        shared.executor.store(RETURNING, Ordering::SeqCst);
+        // Paired with `GpuFeed::fail`: either it sees RETURNING, or this sees its flag.
+        if feed.failed.load(Ordering::SeqCst) {
+            let _ = shared.executor.compare_exchange(
+                RETURNING,
+                ON_CPU,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+        self.place = Some((registration, feed));
+    }
+}
+
+impl Drop for Returns {
+    fn drop(&mut self) {
+        // A try in flight finishes first (its place is then dropped with it).
+        if let Some(attempt) = self.attempt.take() {
+            let _ = attempt.join();
+        }
     }
 }
 
 /// The hub's side of one GPU level: takes submitted chunks from the slots, keeps them for the
-/// standby, and publishes the hub's results as the worker would.
+/// standby, and publishes the hub's results as the worker would. On the way back it first takes
+/// the chunks the worker ran from the history, and throws their results away.
 struct GpuFeed {
     shared: Arc<Shared>,
     /// The standby worker, woken when the hub gives the level up.
     standby: Option<Thread>,
+    /// Set when the hub gave this feed up.
+    failed: AtomicBool,
     /// Hub thread only (the lock is never contended).
     state: Mutex<FeedState>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct FeedState {
     /// The next job to take; the job taken last is `next_job - 1` while `taken` is set.
     next_job: u64,
+    /// `next_job` was set from `shadow_from`.
+    started: bool,
     taken: bool,
+    /// The chunk taken was a warm-up chunk: its result is not published.
+    warming: bool,
     epoch: u64,
     last_chunk_end: Option<u64>,
+}
+
+impl GpuFeed {
+    fn new(shared: Arc<Shared>, standby: Option<Thread>) -> Self {
+        Self {
+            shared,
+            standby,
+            failed: AtomicBool::new(false),
+            state: Mutex::new(FeedState {
+                next_job: 0,
+                started: false,
+                taken: false,
+                warming: false,
+                // The first chunk starts the level afresh.
+                epoch: u64::MAX,
+                last_chunk_end: None,
+            }),
+        }
+    }
 }
 
 impl Feed for GpuFeed {
     fn take(&self, inputs: &mut [f32]) -> Option<ChunkStart> {
         let shared = &*self.shared;
-        let mut state = self.state.lock().ok()?;
-        if state.taken
-            || shared.stalled.load(Ordering::Acquire)
-            || shared.submitted.load(Ordering::Acquire) <= state.next_job
-        {
+        let executor = shared.executor.load(Ordering::Acquire);
+        if !matches!(executor, ON_GPU | RETURNING) || shared.stalled.load(Ordering::Acquire) {
             return None;
+        }
+        let mut state = self.state.lock().ok()?;
+        if state.taken {
+            return None;
+        }
+        if !state.started {
+            state.started = true;
+            state.next_job = shared.shadow_from.load(Ordering::Relaxed);
         }
         let job = state.next_job;
         let partition_size = shared.partition_size;
-        let slot_idx = (job % shared.num_slots as u64) as usize;
-        let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
-        let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
+        let history_slot = (job % shared.history_chunks as u64) as usize;
+        let warming = job < shared.handover_job.load(Ordering::Relaxed);
+        let (slot_idx, chunk_end, chunk_epoch) = if warming {
+            // Warming up: the chunks the worker ran, from the history.
+            if shared.history_written.load(Ordering::Acquire) <= job {
+                return None;
+            }
+            (
+                None,
+                shared.history_ends[history_slot].load(Ordering::Relaxed),
+                shared.history_epochs[history_slot].load(Ordering::Relaxed),
+            )
+        } else {
+            if executor != ON_GPU || shared.submitted.load(Ordering::Acquire) <= job {
+                return None;
+            }
+            let slot_idx = (job % shared.num_slots as u64) as usize;
+            (
+                Some(slot_idx),
+                shared.chunk_ends[slot_idx].load(Ordering::Relaxed),
+                shared.chunk_epochs[slot_idx].load(Ordering::Relaxed),
+            )
+        };
         let mut start = ChunkStart::default();
         if chunk_epoch != state.epoch {
             start.reset = true;
@@ -810,28 +1201,43 @@ impl Feed for GpuFeed {
                 (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
         }
         state.last_chunk_end = Some(chunk_end);
-        let history_slot = (job % shared.history_chunks as u64) as usize;
         for (input_idx, dst) in inputs.chunks_exact_mut(partition_size).enumerate() {
-            // SAFETY: `submitted > job` was seen with acquire: the audio thread finished this
-            // slot and leaves it alone until the job is completed and consumed. The history
-            // slot is the hub's alone while the level is on the GPU.
+            // SAFETY: a history chunk below `history_written` (acquire) is not written again
+            // while the hub may read it (see `keep_in_history`). An input slot: `submitted >
+            // job` was seen with acquire, the audio thread finished the slot and leaves it
+            // alone until the job is completed and consumed; the history slot is the hub's
+            // alone while the level is on the GPU.
             unsafe {
-                let chunk = std::slice::from_raw_parts(
-                    shared.input_slot(slot_idx, input_idx),
-                    partition_size,
-                );
-                dst.copy_from_slice(chunk);
-                std::ptr::copy_nonoverlapping(
-                    chunk.as_ptr(),
-                    shared.history_chunk(job, input_idx),
-                    partition_size,
-                );
+                match slot_idx {
+                    None => {
+                        let chunk = std::slice::from_raw_parts(
+                            shared.history_chunk(job, input_idx),
+                            partition_size,
+                        );
+                        dst.copy_from_slice(chunk);
+                    }
+                    Some(slot_idx) => {
+                        let chunk = std::slice::from_raw_parts(
+                            shared.input_slot(slot_idx, input_idx),
+                            partition_size,
+                        );
+                        dst.copy_from_slice(chunk);
+                        std::ptr::copy_nonoverlapping(
+                            chunk.as_ptr(),
+                            shared.history_chunk(job, input_idx),
+                            partition_size,
+                        );
+                    }
+                }
             }
         }
-        shared.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
-        shared.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
+        if slot_idx.is_some() {
+            shared.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
+            shared.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
+        }
         state.next_job += 1;
         state.taken = true;
+        state.warming = warming;
         Some(start)
     }
 
@@ -844,6 +1250,9 @@ impl Feed for GpuFeed {
             return;
         }
         state.taken = false;
+        if state.warming {
+            return;
+        }
         let job = state.next_job - 1;
         let slot_idx = (job % shared.num_slots as u64) as usize;
         for (output_idx, result) in outputs.chunks_exact(shared.partition_size).enumerate() {
@@ -861,16 +1270,37 @@ impl Feed for GpuFeed {
     }
 
     fn wants_to_leave(&self) -> bool {
-        self.shared.stats.degraded.load(Ordering::Relaxed)
+        self.shared.executor.load(Ordering::Relaxed) == ON_GPU
+            && self.shared.stats.degraded.load(Ordering::Relaxed)
     }
 
     fn fail(&self, reason: &str) {
-        if let Ok(mut exit) = self.shared.gpu_exit.lock() {
-            *exit = Some(reason.to_string());
-        }
-        self.shared.executor.store(MIGRATING, Ordering::SeqCst);
-        if let Some(standby) = &self.standby {
-            standby.unpark();
+        let shared = &*self.shared;
+        self.failed.store(true, Ordering::SeqCst);
+        loop {
+            let (from, to) = match shared.executor.load(Ordering::SeqCst) {
+                // Warming up: the worker keeps the level and tries again later.
+                RETURNING => (RETURNING, ON_CPU),
+                ON_GPU => (ON_GPU, MIGRATING),
+                _ => return,
+            };
+            if shared
+                .executor
+                .compare_exchange(from, to, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                if let Ok(mut exit) = shared.gpu_exit.lock() {
+                    *exit = Some(if from == RETURNING {
+                        format!("{reason} (on the way back)")
+                    } else {
+                        reason.to_string()
+                    });
+                }
+                if let Some(standby) = &self.standby {
+                    standby.unpark();
+                }
+                return;
+            }
         }
     }
 }
