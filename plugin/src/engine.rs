@@ -213,8 +213,12 @@ pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f
     paths
 }
 
-/// Opens the GPU hub for `policy` (with the options it was opened with), or says why not.
-fn open_gpu(
+/// Opens the GPU hub for `policy` and an engine of `work` path-samples of IR (with the options
+/// it was opened with), or says why the engine stays on the CPU: Auto and a small engine, no
+/// adapter, a CPU adapter that was not allowed, or (Auto) a GPU whose calibrated cost per
+/// path-partition is not below the CPU's. Opening and calibrating take a moment: call off the
+/// audio thread.
+pub fn open_gpu(
     policy: GpuPolicy,
     work: usize,
 ) -> Result<(std::sync::Arc<longtail_gpu::Hub>, longtail_gpu::OpenOptions), String> {
@@ -263,6 +267,29 @@ pub fn gpu_can_take(
     let round_trip_samples = round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1));
     partition_size >= GPU_MIN_PARTITION
         && slack_samples as f64 >= 4.0 * round_trip_samples + max_block_size as f64
+}
+
+/// Whether a level goes on the GPU when the engine is built: Forced takes every level of at
+/// least [`GPU_MIN_PARTITION`] samples, Auto only where the calibrated round trip fits
+/// ([`gpu_can_take`]).
+pub fn level_goes_to_gpu(
+    policy: GpuPolicy,
+    calibration: &longtail_gpu::Calibration,
+    partition_size: usize,
+    slack_samples: usize,
+    max_block_size: usize,
+    sample_rate: u32,
+) -> bool {
+    match policy {
+        GpuPolicy::Forced { .. } => partition_size >= GPU_MIN_PARTITION,
+        GpuPolicy::Auto => gpu_can_take(
+            &calibration.round_trip,
+            partition_size,
+            slack_samples,
+            max_block_size,
+            sample_rate,
+        ),
+    }
 }
 
 /// Whether a level that left the GPU may go back to a hub with these recent round trips:
@@ -439,16 +466,15 @@ impl Engine {
             let slack = plan.output_delay(level) - level.partition_size;
             // Forced: every level big enough; Auto: only where the measured round trip fits.
             let on_gpu = gpu.as_ref().filter(|(hub, _)| match executor {
-                Executor::Gpu(GpuPolicy::Forced { .. }) => {
-                    level.partition_size >= GPU_MIN_PARTITION
-                }
-                _ => gpu_can_take(
-                    &hub.calibration().round_trip,
+                Executor::Gpu(policy) => level_goes_to_gpu(
+                    policy,
+                    &hub.calibration(),
                     level.partition_size,
                     slack,
                     max_block_size,
                     ir.sample_rate,
                 ),
+                _ => false,
             });
             let runner = if level_idx > 0 && executor != Executor::Inline {
                 let worker = match (on_gpu, executor) {

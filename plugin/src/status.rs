@@ -1,15 +1,16 @@
 //! `longtail-cli status`: what this machine offers Longtail and what it would do with it.
 //!
-//! One report: the executors (CPU workers; the GPU is not opened here: `longtail-cli bench
-//! --backend gpu` opens and calibrates it), the
-//! partition plan and where each level would run for a given IR length and block size, the
-//! thermal readings with their normalised states, and the thermal policy's decision. Printed
-//! as text, or as one JSON object with `--json`.
+//! One report: the executors (CPU workers, the GPU adapters found and the one the backend
+//! would use, opened and calibrated as an engine would open it), the partition plan and where
+//! each level would run for a given IR length, path count, block size and backend, the thermal
+//! readings with their normalised states, and the thermal policy's decision. Printed as text,
+//! or as one JSON object with `--json`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
+use crate::engine::{Executor, GpuPolicy, cpu_partition_cost_ns, level_goes_to_gpu, open_gpu};
 use crate::thermal::{GpuStatus, Placement, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 
 /// What to report on.
@@ -23,6 +24,11 @@ pub struct StatusRequest {
     pub rate: u32,
     /// Latency mode of the plan.
     pub latency_mode: LatencyMode,
+    /// Paths (input-output pairs) of the engine: 2 for a stereo IR on a stereo track, 4 for
+    /// true stereo. With the IR length, decides whether Auto considers the GPU.
+    pub paths: usize,
+    /// The backend asked for.
+    pub executor: Executor,
     /// Fake sysfs root for the thermal probes (tests), else the system's.
     pub thermal_root: Option<PathBuf>,
 }
@@ -35,9 +41,28 @@ pub struct StatusReport {
     pub thermal: ThermalSnapshot,
     pub decision: crate::thermal::Decision,
     pub cpu_threads: usize,
+    /// Where each level of the plan runs: "audio thread", "cpu worker" or "gpu".
+    pub runs_on: Vec<&'static str>,
+    pub gpu: GpuSection,
+    /// The CPU's cost of one path-partition of 4096 samples (see
+    /// [`crate::engine::cpu_partition_cost_ns`]).
+    pub cpu_partition_ns: f64,
 }
 
-/// Reads the probes once and plans.
+/// What status found of the GPU.
+#[derive(Debug, Clone, Default)]
+pub struct GpuSection {
+    /// Every usable adapter.
+    pub adapters: Vec<longtail_gpu::AdapterSummary>,
+    /// The adapter the backend would run on, when it opened one.
+    pub chosen: Option<longtail_gpu::AdapterSummary>,
+    /// Its calibration.
+    pub calibration: Option<longtail_gpu::Calibration>,
+    /// Why the GPU is used or not, in one line.
+    pub reason: String,
+}
+
+/// Reads the probes once, opens the GPU as an engine with this backend would, and plans.
 pub fn gather(request: StatusRequest) -> StatusReport {
     let ir_len = ((request.ir_seconds * f64::from(request.rate)).round() as usize).max(1);
     let plan = PartitionPlan::new(
@@ -48,19 +73,79 @@ pub fn gather(request: StatusRequest) -> StatusReport {
     );
     let mut probes = ThermalProbes::new(request.thermal_root.clone(), true);
     let thermal = probes.poll();
-    // Status does not open the GPU (opening and calibrating take a second); the plan below is
-    // the CPU one, as Auto places a small engine.
-    let gpu = GpuStatus {
-        available: false,
-        slack_allows: false,
+    let mut gpu = GpuSection {
+        adapters: longtail_gpu::list_adapters(),
+        ..GpuSection::default()
     };
-    let decision = ThermalPolicy::new(Placement::Cpu).update(&thermal, gpu);
+    let mut runs_on: Vec<&'static str> = plan
+        .levels
+        .iter()
+        .enumerate()
+        .map(|(idx, _)| {
+            if idx == 0 {
+                "audio thread"
+            } else {
+                "cpu worker"
+            }
+        })
+        .collect();
+    match request.executor {
+        Executor::Gpu(policy) => match open_gpu(policy, request.paths.max(1) * ir_len) {
+            Ok((hub, _)) => {
+                let calibration = hub.calibration();
+                for (idx, level) in plan.levels.iter().enumerate().skip(1) {
+                    if level_goes_to_gpu(
+                        policy,
+                        &calibration,
+                        level.partition_size,
+                        plan.slack_samples(level),
+                        request.block,
+                        request.rate,
+                    ) {
+                        runs_on[idx] = "gpu";
+                    }
+                }
+                let on_gpu = runs_on.iter().filter(|r| **r == "gpu").count();
+                gpu.reason = match policy {
+                    GpuPolicy::Auto => format!(
+                        "GPU: {on_gpu} of {} worker levels (Auto: slack for 4 x p99.9 round \
+                         trip + one block, partitions of 1024+)",
+                        plan.levels.len().saturating_sub(1)
+                    ),
+                    GpuPolicy::Forced { .. } => format!(
+                        "GPU: {on_gpu} of {} worker levels (forced: partitions of 1024+)",
+                        plan.levels.len().saturating_sub(1)
+                    ),
+                };
+                gpu.chosen = Some(hub.adapter().clone());
+                gpu.calibration = Some(calibration);
+            }
+            Err(reason) => gpu.reason = reason,
+        },
+        Executor::Workers | Executor::Inline => gpu.reason = "CPU: the backend asked for".into(),
+    }
+    let on_gpu = runs_on.contains(&"gpu");
+    let decision = ThermalPolicy::new(if on_gpu {
+        Placement::Gpu
+    } else {
+        Placement::Cpu
+    })
+    .update(
+        &thermal,
+        GpuStatus {
+            available: gpu.chosen.is_some(),
+            slack_allows: on_gpu,
+        },
+    );
     StatusReport {
         request,
         plan,
         thermal,
         decision,
         cpu_threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        runs_on,
+        gpu,
+        cpu_partition_ns: cpu_partition_cost_ns(),
     }
 }
 
@@ -82,13 +167,46 @@ fn json_string(text: &str) -> String {
 }
 
 impl StatusReport {
-    /// Where level `idx` of the plan runs.
-    fn level_runner(idx: usize) -> &'static str {
-        if idx == 0 {
-            "audio thread"
-        } else {
-            "cpu worker"
+    fn backend_name(&self) -> &'static str {
+        match self.request.executor {
+            Executor::Gpu(GpuPolicy::Auto) => "auto",
+            Executor::Gpu(GpuPolicy::Forced { .. }) => "gpu",
+            Executor::Workers | Executor::Inline => "cpu",
         }
+    }
+
+    fn gpu_json(&self) -> String {
+        let adapter = |a: &longtail_gpu::AdapterSummary| {
+            format!(
+                "{{\"name\":{},\"backend\":{},\"kind\":{},\"driver\":{}}}",
+                json_string(&a.name),
+                json_string(&a.backend),
+                json_string(a.kind.name()),
+                json_string(&a.driver)
+            )
+        };
+        let adapters: Vec<String> = self.gpu.adapters.iter().map(adapter).collect();
+        let chosen = self.gpu.chosen.as_ref().map_or("null".into(), adapter);
+        let calibration = self.gpu.calibration.map_or("null".into(), |c| {
+            format!(
+                "{{\"partition_size\":{},\"paths\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\
+\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1},\"heavy_p50_us\":{:.1},\"gpu_partition_ns\":{:.1}}}",
+                c.partition_size,
+                c.paths,
+                c.round_trip.p50_us,
+                c.round_trip.p99_us,
+                c.round_trip.p999_us,
+                c.round_trip.max_us,
+                c.heavy_round_trip.p50_us,
+                c.partition_cost_ns
+            )
+        });
+        format!(
+            "{{\"available\":{},\"adapters\":[{}],\"chosen\":{chosen},\"calibration\":{calibration},\"reason\":{}}}",
+            self.gpu.chosen.is_some(),
+            adapters.join(","),
+            json_string(&self.gpu.reason)
+        )
     }
 
     /// One JSON object.
@@ -105,7 +223,7 @@ impl StatusReport {
                     level.num_partitions,
                     level.ir_offset,
                     self.plan.slack_samples(level),
-                    json_string(Self::level_runner(idx)),
+                    json_string(self.runs_on[idx]),
                 )
             })
             .collect();
@@ -125,12 +243,15 @@ impl StatusReport {
             })
             .collect();
         format!(
-            "{{\"version\":{},\"cpu_threads\":{},\"backend\":\"cpu\",\"gpu\":{{\"available\":false,\"reason\":\"not opened by status; bench --backend gpu opens and calibrates it\"}},\
+            "{{\"version\":{},\"cpu_threads\":{},\"backend\":{},\"cpu_partition_ns\":{:.1},\"gpu\":{},\
 \"plan\":{{\"ir_taps\":{},\"block\":{},\"rate\":{},\"quantum\":{},\"latency_samples\":{},\"head_taps\":{},\"describe\":{},\"levels\":[{}]}},\
 \"thermal\":{{\"sources\":{},\"cpu\":{},\"gpu\":{},\"gpu_throttling\":{},\"readings\":[{}]}},\
 \"policy\":{{\"placement\":{},\"action\":{},\"reason\":{}}}}}",
             json_string(env!("CARGO_PKG_VERSION")),
             self.cpu_threads,
+            json_string(self.backend_name()),
+            self.cpu_partition_ns,
+            self.gpu_json(),
             self.plan.ir_len,
             self.request.block,
             self.request.rate,
@@ -156,14 +277,41 @@ impl StatusReport {
         let _ = writeln!(text, "Longtail {}", env!("CARGO_PKG_VERSION"));
         let _ = writeln!(
             text,
-            "executors: cpu workers ({} hardware threads); gpu: not opened by status (bench --backend gpu opens and calibrates it)",
-            self.cpu_threads
+            "executors: cpu workers ({} hardware threads, {:.0} ns per path-partition of 4096)",
+            self.cpu_threads, self.cpu_partition_ns
         );
+        if self.gpu.adapters.is_empty() {
+            let _ = writeln!(text, "gpu adapters: none found");
+        }
+        for adapter in &self.gpu.adapters {
+            let chosen = self.gpu.chosen.as_ref() == Some(adapter);
+            let _ = writeln!(
+                text,
+                "gpu adapter: {adapter}{}",
+                if chosen { ", chosen" } else { "" }
+            );
+        }
+        if let Some(c) = &self.gpu.calibration {
+            let _ = writeln!(
+                text,
+                "gpu calibration ({} paths of {} x 4): round trip p50 {:.0} us, p99 {:.0} us, \
+                 p99.9 {:.0} us, max {:.0} us; {:.0} ns per path-partition",
+                c.paths,
+                c.partition_size,
+                c.round_trip.p50_us,
+                c.round_trip.p99_us,
+                c.round_trip.p999_us,
+                c.round_trip.max_us,
+                c.partition_cost_ns
+            );
+        }
+        let _ = writeln!(text, "backend {}: {}", self.backend_name(), self.gpu.reason);
         let _ = writeln!(
             text,
-            "plan for a {:.2} s IR ({} taps) at block {} / {} Hz: {}",
+            "plan for a {:.2} s IR ({} taps, {} paths) at block {} / {} Hz: {}",
             self.request.ir_seconds,
             self.plan.ir_len,
+            self.request.paths,
             self.request.block,
             self.request.rate,
             self.plan.describe()
@@ -176,7 +324,7 @@ impl StatusReport {
                 level.num_partitions,
                 level.ir_offset,
                 self.plan.slack_samples(level),
-                Self::level_runner(idx)
+                self.runs_on[idx]
             );
         }
         let _ = writeln!(

@@ -193,6 +193,10 @@ fn status_json_reports_the_fake_tree_and_the_policy() {
     );
     assert!(json.contains("\"quantum\":128"), "{json}");
     assert!(json.contains("\"runs_on\":\"audio thread\""), "{json}");
+    // Auto and a small engine (2 paths of 2 s): the GPU is not opened.
+    assert!(json.contains("\"backend\":\"auto\""), "{json}");
+    assert!(json.contains("\"calibration\":null"), "{json}");
+    assert!(json.contains("keeps a small engine on the CPU"), "{json}");
 
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
         .args(["status", "--ir-seconds", "0"])
@@ -200,4 +204,37 @@ fn status_json_reports_the_fake_tree_and_the_policy() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--ir-seconds"));
+}
+
+/// `status --backend gpu` opens the GPU as an engine would, calibrates it and places the big
+/// levels there (lavapipe in CI, allowed by the environment).
+#[test]
+fn status_opens_and_calibrates_the_gpu() {
+    if longtail_gpu::list_adapters().is_empty() {
+        assert!(
+            std::env::var("LONGTAIL_REQUIRE_GPU").as_deref() != Ok("1"),
+            "LONGTAIL_REQUIRE_GPU=1 but no adapter (install mesa-vulkan-drivers)"
+        );
+        eprintln!("skipped: no GPU adapter");
+        return;
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args(["status", "--json", "--backend", "gpu", "--paths", "4"])
+        .args(["--ir-seconds", "10", "--block", "128"])
+        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let json = String::from_utf8(output.stdout).unwrap();
+    for field in [
+        "\"backend\":\"gpu\"",
+        "\"available\":true",
+        "\"chosen\":{\"name\":",
+        "\"rt_p999_us\":",
+        "\"gpu_partition_ns\":",
+        "\"runs_on\":\"gpu\"",
+        "\"runs_on\":\"audio thread\"",
+    ] {
+        assert!(json.contains(field), "{field} missing: {json}");
+    }
 }

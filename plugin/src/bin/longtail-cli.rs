@@ -171,10 +171,12 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_MIX, value_parser = parse_mix)]
         mix: f32,
     },
-    /// What this machine offers and what Longtail would do: executors, the partition plan for
-    /// an IR length and block size with where each level runs, thermal readings (Linux
-    /// thermal zones and hwmon, NVIDIA GPUs through NVML when its library is present) and the
-    /// thermal policy's decision.
+    /// What this machine offers and what Longtail would do: executors, the GPU adapters found
+    /// and, unless `--backend cpu`, the one the backend would use (opened and calibrated as an
+    /// engine would: round trip and cost per partition), the partition plan for an IR length,
+    /// path count and block size with where each level runs, thermal readings (Linux thermal
+    /// zones and hwmon, NVIDIA GPUs through NVML when its library is present) and the thermal
+    /// policy's decision.
     Status {
         /// IR length the plan is shown for, in seconds.
         #[arg(long, default_value_t = 10.0)]
@@ -188,6 +190,13 @@ enum Command {
         /// `zero` or `low` latency.
         #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
         latency: LatencyArg,
+        /// Paths of the engine: 2 for a stereo IR on a stereo track, 4 for true stereo, more
+        /// for a matrix of instances (Auto weighs paths times IR length).
+        #[arg(long, default_value_t = 2)]
+        paths: usize,
+        /// The backend to report on: `auto`, `cpu` or `gpu` (as for render).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
         /// Read thermal sensors from this directory instead of /sys (a fake sysfs tree).
         #[arg(long)]
         thermal_root: Option<PathBuf>,
@@ -378,6 +387,8 @@ fn main() -> ExitCode {
             block,
             rate,
             latency,
+            paths,
+            backend,
             thermal_root,
             json,
         } => run_status(
@@ -386,6 +397,8 @@ fn main() -> ExitCode {
                 block,
                 rate,
                 latency_mode: latency.into(),
+                paths,
+                executor: backend.executor(),
                 thermal_root,
             },
             json,
@@ -678,6 +691,9 @@ fn run_status(request: longtail::status::StatusRequest, json: bool) -> Result<()
     }
     if !(1..=1 << 16).contains(&request.block) {
         return Err("--block must be from 1 to 65536".to_owned());
+    }
+    if !(1..=1 << 16).contains(&request.paths) {
+        return Err("--paths must be from 1 to 65536".to_owned());
     }
     let report = longtail::status::gather(request);
     if json {
