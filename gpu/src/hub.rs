@@ -475,11 +475,16 @@ fn hub_main(inner: &Inner) {
 
 /// A batch of random spectra and input: `num_inputs x num_outputs` paths of `num_partitions`
 /// partitions of [`CALIBRATION_PARTITION`].
-fn reference_spec(
+fn reference_spec(batch: (usize, usize, usize), random: &mut impl FnMut() -> f32) -> LevelSpec {
+    random_spec(CALIBRATION_PARTITION, batch, random)
+}
+
+/// `num_inputs x num_outputs` paths of `num_partitions` random partitions of `p`.
+fn random_spec(
+    p: usize,
     (num_inputs, num_outputs, num_partitions): (usize, usize, usize),
     random: &mut impl FnMut() -> f32,
 ) -> LevelSpec {
-    let p = CALIBRATION_PARTITION;
     let paths: Vec<(usize, usize)> = (0..num_inputs)
         .flat_map(|input| (0..num_outputs).map(move |output| (input, output)))
         .collect();
@@ -538,6 +543,55 @@ fn measure(
     convolver.unregister(id);
     outcome?;
     Ok(RoundTrip::of(&round_trips))
+}
+
+/// The shape of a benchmark batch ([`bench_round_trip`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchBatch {
+    /// Levels (instances) in the batch.
+    pub levels: usize,
+    /// Inputs and outputs of each level: `inputs x outputs` paths.
+    pub inputs: usize,
+    pub outputs: usize,
+    /// Partition size `P`.
+    pub partition_size: usize,
+    /// Partitions per path.
+    pub partitions: usize,
+}
+
+/// Opens a device of its own and measures the round trip of one period in which every level of
+/// `batch` has a chunk (random IR and input): `warm_up` periods, then `periods` measured.
+/// The figure behind "64 paths of P = 8192 within 1 ms" (`longtail-cli bench-gpu`).
+pub fn bench_round_trip(
+    options: OpenOptions,
+    batch: BenchBatch,
+    warm_up: usize,
+    periods: usize,
+) -> Result<(AdapterSummary, RoundTrip), GpuError> {
+    let mut convolver = Convolver::open(options)?;
+    let adapter = convolver.adapter().clone();
+    let mut random = lcg(3);
+    let shape = (batch.inputs, batch.outputs, batch.partitions);
+    let ids = (0..batch.levels)
+        .map(|_| convolver.register(&random_spec(batch.partition_size, shape, &mut random)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut round_trips = Vec::with_capacity(periods);
+    for period in 0..warm_up + periods {
+        for &id in &ids {
+            convolver
+                .stage(id, ChunkStart::default())
+                .iter_mut()
+                .for_each(|s| *s = random());
+        }
+        let started = Instant::now();
+        let outcome = convolver.execute();
+        convolver.finish_period();
+        outcome?;
+        if period >= warm_up {
+            round_trips.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    Ok((adapter, RoundTrip::of(&round_trips)))
 }
 
 /// Warm-up and measurement with the reference batches (see [`Calibration`]): the light one 8

@@ -25,7 +25,9 @@ pub mod shaders;
 
 pub use convolver::{ChunkStart, Convolver, LevelId, LevelSpec, MIN_PARTITION};
 pub use device::{ALLOW_CPU_ENV, AdapterKind, AdapterSummary, OpenOptions, list_adapters};
-pub use hub::{Calibration, Feed, Hub, HubStats, Registration, RoundTrip, shared};
+pub use hub::{
+    BenchBatch, Calibration, Feed, Hub, HubStats, Registration, RoundTrip, bench_round_trip, shared,
+};
 
 /// Why the GPU cannot do what was asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -141,10 +141,7 @@ impl BenchResult {
             self.mem_per_instance_kb,
             self.gpu_adapter
                 .as_deref()
-                .map_or("null".to_string(), |name| format!(
-                    "\"{}\"",
-                    name.replace('"', "'")
-                )),
+                .map_or("null".to_string(), crate::status::json_string),
             self.gpu_rt_us[0],
             self.gpu_rt_us[1],
             self.gpu_rt_us[2],

@@ -149,7 +149,8 @@ pub fn gather(request: StatusRequest) -> StatusReport {
     }
 }
 
-fn json_string(text: &str) -> String {
+/// `text` as a JSON string literal, quotes included.
+pub fn json_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
     for c in text.chars() {

@@ -207,9 +207,9 @@ fn status_json_reports_the_fake_tree_and_the_policy() {
 }
 
 /// `status --backend gpu` opens the GPU as an engine would, calibrates it and places the big
-/// levels there (lavapipe in CI, allowed by the environment).
+/// levels there, and `bench-gpu` times a batch (lavapipe in CI, allowed by the environment).
 #[test]
-fn status_opens_and_calibrates_the_gpu() {
+fn status_and_bench_gpu_open_the_gpu() {
     if longtail_gpu::list_adapters().is_empty() {
         assert!(
             std::env::var("LONGTAIL_REQUIRE_GPU").as_deref() != Ok("1"),
@@ -237,4 +237,29 @@ fn status_opens_and_calibrates_the_gpu() {
     ] {
         assert!(json.contains(field), "{field} missing: {json}");
     }
+
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args([
+            "bench-gpu",
+            "--json",
+            "--levels",
+            "2",
+            "--partition",
+            "1024",
+        ])
+        .args(["--periods", "4"])
+        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let json = String::from_utf8(output.stdout).unwrap();
+    for field in ["\"paths\":8", "\"periods\":4", "\"rt_p99_us\":"] {
+        assert!(json.contains(field), "{field} missing: {json}");
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args(["bench-gpu", "--partition", "1000"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--partition"));
 }

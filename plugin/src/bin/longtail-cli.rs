@@ -153,6 +153,34 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Time the GPU alone (no engine, no audio thread): the round trip of one period's batch
+    /// (upload, FFTs, MAC, download, in one submit) for --levels levels of --inputs x
+    /// --outputs paths, each --partitions partitions of --partition samples, random data. The
+    /// defaults are the round-trip target: 64 paths (16 true-stereo levels) of P = 8192.
+    /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe.
+    BenchGpu {
+        /// Levels (instances) in the batch.
+        #[arg(long, default_value_t = 16)]
+        levels: usize,
+        /// Inputs of each level.
+        #[arg(long, default_value_t = 2)]
+        inputs: usize,
+        /// Outputs of each level.
+        #[arg(long, default_value_t = 2)]
+        outputs: usize,
+        /// Partition size P (a power of two from 64 to 65536).
+        #[arg(long, default_value_t = 8192)]
+        partition: usize,
+        /// Partitions per path.
+        #[arg(long, default_value_t = 4)]
+        partitions: usize,
+        /// Periods measured (after 16 to warm up).
+        #[arg(long, default_value_t = 1000)]
+        periods: usize,
+        /// One JSON line instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Render a built-in dry signal (plucks, drums, a voice-like tone) through every built-in
     /// IR and print what ran: backend, partition plan, real-time factor. Also writes each
     /// built-in IR as a WAV file.
@@ -410,6 +438,25 @@ fn main() -> ExitCode {
             mix,
         } => run_demo(&output, rate, block, mix),
         Command::Soak(args) => run_soak(&args),
+        Command::BenchGpu {
+            levels,
+            inputs,
+            outputs,
+            partition,
+            partitions,
+            periods,
+            json,
+        } => run_bench_gpu(
+            longtail_gpu::BenchBatch {
+                levels,
+                inputs,
+                outputs,
+                partition_size: partition,
+                partitions,
+            },
+            periods,
+            json,
+        ),
         Command::Bench {
             input,
             ir,
@@ -700,6 +747,66 @@ fn run_status(request: longtail::status::StatusRequest, json: bool) -> Result<()
         println!("{}", report.to_json());
     } else {
         print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+fn run_bench_gpu(
+    batch: longtail_gpu::BenchBatch,
+    periods: usize,
+    json: bool,
+) -> Result<(), String> {
+    if !batch.partition_size.is_power_of_two()
+        || !(longtail_gpu::MIN_PARTITION..=1 << 16).contains(&batch.partition_size)
+    {
+        return Err(format!(
+            "--partition must be a power of two from {} to 65536",
+            longtail_gpu::MIN_PARTITION
+        ));
+    }
+    for (name, value, max) in [
+        ("--levels", batch.levels, 4096),
+        ("--inputs", batch.inputs, 64),
+        ("--outputs", batch.outputs, 64),
+        ("--partitions", batch.partitions, 4096),
+        ("--periods", periods, 1_000_000),
+    ] {
+        if !(1..=max).contains(&value) {
+            return Err(format!("{name} must be from 1 to {max}"));
+        }
+    }
+    let (adapter, rt) =
+        longtail_gpu::bench_round_trip(longtail_gpu::OpenOptions::from_env(), batch, 16, periods)
+            .map_err(|err| err.to_string())?;
+    let paths = batch.levels * batch.inputs * batch.outputs;
+    if json {
+        println!(
+            "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1}}}",
+            longtail::status::json_string(&adapter.to_string()),
+            batch.levels,
+            batch.partition_size,
+            batch.partitions,
+            rt.count,
+            rt.p50_us,
+            rt.p99_us,
+            rt.p999_us,
+            rt.max_us
+        );
+    } else {
+        println!(
+            "{adapter}: {paths} paths ({} levels of {}x{}), {} x {} partitions, {} periods: \
+             round trip p50 {:.0} us, p99 {:.0} us, p99.9 {:.0} us, max {:.0} us",
+            batch.levels,
+            batch.inputs,
+            batch.outputs,
+            batch.partitions,
+            batch.partition_size,
+            rt.count,
+            rt.p50_us,
+            rt.p99_us,
+            rt.p999_us,
+            rt.max_us
+        );
     }
     Ok(())
 }
