@@ -15,6 +15,24 @@ use crate::GpuError;
 
 /// Environment variable that lets a CPU adapter be chosen (`1`).
 pub const ALLOW_CPU_ENV: &str = "LONGTAIL_GPU_ALLOW_CPU";
+/// Environment variable (`1`) that makes a missing adapter fail the test suites instead of
+/// skipping their GPU tests: CI sets it, as it installs Mesa's lavapipe.
+pub const REQUIRE_ENV: &str = "LONGTAIL_REQUIRE_GPU";
+
+/// For test suites: whether an adapter (lavapipe included) is there to run GPU tests on. Says
+/// on stderr that the caller skips when there is none, and panics instead when
+/// [`REQUIRE_ENV`] is `1`.
+pub fn available_for_tests() -> bool {
+    let found = !list_adapters().is_empty();
+    if !found {
+        assert!(
+            std::env::var(REQUIRE_ENV).as_deref() != Ok("1"),
+            "{REQUIRE_ENV}=1 but no Vulkan/Metal/DX12 adapter was found (install mesa-vulkan-drivers)"
+        );
+        eprintln!("skipped: no GPU adapter (set {REQUIRE_ENV}=1 to make this a failure)");
+    }
+    found
+}
 
 /// What kind of adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -24,7 +24,10 @@ pub mod reference;
 pub mod shaders;
 
 pub use convolver::{ChunkStart, Convolver, LevelId, LevelSpec, MIN_PARTITION};
-pub use device::{ALLOW_CPU_ENV, AdapterKind, AdapterSummary, OpenOptions, list_adapters};
+pub use device::{
+    ALLOW_CPU_ENV, AdapterKind, AdapterSummary, OpenOptions, REQUIRE_ENV, available_for_tests,
+    list_adapters,
+};
 pub use hub::{
     BenchBatch, Calibration, Feed, Hub, HubStats, Registration, RoundTrip, bench_round_trip, shared,
 };

@@ -14,19 +14,6 @@ const GPU: Executor = Executor::Gpu(GpuPolicy::Forced {
     allow_cpu_adapter: true,
 });
 
-/// Whether a GPU adapter (lavapipe included) is here; a failure where CI requires one.
-fn gpu_available() -> bool {
-    let found = !longtail_gpu::list_adapters().is_empty();
-    if !found {
-        assert!(
-            std::env::var("LONGTAIL_REQUIRE_GPU").as_deref() != Ok("1"),
-            "LONGTAIL_REQUIRE_GPU=1 but no adapter (install mesa-vulkan-drivers)"
-        );
-        eprintln!("skipped: no GPU adapter");
-    }
-    found
-}
-
 fn make_ir(num_channels: usize, len: usize, seed: u64) -> Ir {
     let channels = (0..num_channels)
         .map(|c| decaying_noise(len, seed + c as u64))
@@ -89,7 +76,7 @@ fn expected(ir: &Ir, inputs: &[Vec<f32>], num_outputs: usize, len: usize) -> Vec
 
 #[test]
 fn gpu_levels_match_the_float64_reference_in_every_layout() {
-    if !gpu_available() {
+    if !longtail_gpu::available_for_tests() {
         return;
     }
     let layouts = [
@@ -141,7 +128,7 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
 /// and every output stays exact.
 #[test]
 fn engines_share_the_hub_while_others_come_and_go() {
-    if !gpu_available() {
+    if !longtail_gpu::available_for_tests() {
         return;
     }
     let ir = make_ir(2, 30_000, RNG_SEED + 77);

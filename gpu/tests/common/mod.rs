@@ -1,10 +1,6 @@
 //! Shared by the GPU tests: the adapter rule, seeded noise and a float64 direct convolution.
 #![allow(dead_code, reason = "each test binary uses a part")]
 
-/// Set (to 1) where a missing adapter must fail the tests instead of skipping them: CI, which
-/// installs Mesa's lavapipe.
-pub const REQUIRE_ENV: &str = "LONGTAIL_REQUIRE_GPU";
-
 /// Options that accept lavapipe: the tests check correctness, not speed.
 pub fn options() -> longtail_gpu::OpenOptions {
     longtail_gpu::OpenOptions {
@@ -12,17 +8,9 @@ pub fn options() -> longtail_gpu::OpenOptions {
     }
 }
 
-/// Whether the GPU tests can run here; panics when [`REQUIRE_ENV`] says they must.
+/// Whether the GPU tests can run here (see [`longtail_gpu::available_for_tests`]).
 pub fn gpu_available() -> bool {
-    let found = !longtail_gpu::list_adapters().is_empty();
-    if !found {
-        assert!(
-            std::env::var(REQUIRE_ENV).as_deref() != Ok("1"),
-            "{REQUIRE_ENV}=1 but no Vulkan/Metal/DX12 adapter was found (install mesa-vulkan-drivers)"
-        );
-        eprintln!("skipped: no GPU adapter (set {REQUIRE_ENV}=1 to make this a failure)");
-    }
-    found
+    longtail_gpu::available_for_tests()
 }
 
 /// Seeded noise in [-0.5, 0.5).
