@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 
+use longtail::engine::{Engine, route};
+use longtail::ir::Ir;
 use longtail::rng::Rng;
 use realfft::RealFftPlanner;
 
@@ -192,6 +194,62 @@ pub fn plugin_library() -> PathBuf {
         "the plugin library {name} was not built next to {}",
         deps.display()
     );
+}
+
+/// Feeds `inputs` (padded with silence to `total` samples) to `engine` in `blocks` and returns
+/// its outputs, `total` samples each. With `poison`, the engine's scratch buffers are filled
+/// with NaN before every block (a result must never depend on them).
+pub fn run_engine(
+    engine: &mut Engine,
+    inputs: &[Vec<f32>],
+    total: usize,
+    blocks: Blocks,
+    poison: bool,
+) -> Vec<Vec<f32>> {
+    let num_outputs = engine.config().num_outputs;
+    let padded: Vec<Vec<f32>> = inputs
+        .iter()
+        .map(|x| {
+            let mut x = x.clone();
+            x.resize(total, 0.0);
+            x
+        })
+        .collect();
+    let mut outputs = vec![vec![0.0f32; total]; num_outputs];
+    let mut start = 0;
+    for size in blocks.sizes(total) {
+        if poison {
+            engine.poison_scratch(f32::NAN);
+        }
+        let ins: Vec<&[f32]> = padded.iter().map(|x| &x[start..start + size]).collect();
+        let mut outs: Vec<&mut [f32]> = outputs
+            .iter_mut()
+            .map(|y| &mut y[start..start + size])
+            .collect();
+        engine.process(&ins, &mut outs);
+        start += size;
+    }
+    outputs
+}
+
+/// The float64 reference of each of `num_outputs` outputs, `len` samples: the sum of the
+/// convolutions of that output's paths as the engine routes `ir`.
+pub fn reference_outputs(
+    ir: &Ir,
+    inputs: &[Vec<f32>],
+    num_outputs: usize,
+    len: usize,
+) -> Vec<Vec<f64>> {
+    let mut out = vec![vec![0.0f64; len]; num_outputs];
+    for (path, taps) in route(ir, inputs.len(), num_outputs) {
+        for (e, v) in out[path.output_idx]
+            .iter_mut()
+            .zip(reference_convolution(&inputs[path.input_idx], &taps))
+        {
+            *e += v;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -2,12 +2,10 @@
 //! several seconds long, ragged host block sequences, both latency modes, every channel layout,
 //! and again with every scratch buffer filled with NaN before each call.
 
-use longtail::engine::{
-    Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route, stagger_phase,
-};
+use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
+    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine, snr_db,
 };
 
 /// `(IR channels, inputs, outputs)`: every layout the plugin offers.
@@ -39,7 +37,7 @@ fn make_ir(num_channels: usize, len: usize) -> Ir {
 }
 
 /// Runs the engine over `inputs` (plus the tail) and returns each output, latency removed.
-fn run_engine(
+fn run_without_latency(
     engine: &mut Engine,
     inputs: &[Vec<f32>],
     blocks: Blocks,
@@ -47,29 +45,7 @@ fn run_engine(
 ) -> Vec<Vec<f32>> {
     let latency = engine.latency_samples();
     let total = inputs[0].len() + engine.plan().ir_len - 1 + latency;
-    let num_outputs = engine.config().num_outputs;
-    let padded: Vec<Vec<f32>> = inputs
-        .iter()
-        .map(|x| {
-            let mut x = x.clone();
-            x.resize(total, 0.0);
-            x
-        })
-        .collect();
-    let mut outputs = vec![vec![0.0f32; total]; num_outputs];
-    let mut start = 0;
-    for size in blocks.sizes(total) {
-        if poison {
-            engine.poison_scratch(f32::NAN);
-        }
-        let input_slices: Vec<&[f32]> = padded.iter().map(|x| &x[start..start + size]).collect();
-        let mut output_slices: Vec<&mut [f32]> = outputs
-            .iter_mut()
-            .map(|y| &mut y[start..start + size])
-            .collect();
-        engine.process(&input_slices, &mut output_slices);
-        start += size;
-    }
+    let mut outputs = run_engine(engine, inputs, total, blocks, poison);
     outputs.iter_mut().for_each(|y| {
         y.drain(..latency);
     });
@@ -78,15 +54,7 @@ fn run_engine(
 
 /// The float64 reference for each output: the sum over that output's paths.
 fn reference(ir: &Ir, inputs: &[Vec<f32>], num_outputs: usize) -> Vec<Vec<f64>> {
-    let len = inputs[0].len() + ir.len() - 1;
-    let mut expected = vec![vec![0.0f64; len]; num_outputs];
-    for (path, taps) in route(ir, inputs.len(), num_outputs) {
-        let y = reference_convolution(&inputs[path.input_idx], &taps);
-        for (e, v) in expected[path.output_idx].iter_mut().zip(y) {
-            *e += v;
-        }
-    }
-    expected
+    reference_outputs(ir, inputs, num_outputs, inputs[0].len() + ir.len() - 1)
 }
 
 fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], limits: PlanLimits) {
@@ -117,7 +85,7 @@ fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], lim
                     // Instances are staggered in the plugin; the output must not change.
                     engine.set_stagger(stagger_phase(1, engine.plan().max_partition_size()));
                 }
-                let clean = run_engine(&mut engine, &inputs, blocks, false);
+                let clean = run_without_latency(&mut engine, &inputs, blocks, false);
                 let case = format!(
                     "ir_len={ir_len} ir_ch={num_ir_channels} in={num_inputs} out={num_outputs} \
                      {latency_mode:?} {blocks:?} {executor:?} plan=[{}]",
@@ -141,7 +109,7 @@ fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], lim
                 // The same run from a reset engine with garbage in every scratch buffer must
                 // give the same output, bit for bit (workers restart from a clean history too).
                 engine.reset();
-                let dirty = run_engine(&mut engine, &inputs, blocks, true);
+                let dirty = run_without_latency(&mut engine, &inputs, blocks, true);
                 assert_eq!(clean, dirty, "{case}: output depends on scratch contents");
             }
         }

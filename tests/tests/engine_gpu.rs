@@ -3,10 +3,10 @@
 //! go. The injected faults are in `engine_gpu_faults.rs`, a process of their own: a lost device
 //! breaks the process's hub for every engine in it.
 
-use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route};
+use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits};
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
+    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine, snr_db,
 };
 
 const RATE: u32 = 48_000;
@@ -34,44 +34,6 @@ fn config(num_inputs: usize, num_outputs: usize, max_block_size: usize) -> Engin
         },
         executor: GPU,
     }
-}
-
-/// Feeds `inputs` (then silence for the tail) in `blocks`; returns the outputs.
-fn run(engine: &mut Engine, inputs: &[Vec<f32>], total: usize, blocks: Blocks) -> Vec<Vec<f32>> {
-    let num_outputs = engine.config().num_outputs;
-    let padded: Vec<Vec<f32>> = inputs
-        .iter()
-        .map(|x| {
-            let mut x = x.clone();
-            x.resize(total, 0.0);
-            x
-        })
-        .collect();
-    let mut outputs = vec![vec![0.0f32; total]; num_outputs];
-    let mut start = 0;
-    for size in blocks.sizes(total) {
-        let ins: Vec<&[f32]> = padded.iter().map(|x| &x[start..start + size]).collect();
-        let mut outs: Vec<&mut [f32]> = outputs
-            .iter_mut()
-            .map(|y| &mut y[start..start + size])
-            .collect();
-        engine.process(&ins, &mut outs);
-        start += size;
-    }
-    outputs
-}
-
-fn expected(ir: &Ir, inputs: &[Vec<f32>], num_outputs: usize, len: usize) -> Vec<Vec<f64>> {
-    let mut out = vec![vec![0.0f64; len]; num_outputs];
-    for (path, taps) in route(ir, inputs.len(), num_outputs) {
-        for (e, v) in out[path.output_idx]
-            .iter_mut()
-            .zip(reference_convolution(&inputs[path.input_idx], &taps))
-        {
-            *e += v;
-        }
-    }
-    out
 }
 
 #[test]
@@ -110,8 +72,8 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
             engine.plan().describe()
         );
         let total = inputs[0].len() + ir.len() - 1;
-        let got = run(&mut engine, &inputs, total, blocks);
-        let want = expected(&ir, &inputs, outs, total);
+        let got = run_engine(&mut engine, &inputs, total, blocks, false);
+        let want = reference_outputs(&ir, &inputs, outs, total);
         for (o, (g, w)) in got.iter().zip(&want).enumerate() {
             let snr = snr_db(g, w);
             assert!(
@@ -173,7 +135,7 @@ fn engines_share_the_hub_while_others_come_and_go() {
     assert!(hub.stats().levels >= 3, "{:?}", hub.stats());
     for e in [0, 2, 3] {
         let done = if e == 3 { len / 2 } else { len / 256 * 256 };
-        let want = expected(&ir, &inputs[e], 2, done);
+        let want = reference_outputs(&ir, &inputs[e], 2, done);
         for (o, (g, w)) in outputs[e].iter().zip(&want).enumerate() {
             let snr = snr_db(&g[..done], w);
             assert!(snr >= MIN_SNR_DB, "engine {e} output {o}: {snr:.1} dB");
