@@ -42,6 +42,7 @@ use nice_plug_egui::{
 };
 
 use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
+use crate::engine::{BackendProbe, RunsOn};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::EditSettings;
 use crate::ir::store::IrFileState;
@@ -669,6 +670,14 @@ impl EditorApp {
     }
 
     fn engine_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        // Where the playing engine's levels run now (read from its probe, never from the
+        // audio thread's objects).
+        let backend = self
+            .monitor
+            .active
+            .load(Relaxed)
+            .then(|| self.monitor.playing_backend())
+            .flatten();
         ui.heading("Backend");
         egui::Grid::new("backend-grid")
             .num_columns(2)
@@ -678,19 +687,38 @@ impl EditorApp {
                     widgets::ParamSlider::for_param(&self.params.backend, setter).with_width(200.0),
                 );
                 ui.end_row();
-                ui.label("Runs on");
-                let reason = match self.params.backend.value() {
+                ui.label("Rule");
+                let rule = match self.params.backend.value() {
                     BackendParam::Auto => {
                         "Auto: big engines put their big levels on a real GPU when its measured \
-                         round trip fits; else the CPU"
+                         round trip fits and it is faster per partition; else the CPU"
                     }
                     BackendParam::Cpu => "CPU: forced by the Backend parameter",
                     BackendParam::Gpu => {
                         "GPU: big levels on the GPU; each falls back to its CPU standby on failure"
                     }
                 };
-                ui.label(reason);
+                ui.label(rule);
                 ui.end_row();
+                if let Some(probe) = &backend {
+                    let report = probe.report();
+                    ui.label("Now");
+                    ui.label(&report.reason);
+                    ui.end_row();
+                    if let Some(stats) = probe.gpu_stats() {
+                        ui.label("GPU round trip");
+                        ui.label(format!(
+                            "p50 {:.2} ms, p99 {:.2} ms over {} periods; {} levels left for the \
+                             CPU, {} went back",
+                            stats.round_trip.p50_us / 1e3,
+                            stats.round_trip.p99_us / 1e3,
+                            stats.periods,
+                            stats.levels_failed_over,
+                            report.gpu_returns
+                        ));
+                        ui.end_row();
+                    }
+                }
             });
 
         let monitor = &self.monitor;
@@ -712,34 +740,47 @@ impl EditorApp {
             "quantum {} samples, head {} taps, host block up to {}",
             plan.quantum, plan.head_taps, max_block
         ));
+        let levels = backend.as_ref().map(BackendProbe::levels);
+        let adapter = backend
+            .as_ref()
+            .and_then(|b| b.gpu_stats())
+            .map(|stats| stats.adapter.to_string());
+        let rate = f64::from(self.sample_rate());
         egui::Grid::new("levels-grid")
-            .num_columns(4)
+            .num_columns(5)
             .striped(true)
             .show(ui, |ui| {
                 ui.strong("level");
                 ui.strong("partitions");
                 ui.strong("IR from");
                 ui.strong("runs on");
+                ui.strong("late");
                 ui.end_row();
                 for (idx, level) in plan.levels.iter().enumerate() {
+                    let status = levels.as_ref().and_then(|l| l.get(idx));
                     ui.label(idx.to_string());
                     ui.label(format!(
                         "{} x {}",
                         level.num_partitions, level.partition_size
                     ));
-                    ui.label(format!(
-                        "{:.1} ms",
-                        level.ir_offset as f64 * 1000.0 / f64::from(self.sample_rate())
-                    ));
-                    ui.label(if idx == 0 {
-                        "audio thread (with the head)".to_owned()
-                    } else {
-                        format!(
-                            "CPU worker, {:.1} ms of slack",
-                            plan.slack_samples(level) as f64 * 1000.0
-                                / f64::from(self.sample_rate())
-                        )
-                    });
+                    ui.label(format!("{:.1} ms", level.ir_offset as f64 * 1000.0 / rate));
+                    let slack_ms = plan.slack_samples(level) as f64 * 1000.0 / rate;
+                    let runs_on = match status.map(|s| s.runs_on) {
+                        _ if idx == 0 => "audio thread (with the head)".to_owned(),
+                        Some(RunsOn::Gpu) => format!(
+                            "GPU: {}, {slack_ms:.1} ms of slack",
+                            adapter.as_deref().unwrap_or("?")
+                        ),
+                        Some(RunsOn::AudioThread) => "audio thread (inline)".to_owned(),
+                        _ => format!("CPU worker, {slack_ms:.1} ms of slack"),
+                    };
+                    let label = ui.label(runs_on);
+                    if let Some(left) = status.and_then(|s| s.left_gpu.as_ref()) {
+                        label.on_hover_text(format!("left the GPU: {left}"));
+                    }
+                    ui.label(status.map_or(String::new(), |s| {
+                        format!("{} / {} dropped", s.late_results, s.dropped_chunks)
+                    }));
                     ui.end_row();
                 }
             });
@@ -799,9 +840,21 @@ impl EditorApp {
             return;
         };
         let snapshot = thermal.snapshot();
+        // The GPU as the playing engine sees it: a hub that serves, and levels it runs.
+        let backend = self
+            .monitor
+            .active
+            .load(Relaxed)
+            .then(|| self.monitor.playing_backend())
+            .flatten();
         let gpu = GpuStatus {
-            available: false,
-            slack_allows: false,
+            available: backend
+                .as_ref()
+                .and_then(BackendProbe::gpu_stats)
+                .is_some_and(|stats| stats.broken.is_none()),
+            slack_allows: backend
+                .as_ref()
+                .is_some_and(|b| b.levels().iter().any(|l| l.runs_on == RunsOn::Gpu)),
         };
         let decision = self.policy.update(&snapshot, gpu);
         ui.heading("Thermal state");

@@ -130,6 +130,132 @@ pub struct BackendReport {
     pub reason: String,
 }
 
+static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Where a level of the plan runs now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsOn {
+    /// Level 0 (with the head), or every level with the inline executor.
+    AudioThread,
+    /// A worker thread.
+    CpuWorker,
+    /// The GPU hub (its worker thread the standby).
+    Gpu,
+}
+
+/// One level as a [`BackendProbe`] sees it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelStatus {
+    pub partition_size: usize,
+    pub num_partitions: usize,
+    /// Samples between the level's chunk completing and its result being due.
+    pub slack_samples: usize,
+    pub runs_on: RunsOn,
+    pub late_results: u64,
+    pub dropped_chunks: u64,
+    /// Why it left the GPU, when it did and has not gone back.
+    pub left_gpu: Option<String>,
+}
+
+/// What other threads may see of an engine: where each level runs now, why, and the GPU's
+/// round trips. Reads atomics and the levels' notes; keeps the engine's shared memory (and its
+/// GPU hub) alive, not its threads. Cheap to clone.
+#[derive(Clone)]
+pub struct BackendProbe(std::sync::Arc<ProbeInner>);
+
+struct ProbeInner {
+    engine_id: u64,
+    adapter: Option<String>,
+    hub: Option<std::sync::Arc<longtail_gpu::Hub>>,
+    build_reason: String,
+    levels: Vec<ProbeLevel>,
+}
+
+struct ProbeLevel {
+    partition_size: usize,
+    num_partitions: usize,
+    slack_samples: usize,
+    worker: Option<worker::LevelProbe>,
+}
+
+impl std::fmt::Debug for BackendProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackendProbe")
+            .field("engine_id", &self.0.engine_id)
+            .field("report", &self.report())
+            .finish()
+    }
+}
+
+impl BackendProbe {
+    /// The engine's [`Engine::id`].
+    pub fn engine_id(&self) -> u64 {
+        self.0.engine_id
+    }
+
+    /// Every level of the plan, level 0 first.
+    pub fn levels(&self) -> Vec<LevelStatus> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.0
+            .levels
+            .iter()
+            .map(|level| {
+                let (runs_on, late_results, dropped_chunks, left_gpu) = match &level.worker {
+                    Some(worker) => (
+                        if worker.on_gpu() {
+                            RunsOn::Gpu
+                        } else {
+                            RunsOn::CpuWorker
+                        },
+                        worker.stats().late_results.load(Relaxed),
+                        worker.stats().dropped_chunks.load(Relaxed),
+                        worker.gpu_exit(),
+                    ),
+                    None => (RunsOn::AudioThread, 0, 0, None),
+                };
+                LevelStatus {
+                    partition_size: level.partition_size,
+                    num_partitions: level.num_partitions,
+                    slack_samples: level.slack_samples,
+                    runs_on,
+                    late_results,
+                    dropped_chunks,
+                    left_gpu,
+                }
+            })
+            .collect()
+    }
+
+    /// Where the worker levels run now and why. A level that left the GPU says why.
+    pub fn report(&self) -> BackendReport {
+        let mut report = BackendReport {
+            adapter: self.0.adapter.clone(),
+            reason: self.0.build_reason.clone(),
+            ..BackendReport::default()
+        };
+        for level in &self.0.levels {
+            let Some(worker) = &level.worker else {
+                continue;
+            };
+            report.gpu_returns += worker.gpu_returns();
+            if worker.on_gpu() {
+                report.gpu_levels += 1;
+            } else {
+                report.cpu_levels += 1;
+                if let Some(exit) = worker.gpu_exit() {
+                    report.reason = format!("CPU: left the GPU: {exit}");
+                }
+            }
+        }
+        report
+    }
+
+    /// The GPU hub's counters and round trips, when the engine uses it.
+    pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
+        self.0.hub.as_ref().map(|hub| hub.stats())
+    }
+}
+
 /// One level and where it runs.
 enum LevelRunner {
     Inline(Box<UpolsLevel>),
@@ -376,10 +502,10 @@ pub fn cpu_partition_cost_ns() -> f64 {
 /// A built convolution engine for one IR and one channel configuration.
 pub struct Engine {
     plan: PartitionPlan,
+    /// What other threads may see of this engine ([`Engine::backend_probe`]).
+    probe: BackendProbe,
     /// The GPU hub this engine's GPU levels run on.
     gpu: Option<std::sync::Arc<longtail_gpu::Hub>>,
-    /// Why the engine was built as it was (see [`Engine::backend_report`]).
-    build_reason: String,
     config: EngineConfig,
     /// Number of paths after routing.
     num_paths: usize,
@@ -531,9 +657,29 @@ impl Engine {
                 hub.calibration().round_trip.p999_us
             );
         }
-        Ok(Self {
-            gpu,
+        let probe = BackendProbe(std::sync::Arc::new(ProbeInner {
+            engine_id: NEXT_ENGINE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            adapter: gpu.as_ref().map(|hub| hub.adapter().to_string()),
+            hub: gpu.clone(),
             build_reason,
+            levels: plan
+                .levels
+                .iter()
+                .zip(&levels)
+                .map(|(level, runner)| ProbeLevel {
+                    partition_size: level.partition_size,
+                    num_partitions: level.num_partitions,
+                    slack_samples: plan.slack_samples(level),
+                    worker: match runner {
+                        LevelRunner::Worker(worker) => Some(worker.probe()),
+                        LevelRunner::Inline(_) => None,
+                    },
+                })
+                .collect(),
+        }));
+        Ok(Self {
+            probe,
+            gpu,
             num_paths: paths.len(),
             head,
             levels,
@@ -622,25 +768,17 @@ impl Engine {
 
     /// Where the worker levels run now and why. A level that left the GPU says why.
     pub fn backend_report(&self) -> BackendReport {
-        let mut report = BackendReport {
-            adapter: self.gpu.as_ref().map(|hub| hub.adapter().to_string()),
-            reason: self.build_reason.clone(),
-            ..BackendReport::default()
-        };
-        for level in &self.levels {
-            if let LevelRunner::Worker(worker) = level {
-                report.gpu_returns += worker.gpu_returns();
-                if worker.on_gpu() {
-                    report.gpu_levels += 1;
-                } else {
-                    report.cpu_levels += 1;
-                    if let Some(exit) = worker.gpu_exit() {
-                        report.reason = format!("CPU: left the GPU: {exit}");
-                    }
-                }
-            }
-        }
-        report
+        self.probe.report()
+    }
+
+    /// A handle other threads (the editor) may keep to see where this engine's levels run.
+    pub fn backend_probe(&self) -> BackendProbe {
+        self.probe.clone()
+    }
+
+    /// A number no other engine of this process has.
+    pub fn id(&self) -> u64 {
+        self.probe.engine_id()
     }
 
     /// The GPU hub's counters and round trips, when this engine uses it.

@@ -338,7 +338,10 @@ impl Plugin for Longtail {
                 preparer::build(&request, files)
             });
             let engine = match built {
-                Ok(engine) => engine,
+                Ok(engine) => {
+                    self.monitor.offer_backend(engine.backend_probe());
+                    engine
+                }
                 Err(err) => {
                     nice_error!("Longtail cannot activate: {err}");
                     self.monitor
@@ -377,7 +380,7 @@ impl Plugin for Longtail {
             active.processor.set_offline(offline);
         }
         if self.preparer.is_none() {
-            match Preparer::spawn(Arc::clone(&self.params.ir_file)) {
+            match Preparer::spawn(Arc::clone(&self.params.ir_file), Arc::clone(&self.monitor)) {
                 Ok(preparer) => self.preparer = Some(preparer),
                 Err(err) => nice_error!("Longtail cannot start its preparation thread: {err}"),
             }
@@ -494,6 +497,7 @@ fn publish_engine(monitor: &EngineMonitor, engine: &Engine) {
         engine.latency_samples(),
         engine.plan().latency_mode == LatencyMode::LowCpu,
         engine.num_workers(),
+        engine.id(),
     );
 }
 

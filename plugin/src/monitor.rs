@@ -9,7 +9,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use crate::engine::LateStats;
+use crate::engine::{BackendProbe, LateStats};
 
 /// Load buckets: 1 % each, the last one for everything at or over the deadline.
 const LOAD_BUCKETS: usize = 101;
@@ -46,7 +46,15 @@ pub struct EngineMonitor {
     /// Messages for the user (activation failures, IR load errors). Written and read off the
     /// audio thread only.
     pub errors: Mutex<Vec<String>>,
+    /// [`crate::engine::Engine::id`] of the engine playing now.
+    pub playing_engine: AtomicU64,
+    /// Probes of the engines built lately (newest last), offered by the threads that build
+    /// them; the editor shows the one playing.
+    backends: Mutex<Vec<BackendProbe>>,
 }
+
+/// Probes kept: the engine playing, the one it may be crossfading from, one being built.
+const BACKENDS_KEPT: usize = 4;
 
 impl EngineMonitor {
     /// Publishes the playing engine's shape. Atomics only: safe on the audio thread.
@@ -56,11 +64,31 @@ impl EngineMonitor {
         latency_samples: usize,
         low_cpu: bool,
         workers: usize,
+        engine_id: u64,
     ) {
+        self.playing_engine.store(engine_id, Relaxed);
         self.ir_len.store(ir_len as u32, Relaxed);
         self.latency_samples.store(latency_samples as u32, Relaxed);
         self.low_cpu.store(low_cpu, Relaxed);
         self.worker_threads.store(workers as u32, Relaxed);
+    }
+
+    /// Keeps the probe of an engine just built, for when it plays. Never call from the audio
+    /// thread (locks; drops the oldest probe).
+    pub fn offer_backend(&self, probe: BackendProbe) {
+        if let Ok(mut backends) = self.backends.lock() {
+            if backends.len() >= BACKENDS_KEPT {
+                backends.remove(0);
+            }
+            backends.push(probe);
+        }
+    }
+
+    /// The probe of the engine playing now, if it was offered. Off the audio thread.
+    pub fn playing_backend(&self) -> Option<BackendProbe> {
+        let id = self.playing_engine.load(Relaxed);
+        let backends = self.backends.lock().ok()?;
+        backends.iter().find(|b| b.engine_id() == id).cloned()
     }
 
     /// Adds a message for the editor. Never call from the audio thread (locks, allocates).
@@ -144,6 +172,39 @@ impl LoadMeter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_editor_sees_the_probe_of_the_engine_playing() {
+        use crate::engine::plan::{LatencyMode, PlanLimits};
+        use crate::engine::{Engine, EngineConfig, Executor, RunsOn};
+        let ir = crate::ir::Ir::new("t", 48_000, vec![vec![0.5; 5000]]).unwrap();
+        let config = EngineConfig {
+            max_block_size: 64,
+            num_inputs: 1,
+            num_outputs: 1,
+            latency_mode: LatencyMode::Zero,
+            limits: PlanLimits::default(),
+            executor: Executor::Inline,
+        };
+        let engines: Vec<Engine> = (0..5).map(|_| Engine::new(&ir, config).unwrap()).collect();
+        let monitor = EngineMonitor::default();
+        for engine in &engines {
+            monitor.offer_backend(engine.backend_probe());
+        }
+        // The oldest was let go; the playing one is found by its id.
+        monitor.publish_engine(5000, 0, false, 0, engines[0].id());
+        assert!(monitor.playing_backend().is_none());
+        monitor.publish_engine(5000, 0, false, 0, engines[3].id());
+        let probe = monitor.playing_backend().unwrap();
+        assert_eq!(probe.engine_id(), engines[3].id());
+        assert!(
+            probe
+                .levels()
+                .iter()
+                .all(|l| l.runs_on == RunsOn::AudioThread)
+        );
+        assert_eq!(probe.report().gpu_levels, 0);
+    }
 
     #[test]
     fn load_meter_publishes_p99_and_max_per_window() {

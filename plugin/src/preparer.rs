@@ -129,9 +129,12 @@ pub struct Preparer {
 }
 
 impl Preparer {
-    /// Starts the thread, which reads user files from `files`. Allocates; call off the audio
-    /// thread.
-    pub fn spawn(files: Arc<IrFileState>) -> std::io::Result<Self> {
+    /// Starts the thread, which reads user files from `files` and offers the probe of every
+    /// engine it builds to `monitor`. Allocates; call off the audio thread.
+    pub fn spawn(
+        files: Arc<IrFileState>,
+        monitor: Arc<crate::monitor::EngineMonitor>,
+    ) -> std::io::Result<Self> {
         let (requests, mut request_rx) = RingBuffer::<Request>::new(RING_CAPACITY);
         let (mut ready_tx, ready) = RingBuffer::<Prepared>::new(RING_CAPACITY);
         let (retire, mut retire_rx) = RingBuffer::<Box<Engine>>::new(RING_CAPACITY);
@@ -151,7 +154,10 @@ impl Preparer {
                     }
                     if let Some(request) = latest {
                         let engine = match build(&request, &files) {
-                            Ok(engine) => Some(Box::new(engine)),
+                            Ok(engine) => {
+                                monitor.offer_backend(engine.backend_probe());
+                                Some(Box::new(engine))
+                            }
                             Err(message) => {
                                 // A request for a file that has been replaced since is simply
                                 // stale (a newer request follows); anything else is news.

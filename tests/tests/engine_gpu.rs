@@ -3,7 +3,9 @@
 //! go. The injected faults are in `engine_gpu_faults.rs`, a process of their own: a lost device
 //! breaks the process's hub for every engine in it.
 
-use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits};
+use longtail::engine::{
+    Engine, EngineConfig, Executor, GPU_MIN_PARTITION, GpuPolicy, LatencyMode, PlanLimits, RunsOn,
+};
 use longtail::ir::Ir;
 use longtail_tests::{
     Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine, snr_db,
@@ -71,6 +73,22 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
             "{report:?} plan {}",
             engine.plan().describe()
         );
+        // What the editor sees, level by level: the head's level on the audio thread, big
+        // levels on the GPU, the rest on CPU workers.
+        let probe = engine.backend_probe();
+        let levels = probe.levels();
+        assert_eq!(levels.len(), engine.plan().levels.len());
+        assert_eq!(levels[0].runs_on, RunsOn::AudioThread);
+        for level in &levels[1..] {
+            let want = if level.partition_size >= GPU_MIN_PARTITION {
+                RunsOn::Gpu
+            } else {
+                RunsOn::CpuWorker
+            };
+            assert_eq!(level.runs_on, want, "{levels:?}");
+        }
+        assert_eq!(probe.report(), report);
+        assert_eq!(probe.engine_id(), engine.id());
         let total = inputs[0].len() + ir.len() - 1;
         let got = run_engine(&mut engine, &inputs, total, blocks, false);
         let want = reference_outputs(&ir, &inputs, outs, total);

@@ -115,7 +115,7 @@ fn non_finite_input_never_reaches_the_output() {
 
 #[test]
 fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
-    let mut preparer = Preparer::spawn(Default::default()).unwrap();
+    let mut preparer = Preparer::spawn(Default::default(), Default::default()).unwrap();
     let mut processor = Processor::new(engine(BuiltinIr::SmallRoom, LatencyMode::Zero), 2_400);
     let request = Request {
         source: IrSource::Builtin(BuiltinIr::Cathedral),
@@ -302,7 +302,13 @@ fn publishing_to_a_busy_editor_never_allocates_or_waits() {
         let publish_start = Instant::now();
         assert_no_alloc(|| {
             let engine = processor.engine();
-            monitor.publish_engine(engine.plan().ir_len, 0, false, engine.num_workers());
+            monitor.publish_engine(
+                engine.plan().ir_len,
+                0,
+                false,
+                engine.num_workers(),
+                engine.id(),
+            );
             monitor.publish_lates(engine.late_stats(), engine.worker_busy_ns());
             meter.record(1_000 + block * 10, 2_666_000, &monitor);
         });

@@ -3,6 +3,9 @@
 //!
 //! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
 
+// Proving the plugin's types `Send`/`Sync` goes through wgpu's deep types (as in lib.rs).
+#![recursion_limit = "256"]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 

@@ -3,6 +3,9 @@
 //! It opens the editor in a window and runs until the window is closed or the process is
 //! interrupted (Ctrl+C / SIGINT); `--headless` runs without the editor (no display needed).
 
+// Proving the plugin's types `Send`/`Sync` goes through wgpu's deep types (as in lib.rs).
+#![recursion_limit = "256"]
+
 use std::process::ExitCode;
 
 use longtail::Longtail;

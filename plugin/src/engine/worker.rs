@@ -269,6 +269,47 @@ impl Shared {
     }
 }
 
+/// A read-only view of one worker level for other threads (the editor): where it runs, its
+/// counters. Keeps the level's shared memory alive, nothing else.
+#[derive(Clone)]
+pub struct LevelProbe(Arc<Shared>);
+
+impl std::fmt::Debug for LevelProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LevelProbe")
+            .field("partition_size", &self.0.partition_size)
+            .field("on_gpu", &self.on_gpu())
+            .finish()
+    }
+}
+
+impl LevelProbe {
+    /// Whether the level runs on the GPU now.
+    pub fn on_gpu(&self) -> bool {
+        self.0.executor.load(Ordering::Relaxed) == ON_GPU
+    }
+
+    /// Why the level left the GPU, if it ran there and left (and has not gone back), with
+    /// why its last try to go back failed, if one did.
+    pub fn gpu_exit(&self) -> Option<String> {
+        let exit = self.0.gpu_exit.lock().ok()?.clone()?;
+        match self.0.gpu_not_back.lock().ok().and_then(|r| r.clone()) {
+            Some(not_back) => Some(format!("{exit}; not back yet: {not_back}")),
+            None => Some(exit),
+        }
+    }
+
+    /// Times the level went back to the GPU after leaving it.
+    pub fn gpu_returns(&self) -> u64 {
+        self.0.gpu_returns.load(Ordering::Relaxed)
+    }
+
+    /// Counters of the level.
+    pub fn stats(&self) -> &LevelStats {
+        &self.0.stats
+    }
+}
+
 /// The audio thread's handle on one level that runs on its own worker thread.
 pub struct WorkerLevel {
     shared: Arc<Shared>,
@@ -332,24 +373,14 @@ impl WorkerLevel {
         Ok(worker)
     }
 
+    /// A view of this level for other threads.
+    pub fn probe(&self) -> LevelProbe {
+        LevelProbe(Arc::clone(&self.shared))
+    }
+
     /// Whether the level runs on the GPU now.
     pub fn on_gpu(&self) -> bool {
         self.shared.executor.load(Ordering::Relaxed) == ON_GPU
-    }
-
-    /// Why the level left the GPU, if it ran there and left (and has not gone back), with
-    /// why its last try to go back failed, if one did.
-    pub fn gpu_exit(&self) -> Option<String> {
-        let exit = self.shared.gpu_exit.lock().ok()?.clone()?;
-        match self.shared.gpu_not_back.lock().ok().and_then(|r| r.clone()) {
-            Some(not_back) => Some(format!("{exit}; not back yet: {not_back}")),
-            None => Some(exit),
-        }
-    }
-
-    /// Times the level went back to the GPU after leaving it.
-    pub fn gpu_returns(&self) -> u64 {
-        self.shared.gpu_returns.load(Ordering::Relaxed)
     }
 
     /// Test hook: a level that leaves the GPU tries to go back after `wait` (doubling as
