@@ -12,8 +12,8 @@
 //! A period that fails (a device error, a lost device, no answer within the convolver's
 //! timeout) breaks the hub: every feed is told ([`Feed::fail`]) and their levels move to their
 //! CPU standbys; new registrations are refused, and [`shared`] opens a fresh device once every
-//! engine has let go of the broken one. A level whose results keep coming late asks to leave
-//! ([`Feed::wants_to_leave`]) and is failed over the same way, alone.
+//! engine has let go of the broken one. A level that asks to leave ([`Feed::wants_to_leave`]:
+//! its results keep coming late, or the GPU is too hot) is failed over the same way, alone.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -37,8 +37,9 @@ pub trait Feed: Send + Sync {
     fn take(&self, inputs: &mut [f32]) -> Option<ChunkStart>;
     /// The result of the chunk taken last: `P` samples per output channel.
     fn finish(&self, outputs: &[f32]);
-    /// Whether the level wants to leave the GPU (its results keep coming late).
-    fn wants_to_leave(&self) -> bool;
+    /// Whether the level wants to leave the GPU, and why (its results keep coming late, the
+    /// GPU is too hot): the reason its [`Feed::fail`] is then given.
+    fn wants_to_leave(&self) -> Option<&'static str>;
     /// The GPU no longer serves this level, for `reason`; no other call follows. The chunks
     /// taken but not finished are the standby's to compute.
     fn fail(&self, reason: &str);
@@ -408,15 +409,13 @@ fn hub_main(inner: &Inner) {
             std::thread::park_timeout(IDLE_POLL * 50);
             continue;
         }
-        // Levels that keep coming late go to their CPU standby.
+        // Levels that ask to leave go to their CPU standby.
         let mut idx = 0;
         while idx < state.levels.len() {
-            if state.levels[idx].feed.wants_to_leave() {
+            if let Some(reason) = state.levels[idx].feed.wants_to_leave() {
                 let registered = state.levels.swap_remove(idx);
                 state.convolver.unregister(registered.id);
-                registered
-                    .feed
-                    .fail("its GPU results kept coming late; the CPU took over");
+                registered.feed.fail(reason);
                 inner.failed_over.fetch_add(1, Ordering::Relaxed);
             } else {
                 idx += 1;

@@ -286,8 +286,10 @@ impl Feed for TestFeed {
         self.results.lock().unwrap().push(outputs.to_vec());
         self.finished.fetch_add(1, Ordering::Release);
     }
-    fn wants_to_leave(&self) -> bool {
-        self.leave.load(Ordering::Acquire)
+    fn wants_to_leave(&self) -> Option<&'static str> {
+        self.leave
+            .load(Ordering::Acquire)
+            .then_some("the test asked it to leave")
     }
     fn fail(&self, reason: &str) {
         *self.failed.lock().unwrap() = Some(reason.to_string());

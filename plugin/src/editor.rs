@@ -856,7 +856,13 @@ impl EditorApp {
                 .as_ref()
                 .is_some_and(|b| b.levels().iter().any(|l| l.runs_on == RunsOn::Gpu)),
         };
-        let decision = self.policy.update(&snapshot, gpu);
+        // The governor's decision for the playing engine when it watches it (it acts on it);
+        // else what the policy would decide.
+        let local = self.policy.update(&snapshot, gpu);
+        let decision = backend
+            .as_ref()
+            .and_then(BackendProbe::thermal_decision)
+            .unwrap_or(local);
         ui.heading("Thermal state");
         egui::Grid::new("thermal-grid")
             .num_columns(2)

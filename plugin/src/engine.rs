@@ -165,6 +165,8 @@ pub struct BackendProbe(std::sync::Arc<ProbeInner>);
 
 struct ProbeInner {
     engine_id: u64,
+    /// The thermal policy's last decision for this engine ([`crate::governor`]).
+    thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
     adapter: Option<String>,
     hub: Option<std::sync::Arc<longtail_gpu::Hub>>,
     build_reason: String,
@@ -176,6 +178,8 @@ struct ProbeLevel {
     num_partitions: usize,
     slack_samples: usize,
     worker: Option<worker::LevelProbe>,
+    /// Placed on the GPU when the engine was built.
+    gpu_home: bool,
 }
 
 impl std::fmt::Debug for BackendProbe {
@@ -253,6 +257,53 @@ impl BackendProbe {
     /// The GPU hub's counters and round trips, when the engine uses it.
     pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
         self.0.hub.as_ref().map(|hub| hub.stats())
+    }
+
+    /// Whether the engine has a hub that still serves.
+    pub fn gpu_healthy(&self) -> bool {
+        self.0
+            .hub
+            .as_ref()
+            .is_some_and(|hub| hub.broken().is_none())
+    }
+
+    /// Whether levels were placed on the GPU when the engine was built (they may have left).
+    pub fn has_gpu_levels(&self) -> bool {
+        self.0.hub.is_some() && self.0.levels.iter().any(|l| l.gpu_home)
+    }
+
+    /// The thermal policy's lever: moves every GPU level to the CPU and keeps it there
+    /// (`true`), or lets them go back ([`worker::LevelProbe::hold_gpu`]).
+    pub fn hold_gpu(&self, held: bool) {
+        for level in &self.0.levels {
+            if let Some(worker) = &level.worker {
+                worker.hold_gpu(held);
+            }
+        }
+    }
+
+    /// The thermal policy's last decision for this engine, when it watches it.
+    pub fn thermal_decision(&self) -> Option<crate::thermal::Decision> {
+        *self.0.thermal.lock().ok()?
+    }
+
+    pub(crate) fn set_thermal_decision(&self, decision: crate::thermal::Decision) {
+        if let Ok(mut thermal) = self.0.thermal.lock() {
+            *thermal = Some(decision);
+        }
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakProbe {
+        WeakProbe(std::sync::Arc::downgrade(&self.0))
+    }
+}
+
+/// A [`BackendProbe`] that does not keep the engine's memory alive.
+pub(crate) struct WeakProbe(std::sync::Weak<ProbeInner>);
+
+impl WeakProbe {
+    pub(crate) fn upgrade(&self) -> Option<BackendProbe> {
+        self.0.upgrade().map(BackendProbe)
     }
 }
 
@@ -659,6 +710,7 @@ impl Engine {
         }
         let probe = BackendProbe(std::sync::Arc::new(ProbeInner {
             engine_id: NEXT_ENGINE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            thermal: std::sync::Mutex::new(None),
             adapter: gpu.as_ref().map(|hub| hub.adapter().to_string()),
             hub: gpu.clone(),
             build_reason,
@@ -674,9 +726,13 @@ impl Engine {
                         LevelRunner::Worker(worker) => Some(worker.probe()),
                         LevelRunner::Inline(_) => None,
                     },
+                    gpu_home: matches!(runner, LevelRunner::Worker(w) if w.gpu_home()),
                 })
                 .collect(),
         }));
+        if executor == Executor::Gpu(GpuPolicy::Auto) && probe.has_gpu_levels() {
+            crate::governor::watch(&probe);
+        }
         Ok(Self {
             probe,
             gpu,
@@ -795,6 +851,13 @@ impl Engine {
                 worker.set_gpu_retry_after(wait);
             }
         }
+    }
+
+    /// Test hook: the thermal policy watches this engine whatever its backend (it watches
+    /// Auto engines with GPU levels by itself).
+    #[doc(hidden)]
+    pub fn watch_thermal(&self) {
+        crate::governor::watch(&self.probe);
     }
 
     /// Test hook: the GPU hub this engine uses, for fault injection.

@@ -16,6 +16,7 @@ pub mod demo;
 pub mod denormals;
 pub mod editor;
 pub mod engine;
+pub mod governor;
 pub mod ir;
 pub mod monitor;
 pub mod params;

@@ -4,12 +4,14 @@
 //! audio thread never allocates or waits meanwhile, and once the standbys run, the output is
 //! the exact convolution again: they rebuilt their delay lines from the history. Once the slow
 //! GPU is fast again, the levels go back to it, and the output stays exact through the
-//! hand-over.
+//! hand-over. A GPU that gets hot has its levels moved to the CPU by the thermal policy, the
+//! same way.
 
 use std::time::Duration;
 
 use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route};
 use longtail::ir::Ir;
+use longtail::thermal::Placement;
 use longtail_tests::{MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db};
 use nice_assert_no_alloc::assert_no_alloc;
 
@@ -55,11 +57,26 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
         noise(total, 0.5, RNG_SEED + 8),
         noise(total, 0.5, RNG_SEED + 9),
     ];
-    for fault in ["slow", "lost"] {
+    // The thermal policy reads a fake sysfs tree: a GPU zone, cool for now.
+    let thermal_root =
+        std::env::temp_dir().join(format!("longtail-faults-thermal-{}", std::process::id()));
+    let gpu_zone = thermal_root.join("class/thermal/thermal_zone0");
+    std::fs::create_dir_all(&gpu_zone).unwrap();
+    let set_gpu_temp = |celsius: i64| {
+        std::fs::write(gpu_zone.join("temp"), format!("{}\n", celsius * 1000)).unwrap();
+    };
+    std::fs::write(gpu_zone.join("type"), "amdgpu\n").unwrap();
+    set_gpu_temp(50);
+    longtail::governor::set_thermal_root(Some(thermal_root.clone()));
+
+    for fault in ["slow", "hot", "lost"] {
         let mut engine = Engine::new(&ir, config()).unwrap();
         let hub = engine.gpu_hub().unwrap().clone();
-        if fault == "slow" {
-            engine.set_gpu_retry_after(Duration::from_millis(100));
+        match fault {
+            "slow" => engine.set_gpu_retry_after(Duration::from_millis(100)),
+            // Forced engines are not watched by themselves (Auto ones are).
+            "hot" => engine.watch_thermal(),
+            _ => {}
         }
         let gpu_levels = engine.backend_report().gpu_levels;
         assert!(gpu_levels >= 1);
@@ -73,6 +90,8 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
                 injected = true;
                 match fault {
                     "slow" => hub.inject_delay(Duration::from_millis(300)),
+                    // Critical by the default thresholds: the policy moves the levels.
+                    "hot" => set_gpu_temp(95),
                     _ => hub.inject_device_loss(),
                 }
             }
@@ -82,7 +101,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
                 // From here on results are waited for: the comparison below is exact.
                 engine.set_offline(true);
             }
-            if fault == "lost" && start >= total / 2 {
+            if fault != "slow" && start >= total / 2 {
                 break;
             }
             let [l, r] = &inputs;
@@ -112,6 +131,10 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
                 report.gpu_returns >= 1 && report.gpu_levels >= 1,
                 "never went back: {report:?}"
             );
+        } else if fault == "hot" {
+            assert!(report.reason.contains("thermal policy"), "{report:?}");
+            let decision = engine.backend_probe().thermal_decision().unwrap();
+            assert_eq!(decision.placement, Placement::Cpu, "{decision:?}");
         } else {
             assert!(report.reason.contains("left the GPU"), "{report:?}");
         }
@@ -134,4 +157,5 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
             assert!(snr >= MIN_SNR_DB, "{fault}: after failover {snr:.1} dB");
         }
     }
+    let _ = std::fs::remove_dir_all(&thermal_root);
 }

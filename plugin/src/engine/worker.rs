@@ -52,7 +52,10 @@
 //!
 //! A level that left the GPU tries to go back, with hysteresis: the first try comes
 //! [`GPU_RETRY_AFTER`] after it left, and every failed try or new departure doubles the wait (up
-//! to [`GPU_RETRY_MAX`]); after [`MAX_GPU_RETURNS`] returns it stays on the CPU. A try runs on a
+//! to [`GPU_RETRY_MAX`]); after [`MAX_GPU_RETURNS`] failures it stays on the CPU. The thermal
+//! policy moves levels too ([`LevelProbe::hold_gpu`]): a held level leaves as if it failed,
+//! does not try while held, and tries at once when let go (the policy waited for the GPU to
+//! cool down; such a departure is no failure). A try runs on a
 //! thread of its own (opening a device and uploading spectra take time the worker does not
 //! have): it asks the process's hub for its health ([`Hub::health`]: the recent round trips, or
 //! a fresh measurement when the hub is idle) and registers the level only if the engine's rule
@@ -119,8 +122,12 @@ pub const WAKE_WINDOW: Duration = Duration::from_millis(2);
 pub const GPU_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Longest wait between two tries.
 pub const GPU_RETRY_MAX: Duration = Duration::from_secs(320);
-/// Returns to the GPU a level makes at most; then it stays on the CPU.
+/// Failures (departures for lates or faults, failed tries) after which a level stops trying
+/// to go back and stays on the CPU.
 pub const MAX_GPU_RETURNS: usize = 7;
+
+/// Why a level left the GPU when the thermal policy held it off ([`LevelProbe::hold_gpu`]).
+pub const HELD_REASON: &str = "the thermal policy moved it to the CPU (the GPU is hot)";
 
 /// How a GPU level may go back after it left (see "Moving back").
 #[derive(Clone)]
@@ -214,6 +221,9 @@ struct Shared {
     gpu_returns: AtomicU64,
     /// Test hook: the first retry's wait in milliseconds instead of [`GPU_RETRY_AFTER`] (0).
     retry_after_ms: AtomicU64,
+    /// Set by the thermal policy: the level leaves the GPU and does not try to go back until
+    /// it is cleared (see [`LevelProbe::hold_gpu`]).
+    gpu_held: AtomicBool,
     /// Why the level left the GPU (never touched by the audio thread).
     gpu_exit: Mutex<Option<String>>,
     /// Why the last try to go back failed.
@@ -308,6 +318,23 @@ impl LevelProbe {
     pub fn stats(&self) -> &LevelStats {
         &self.0.stats
     }
+
+    /// The thermal policy's lever: `true` moves the level off the GPU (the crossfaded
+    /// migration of a fault) and keeps it on the CPU; `false` lets it go back at once (the
+    /// policy has its own hysteresis). No effect on a level that never ran on the GPU.
+    pub fn hold_gpu(&self, held: bool) {
+        self.0.gpu_held.store(held, Ordering::Relaxed);
+        if self.0.history_chunks > 0
+            && let Some(hub) = self.0.hub_thread()
+        {
+            hub.unpark();
+        }
+    }
+
+    /// Whether the thermal policy holds the level off the GPU.
+    pub fn gpu_held(&self) -> bool {
+        self.0.gpu_held.load(Ordering::Relaxed)
+    }
 }
 
 /// The audio thread's handle on one level that runs on its own worker thread.
@@ -371,6 +398,11 @@ impl WorkerLevel {
             Err(err) => feed.fail(&err.to_string()),
         }
         Ok(worker)
+    }
+
+    /// Whether the level was placed on the GPU (it may have left since).
+    pub fn gpu_home(&self) -> bool {
+        self.shared.history_chunks > 0
     }
 
     /// A view of this level for other threads.
@@ -445,6 +477,7 @@ impl WorkerLevel {
             hub_waker: AtomicUsize::new(0),
             gpu_returns: AtomicU64::new(0),
             retry_after_ms: AtomicU64::new(0),
+            gpu_held: AtomicBool::new(false),
             gpu_exit: Mutex::new(None),
             gpu_not_back: Mutex::new(None),
         });
@@ -940,10 +973,11 @@ type ReturnTry = Result<(Registration, Arc<GpuFeed>, Thread), String>;
 struct Returns {
     home: GpuHome,
     source: GpuSpecSource,
-    /// Tries and departures so far: the next wait is `2^(tries - 1)` first waits.
-    tries: u32,
+    /// Failures so far (departures for lates or faults, failed tries): the next wait is
+    /// `2^(failures - 1)` first waits. A departure the thermal policy asked for is no failure.
+    failures: u32,
     /// When the next try starts; `None` while one is in flight, the level is (going back) on
-    /// the GPU, or it has used its returns.
+    /// the GPU, is held off it, or has given up.
     next_try: Option<Instant>,
     attempt: Option<JoinHandle<ReturnTry>>,
     /// The place taken on the way back, and its feed.
@@ -951,8 +985,10 @@ struct Returns {
     /// A place no longer used, handed to the next try's thread to drop (dropping takes the
     /// hub's lock, which may be held for a whole period).
     stale: Option<Registration>,
-    /// Next free entry of `hub_wakers`.
+    /// Next free entry of `hub_wakers` (a new hub takes one; the same hub reuses its own).
     next_waker: usize,
+    /// The thermal policy's hold, as last seen.
+    held: bool,
 }
 
 impl Returns {
@@ -960,12 +996,13 @@ impl Returns {
         Self {
             home,
             source,
-            tries: 0,
+            failures: 0,
             next_try: None,
             attempt: None,
             place: None,
             stale: None,
             next_waker: 1,
+            held: false,
         }
     }
 
@@ -974,13 +1011,19 @@ impl Returns {
         if let Some((registration, _)) = self.place.take() {
             self.stale = Some(registration);
         }
-        self.failed(shared);
+        if shared.gpu_held.load(Ordering::Relaxed) {
+            // Held off by the thermal policy: back when it lets go.
+            self.next_try = None;
+        } else {
+            self.failed(shared);
+        }
     }
 
-    /// Schedules the next try, further off than the last.
+    /// Schedules the next try, further off than the last; gives up after [`MAX_GPU_RETURNS`]
+    /// failures.
     fn failed(&mut self, shared: &Shared) {
-        self.tries = self.tries.saturating_add(1);
-        if self.next_waker >= shared.hub_wakers.len() {
+        self.failures = self.failures.saturating_add(1);
+        if self.failures as usize > MAX_GPU_RETURNS {
             self.next_try = None;
             return;
         }
@@ -989,7 +1032,7 @@ impl Returns {
             ms => Duration::from_millis(ms),
         };
         let wait = first
-            .saturating_mul(1 << (self.tries - 1).min(16))
+            .saturating_mul(1 << (self.failures - 1).min(16))
             .min(GPU_RETRY_MAX.max(first));
         self.next_try = Some(Instant::now() + wait);
     }
@@ -998,9 +1041,28 @@ impl Returns {
     /// outcome, and hands the level over once the GPU has warmed up. True when the level was
     /// just handed over (the worker becomes the standby). Never waits.
     fn poll(&mut self, shared: &Arc<Shared>, next_job: u64) -> bool {
+        let held = shared.gpu_held.load(Ordering::Relaxed);
+        if held != self.held {
+            self.held = held;
+            if !held && self.failures as usize <= MAX_GPU_RETURNS {
+                // The policy let go: try at once (it waited for the GPU to cool down).
+                self.next_try = Some(Instant::now());
+            }
+        }
         match shared.executor.load(Ordering::Acquire) {
             RETURNING => {
                 if next_job < shared.handover_job.load(Ordering::Relaxed) {
+                    return false;
+                }
+                if held {
+                    // Held meanwhile: stay on the CPU; the feed is let go.
+                    if shared
+                        .executor
+                        .compare_exchange(RETURNING, ON_CPU, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        self.left(shared);
+                    }
                     return false;
                 }
                 // The lates of the CPU's time are not the GPU's.
@@ -1037,6 +1099,7 @@ impl Returns {
                             .unwrap_or_else(|_| Err("the try panicked".into()))
                     });
                     match outcome {
+                        Ok((registration, _, _)) if held => self.stale = Some(registration),
                         Ok((registration, feed, hub_thread)) => {
                             self.warm_up(shared, next_job, registration, feed, hub_thread);
                         }
@@ -1048,6 +1111,7 @@ impl Returns {
                         }
                     }
                 } else if self.attempt.is_none()
+                    && !held
                     && self.next_try.is_some_and(|at| Instant::now() >= at)
                 {
                     self.next_try = None;
@@ -1100,10 +1164,19 @@ impl Returns {
         feed: Arc<GpuFeed>,
         hub_thread: Thread,
     ) {
-        let waker = self.next_waker;
-        self.next_waker += 1;
-        let _ = shared.hub_wakers[waker].set(hub_thread);
-        shared.hub_waker.store(waker, Ordering::Release);
+        // The same hub keeps its entry; a new one (after a lost device) takes the next.
+        if shared.hub_thread().map(Thread::id) != Some(hub_thread.id()) {
+            let Some(slot) = shared.hub_wakers.get(self.next_waker) else {
+                // Every entry used: this level has seen enough devices come and go.
+                self.stale = Some(registration);
+                self.failures = u32::MAX;
+                self.next_try = None;
+                return;
+            };
+            let _ = slot.set(hub_thread);
+            shared.hub_waker.store(self.next_waker, Ordering::Release);
+            self.next_waker += 1;
+        }
         shared.shadow_from.store(next_job, Ordering::Relaxed);
         shared.handover_job.store(
             next_job + self.source.num_partitions() as u64 + 1,
@@ -1300,9 +1373,17 @@ impl Feed for GpuFeed {
         shared.publish_completed(job);
     }
 
-    fn wants_to_leave(&self) -> bool {
-        self.shared.executor.load(Ordering::Relaxed) == ON_GPU
-            && self.shared.stats.degraded.load(Ordering::Relaxed)
+    fn wants_to_leave(&self) -> Option<&'static str> {
+        let shared = &*self.shared;
+        if shared.executor.load(Ordering::Relaxed) != ON_GPU {
+            None
+        } else if shared.gpu_held.load(Ordering::Relaxed) {
+            Some(HELD_REASON)
+        } else if shared.stats.degraded.load(Ordering::Relaxed) {
+            Some("its GPU results kept coming late; the CPU took over")
+        } else {
+            None
+        }
     }
 
     fn fail(&self, reason: &str) {
