@@ -179,7 +179,7 @@ struct ProbeLevel {
     slack_samples: usize,
     worker: Option<worker::LevelProbe>,
     /// Placed on the GPU when the engine was built.
-    gpu_home: bool,
+    started_on_gpu: bool,
 }
 
 impl std::fmt::Debug for BackendProbe {
@@ -251,6 +251,13 @@ impl BackendProbe {
                 }
             }
         }
+        if report.gpu_levels > 0 && !self.has_gpu_levels() {
+            report.reason = format!(
+                "GPU: {} of {} worker levels sent there by the thermal policy (the CPU is hot)",
+                report.gpu_levels,
+                report.gpu_levels + report.cpu_levels
+            );
+        }
         report
     }
 
@@ -269,15 +276,48 @@ impl BackendProbe {
 
     /// Whether levels were placed on the GPU when the engine was built (they may have left).
     pub fn has_gpu_levels(&self) -> bool {
-        self.0.hub.is_some() && self.0.levels.iter().any(|l| l.gpu_home)
+        self.0.levels.iter().any(|l| l.started_on_gpu)
     }
 
-    /// The thermal policy's lever: moves every GPU level to the CPU and keeps it there
-    /// (`true`), or lets them go back ([`worker::LevelProbe::hold_gpu`]).
-    pub fn hold_gpu(&self, held: bool) {
+    /// Whether some level has a way to the GPU (it started there, or the thermal policy may
+    /// send it there).
+    pub fn can_use_gpu(&self) -> bool {
+        self.0.levels.iter().any(|l| {
+            l.worker
+                .as_ref()
+                .is_some_and(worker::LevelProbe::has_gpu_home)
+        })
+    }
+
+    /// Whether a GPU could serve this engine: its hub still serves, or, with none, a usable
+    /// adapter exists (looked up once per process).
+    pub fn gpu_available(&self) -> bool {
+        static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        match &self.0.hub {
+            Some(hub) => hub.broken().is_none(),
+            None => *ADAPTER.get_or_init(|| {
+                let allow_cpu = longtail_gpu::OpenOptions::from_env().allow_cpu_adapter;
+                longtail_gpu::list_adapters()
+                    .iter()
+                    .any(|a| allow_cpu || a.kind != longtail_gpu::AdapterKind::Cpu)
+            }),
+        }
+    }
+
+    /// The thermal policy's lever. [`Placement::Cpu`](crate::thermal::Placement): every level
+    /// on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed on the GPU
+    /// go back; an engine Auto kept on the CPU sends its big levels to the GPU. Levels Auto
+    /// kept off the GPU of an engine that uses it stay on the CPU either way.
+    pub fn place(&self, placement: crate::thermal::Placement) {
+        let to_cpu = placement == crate::thermal::Placement::Cpu;
+        let engine_on_gpu = self.has_gpu_levels();
         for level in &self.0.levels {
             if let Some(worker) = &level.worker {
-                worker.hold_gpu(held);
+                if level.started_on_gpu {
+                    worker.hold_gpu(to_cpu);
+                } else if worker.has_gpu_home() {
+                    worker.hold_gpu(to_cpu || engine_on_gpu);
+                }
             }
         }
     }
@@ -298,12 +338,25 @@ impl BackendProbe {
     }
 }
 
+impl Drop for ProbeInner {
+    fn drop(&mut self) {
+        // The governor may have watched this engine: it stops once it watches none.
+        crate::governor::release();
+    }
+}
+
 /// A [`BackendProbe`] that does not keep the engine's memory alive.
 pub(crate) struct WeakProbe(std::sync::Weak<ProbeInner>);
 
 impl WeakProbe {
     pub(crate) fn upgrade(&self) -> Option<BackendProbe> {
         self.0.upgrade().map(BackendProbe)
+    }
+
+    /// Whether the engine's probe still lives (without taking a reference that could be the
+    /// last one).
+    pub(crate) fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
     }
 }
 
@@ -673,6 +726,22 @@ impl Engine {
                         };
                         WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub, home)
                     }
+                    // Auto, a level the GPU could take but does not now: on the CPU, with a
+                    // way to the GPU for when the thermal policy finds the CPU hot (it must
+                    // then only be on time: the policy's hysteresis and the late failover
+                    // guard the move).
+                    (None, Executor::Gpu(GpuPolicy::Auto))
+                        if level.partition_size >= GPU_MIN_PARTITION =>
+                    {
+                        let rate = ir.sample_rate;
+                        let home = GpuHome {
+                            options: longtail_gpu::OpenOptions::from_env(),
+                            fits: std::sync::Arc::new(move |round_trip| {
+                                round_trip.p999_us * 1e-6 * f64::from(rate.max(1)) < slack as f64
+                            }),
+                        };
+                        WorkerLevel::spawn_held(upols, num_inputs, level_idx, home)
+                    }
                     _ => WorkerLevel::spawn(upols, num_inputs, level_idx),
                 }
                 .map_err(|err| EngineError::Thread(err.to_string()))?;
@@ -726,11 +795,14 @@ impl Engine {
                         LevelRunner::Worker(worker) => Some(worker.probe()),
                         LevelRunner::Inline(_) => None,
                     },
-                    gpu_home: matches!(runner, LevelRunner::Worker(w) if w.gpu_home()),
+                    started_on_gpu: matches!(runner, LevelRunner::Worker(w) if w.started_on_gpu()),
                 })
                 .collect(),
         }));
-        if executor == Executor::Gpu(GpuPolicy::Auto) && probe.has_gpu_levels() {
+        if executor == Executor::Gpu(GpuPolicy::Auto)
+            && probe.can_use_gpu()
+            && probe.gpu_available()
+        {
             crate::governor::watch(&probe);
         }
         Ok(Self {

@@ -3,34 +3,44 @@
 //! One thread per process (started by the first engine it watches, gone with the last) polls
 //! the thermal probes every [`POLL_INTERVAL`] and runs each watched engine's
 //! [`ThermalPolicy`]: a hot or throttling GPU moves the engine's GPU levels to the CPU
-//! ([`BackendProbe::hold_gpu`]: the crossfaded migration of a fault), and a GPU that has stayed
-//! cool for [`crate::thermal::RETURN_AFTER_POLLS`] polls gets them back. Every decision is kept
-//! in the engine's probe, where the editor shows it with its reason. Engines with levels on the
-//! GPU under the Auto backend are watched ([`watch`]); the audio thread is never involved.
+//! ([`BackendProbe::place`]: the crossfaded migration of a fault), and a GPU that has stayed
+//! cool for [`RETURN_AFTER_POLLS`] polls gets them back; an engine Auto kept on the CPU sends
+//! its big levels to a cool GPU when the CPU is hot (they go by the way back of "Moving back"
+//! in [`crate::engine::worker`]). Every decision is kept in the engine's probe, where the
+//! editor shows it with its reason. Auto engines with levels that can use the GPU are watched
+//! ([`watch`]); the audio thread is never involved.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use crate::engine::{BackendProbe, WeakProbe};
-use crate::thermal::{GpuStatus, POLL_INTERVAL, Placement, ThermalPolicy, ThermalProbes};
+use crate::thermal::{
+    GpuStatus, POLL_INTERVAL, Placement, RETURN_AFTER_POLLS, ThermalPolicy, ThermalProbes,
+};
 
 struct Watched {
     probe: WeakProbe,
+    engine_id: u64,
     policy: ThermalPolicy,
 }
 
-#[derive(Default)]
 struct Governor {
     watched: Vec<Watched>,
-    running: bool,
+    /// The thread and its own stop flag.
+    thread: Option<(JoinHandle<()>, Arc<AtomicBool>)>,
     /// Test hook: a fake sysfs tree instead of /sys.
     thermal_root: Option<PathBuf>,
+    /// Cool polls before work moves (back) to the GPU.
+    return_after_polls: u32,
 }
 
 static GOVERNOR: Mutex<Governor> = Mutex::new(Governor {
     watched: Vec::new(),
-    running: false,
+    thread: None,
     thermal_root: None,
+    return_after_polls: RETURN_AFTER_POLLS,
 });
 
 fn lock() -> std::sync::MutexGuard<'static, Governor> {
@@ -40,19 +50,49 @@ fn lock() -> std::sync::MutexGuard<'static, Governor> {
 /// Runs the thermal policy for this engine from now on, until it is dropped. Starts the
 /// governor's thread if it is not running. Off the audio thread.
 pub fn watch(probe: &BackendProbe) {
+    let preferred = if probe.has_gpu_levels() {
+        Placement::Gpu
+    } else {
+        Placement::Cpu
+    };
     let mut governor = lock();
+    let policy = ThermalPolicy::new(preferred).with_return_after(governor.return_after_polls);
     governor.watched.push(Watched {
         probe: probe.downgrade(),
-        policy: ThermalPolicy::new(Placement::Gpu),
+        engine_id: probe.engine_id(),
+        policy,
     });
-    if !governor.running {
+    if governor.thread.is_none() {
         let root = governor.thermal_root.clone();
-        if std::thread::Builder::new()
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = Arc::clone(&stop);
+        governor.thread = std::thread::Builder::new()
             .name("longtail-governor".into())
-            .spawn(move || run(root))
-            .is_ok()
-        {
-            governor.running = true;
+            .spawn(move || run(root, &thread_stop))
+            .ok()
+            .map(|thread| (thread, stop));
+    }
+}
+
+/// A watched engine's probe is gone: once none is left, the thread is stopped and joined, so
+/// nothing of the library runs after its last engine (a host may unload it). Called when a
+/// probe's memory is dropped, never on the audio thread.
+pub(crate) fn release() {
+    let thread = {
+        let mut governor = lock();
+        governor.watched.retain(|w| w.probe.is_alive());
+        if !governor.watched.is_empty() {
+            return;
+        }
+        governor.thread.take()
+    };
+    if let Some((thread, stop)) = thread {
+        stop.store(true, Ordering::Release);
+        // Dropped by the governor itself (it held the last probe for a moment): it sees the
+        // flag and ends by itself.
+        if thread.thread().id() != std::thread::current().id() {
+            thread.thread().unpark();
+            let _ = thread.join();
         }
     }
 }
@@ -63,28 +103,51 @@ pub fn set_thermal_root(root: Option<PathBuf>) {
     lock().thermal_root = root;
 }
 
-fn run(root: Option<PathBuf>) {
+/// Test hook: engines watched from now on need this many cool polls (instead of
+/// [`RETURN_AFTER_POLLS`]) before work moves to the GPU.
+#[doc(hidden)]
+pub fn set_return_after_polls(polls: u32) {
+    lock().return_after_polls = polls;
+}
+
+fn run(root: Option<PathBuf>, stop: &AtomicBool) {
     let mut probes = ThermalProbes::new(root, true);
     loop {
-        std::thread::sleep(POLL_INTERVAL);
-        let snapshot = probes.poll();
-        let mut governor = lock();
-        governor.watched.retain(|w| w.probe.upgrade().is_some());
-        if governor.watched.is_empty() {
-            governor.running = false;
+        std::thread::park_timeout(POLL_INTERVAL);
+        if stop.load(Ordering::Acquire) {
             return;
         }
-        for watched in &mut governor.watched {
-            let Some(probe) = watched.probe.upgrade() else {
-                continue;
-            };
+        let snapshot = probes.poll();
+        // Probes are used and dropped outside the lock: dropping the last one of an engine
+        // calls `release`, which takes it.
+        let mut live: Vec<(BackendProbe, ThermalPolicy)> = {
+            let governor = lock();
+            governor
+                .watched
+                .iter()
+                .filter_map(|w| w.probe.upgrade().map(|probe| (probe, w.policy)))
+                .collect()
+        };
+        for (probe, policy) in &mut live {
             let gpu = GpuStatus {
-                available: probe.gpu_healthy(),
-                slack_allows: probe.has_gpu_levels(),
+                available: probe.gpu_available(),
+                slack_allows: probe.can_use_gpu(),
             };
-            let decision = watched.policy.update(&snapshot, gpu);
-            probe.hold_gpu(decision.placement == Placement::Cpu);
+            let decision = policy.update(&snapshot, gpu);
+            probe.place(decision.placement);
             probe.set_thermal_decision(decision);
         }
+        {
+            let mut governor = lock();
+            for watched in &mut governor.watched {
+                if let Some((_, policy)) = live
+                    .iter()
+                    .find(|(probe, _)| probe.engine_id() == watched.engine_id)
+                {
+                    watched.policy = *policy;
+                }
+            }
+        }
+        drop(live);
     }
 }

@@ -576,6 +576,8 @@ pub struct ThermalPolicy {
     preferred: Placement,
     placement: Placement,
     gpu_cool_polls: u32,
+    /// Cool polls before work moves (back) to the GPU.
+    return_after: u32,
 }
 
 impl ThermalPolicy {
@@ -585,6 +587,15 @@ impl ThermalPolicy {
             preferred,
             placement: preferred,
             gpu_cool_polls: 0,
+            return_after: RETURN_AFTER_POLLS,
+        }
+    }
+
+    /// The same, needing `polls` cool polls instead of [`RETURN_AFTER_POLLS`] (tests).
+    pub fn with_return_after(self, polls: u32) -> Self {
+        Self {
+            return_after: polls,
+            ..self
         }
     }
 
@@ -620,7 +631,7 @@ impl ThermalPolicy {
         if self.placement == Placement::Cpu
             && gpu.available
             && gpu.slack_allows
-            && self.gpu_cool_polls >= RETURN_AFTER_POLLS
+            && self.gpu_cool_polls >= self.return_after
         {
             if self.preferred == Placement::Gpu {
                 self.placement = Placement::Gpu;

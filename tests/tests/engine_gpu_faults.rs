@@ -41,6 +41,10 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     if !longtail_gpu::available_for_tests() {
         return;
     }
+    // Levels the thermal policy sends to the GPU open it as Auto does, which refuses lavapipe
+    // unless told otherwise.
+    // SAFETY: the only test of this binary, before it starts any thread of its own.
+    unsafe { std::env::set_var(longtail_gpu::ALLOW_CPU_ENV, "1") };
     let ir = Ir::new(
         "faults",
         RATE,
@@ -156,6 +160,57 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
             let snr = snr_db(got, &want[settled..total]);
             assert!(snr >= MIN_SNR_DB, "{fault}: after failover {snr:.1} dB");
         }
+    }
+
+    // A hot CPU and a cool GPU: an engine Auto kept on the CPU (a small one) sends its big
+    // levels to the GPU, and its output stays exact through the hand-over.
+    set_gpu_temp(50);
+    let cpu_zone = thermal_root.join("class/thermal/thermal_zone1");
+    std::fs::create_dir_all(&cpu_zone).unwrap();
+    std::fs::write(cpu_zone.join("type"), "x86_pkg_temp\n").unwrap();
+    std::fs::write(cpu_zone.join("temp"), "97000\n").unwrap();
+    longtail::governor::set_return_after_polls(1);
+    let auto = EngineConfig {
+        executor: Executor::Gpu(GpuPolicy::Auto),
+        ..config()
+    };
+    let mut engine = Engine::new(&ir, auto).unwrap();
+    let before = engine.backend_report();
+    assert_eq!(before.gpu_levels, 0, "{before:?}");
+    assert!(before.reason.contains("small engine"), "{before:?}");
+    engine.set_offline(true);
+    let mut outputs = [vec![0.0f32; total], vec![0.0f32; total]];
+    let mut start = 0;
+    let mut sent_at = None;
+    while start < total {
+        let size = 128.min(total - start);
+        let [l, r] = &inputs;
+        let [out_l, out_r] = &mut outputs;
+        let input: [&[f32]; 2] = [&l[start..start + size], &r[start..start + size]];
+        let mut output: [&mut [f32]; 2] = [
+            &mut out_l[start..start + size],
+            &mut out_r[start..start + size],
+        ];
+        assert_no_alloc(|| engine.process(&input, &mut output));
+        start += size;
+        if sent_at.is_none() {
+            if engine.backend_report().gpu_levels > 0 {
+                sent_at = Some(start);
+            } else {
+                std::thread::sleep(Duration::from_micros(2_000));
+            }
+        }
+    }
+    let report = engine.backend_report();
+    println!("cpu-hot: {report:?} sent at {sent_at:?}");
+    assert!(sent_at.is_some(), "never went to the GPU: {report:?}");
+    assert!(report.reason.contains("thermal policy"), "{report:?}");
+    let decision = engine.backend_probe().thermal_decision().unwrap();
+    assert_eq!(decision.placement, Placement::Gpu, "{decision:?}");
+    for (path, taps) in route(&ir, 2, 2) {
+        let want = reference_convolution(&inputs[path.input_idx], &taps);
+        let snr = snr_db(&outputs[path.output_idx], &want[..total]);
+        assert!(snr >= MIN_SNR_DB, "cpu-hot: {snr:.1} dB");
     }
     let _ = std::fs::remove_dir_all(&thermal_root);
 }

@@ -202,8 +202,12 @@ struct Shared {
     /// Written by the hub's thread while the level is on the GPU (read by the standby after it
     /// saw [`MIGRATING`], acquire), and by the worker while it runs the level (read by the hub
     /// while the level goes back, after `history_written`, acquire).
-    history: Box<[UnsafeCell<f32>]>,
+    /// Allocated with the level when it starts on the GPU, else by the worker before its first
+    /// try to go there.
+    history: OnceLock<Box<[UnsafeCell<f32>]>>,
     history_chunks: usize,
+    /// The level started on the GPU (else it has a way there, or none).
+    started_on_gpu: bool,
     /// End time and epoch of each history slot's chunk.
     history_ends: Box<[AtomicU64]>,
     history_epochs: Box<[AtomicU64]>,
@@ -265,7 +269,8 @@ impl Shared {
     fn history_chunk(&self, job: u64, input_idx: usize) -> *mut f32 {
         let slot_idx = (job % self.history_chunks as u64) as usize;
         let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
-        self.history[offset].get()
+        // Present: the history is allocated before anyone reads or writes it (see `history`).
+        self.history.get().expect("history allocated")[offset].get()
     }
 
     /// Job `job`'s result is in its output slot: publish it, and wake an offline wait. Worker
@@ -331,6 +336,11 @@ impl LevelProbe {
         }
     }
 
+    /// Whether the level has a way to the GPU (it started there, or may be sent there).
+    pub fn has_gpu_home(&self) -> bool {
+        self.0.history_chunks > 0
+    }
+
     /// Whether the thermal policy holds the level off the GPU.
     pub fn gpu_held(&self) -> bool {
         self.0.gpu_held.load(Ordering::Relaxed)
@@ -370,7 +380,7 @@ impl WorkerLevel {
     /// priority (rate-monotonic, as zita-convolver does). Allocates the slots; call off the
     /// audio thread.
     pub fn spawn(level: UpolsLevel, num_inputs: usize, level_idx: usize) -> std::io::Result<Self> {
-        Self::spawn_on(level, num_inputs, level_idx, None)
+        Self::spawn_on(level, num_inputs, level_idx, None, false)
     }
 
     /// Registers `level` with the GPU `hub`, its worker thread started as the standby (see
@@ -386,7 +396,7 @@ impl WorkerLevel {
     ) -> std::io::Result<Self> {
         let source = level.gpu_spec_source(num_inputs);
         let spec = source.spec();
-        let mut worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)))?;
+        let mut worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)), true)?;
         let _ = worker.shared.hub_wakers[0].set(hub.thread().clone());
         let feed = Arc::new(GpuFeed::new(
             Arc::clone(&worker.shared),
@@ -401,13 +411,28 @@ impl WorkerLevel {
     }
 
     /// Whether the level was placed on the GPU (it may have left since).
-    pub fn gpu_home(&self) -> bool {
-        self.shared.history_chunks > 0
+    pub fn started_on_gpu(&self) -> bool {
+        self.shared.started_on_gpu
     }
 
     /// A view of this level for other threads.
     pub fn probe(&self) -> LevelProbe {
         LevelProbe(Arc::clone(&self.shared))
+    }
+
+    /// Starts `level` on its worker thread, held off the GPU ([`LevelProbe::hold_gpu`]) with
+    /// `home` as its way there: the thermal policy lets it go when the CPU is hot and the GPU
+    /// cool (see "Moving back"). Allocates; call off the audio thread.
+    pub fn spawn_held(
+        level: UpolsLevel,
+        num_inputs: usize,
+        level_idx: usize,
+        home: GpuHome,
+    ) -> std::io::Result<Self> {
+        let source = level.gpu_spec_source(num_inputs);
+        let worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)), false)?;
+        worker.shared.gpu_held.store(true, Ordering::Relaxed);
+        Ok(worker)
     }
 
     /// Whether the level runs on the GPU now.
@@ -429,6 +454,7 @@ impl WorkerLevel {
         num_inputs: usize,
         level_idx: usize,
         home: Option<(GpuHome, GpuSpecSource)>,
+        on_gpu: bool,
     ) -> std::io::Result<Self> {
         let partition_size = level.partition_size();
         let output_delay = level.output_delay();
@@ -442,11 +468,15 @@ impl WorkerLevel {
         };
         // A GPU level's standby rebuilds from `n + 1` chunks; one more slot for the chunk the
         // hub may have taken but not finished.
-        let (executor, history_chunks) = if home.is_some() {
-            (ON_GPU, level.num_partitions() + 2)
+        let history_chunks = if home.is_some() {
+            level.num_partitions() + 2
         } else {
-            (ON_CPU, 0)
+            0
         };
+        let history = OnceLock::new();
+        if on_gpu {
+            let _ = history.set(cells(history_chunks * num_inputs * partition_size));
+        }
         let shared = Arc::new(Shared {
             partition_size,
             num_inputs,
@@ -465,9 +495,10 @@ impl WorkerLevel {
             stop: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
             stats: LevelStats::default(),
-            executor: AtomicU8::new(executor),
-            history: cells(history_chunks * num_inputs * partition_size),
+            executor: AtomicU8::new(if on_gpu { ON_GPU } else { ON_CPU }),
+            history,
             history_chunks,
+            started_on_gpu: on_gpu,
             history_ends: atomics(history_chunks),
             history_epochs: atomics(history_chunks),
             history_written: AtomicU64::new(0),
@@ -891,7 +922,7 @@ fn worker_main(
             runner.run(&mut level, chunk_end, chunk_epoch, |input_idx| {
                 shared.input_slot(slot_idx, input_idx)
             });
-            if shared.history_chunks > 0 {
+            if shared.history.get().is_some() {
                 keep_in_history(&shared, next_job, slot_idx, chunk_end, chunk_epoch);
             }
             for (output_idx, result) in runner.results.iter().enumerate() {
@@ -1128,6 +1159,12 @@ impl Returns {
 
     /// Starts a try on a thread of its own.
     fn start_try(&mut self, shared: &Arc<Shared>) -> Option<JoinHandle<ReturnTry>> {
+        // A level that started on the CPU gets its history now (the worker keeps it from the
+        // next job on; the GPU warms up on it).
+        shared.history.get_or_init(|| {
+            let len = shared.history_chunks * shared.num_inputs * shared.partition_size;
+            (0..len).map(|_| UnsafeCell::new(0.0f32)).collect()
+        });
         let home = self.home.clone();
         let source = self.source.clone();
         let stale = self.stale.take();
