@@ -168,9 +168,12 @@ struct ProbeInner {
     /// The thermal policy's last decision for this engine ([`crate::governor`]).
     thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
     adapter: Option<String>,
-    hub: Option<std::sync::Arc<longtail_gpu::Hub>>,
+    /// Weak: a probe kept after its engine is gone holds no device.
+    hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
     build_reason: String,
     levels: Vec<ProbeLevel>,
+    /// Set when the engine is dropped: the governor stops watching it.
+    engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 struct ProbeLevel {
@@ -199,22 +202,24 @@ impl BackendProbe {
 
     /// Every level of the plan, level 0 first.
     pub fn levels(&self) -> Vec<LevelStatus> {
-        use std::sync::atomic::Ordering::Relaxed;
         self.0
             .levels
             .iter()
             .map(|level| {
                 let (runs_on, late_results, dropped_chunks, left_gpu) = match &level.worker {
-                    Some(worker) => (
-                        if worker.on_gpu() {
-                            RunsOn::Gpu
-                        } else {
-                            RunsOn::CpuWorker
-                        },
-                        worker.stats().late_results.load(Relaxed),
-                        worker.stats().dropped_chunks.load(Relaxed),
-                        worker.gpu_exit(),
-                    ),
+                    Some(worker) => {
+                        let (late, dropped) = worker.lates();
+                        (
+                            if worker.on_gpu() {
+                                RunsOn::Gpu
+                            } else {
+                                RunsOn::CpuWorker
+                            },
+                            late,
+                            dropped,
+                            worker.gpu_exit(),
+                        )
+                    }
                     None => (RunsOn::AudioThread, 0, 0, None),
                 };
                 LevelStatus {
@@ -263,15 +268,15 @@ impl BackendProbe {
 
     /// The GPU hub's counters and round trips, when the engine uses it.
     pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
-        self.0.hub.as_ref().map(|hub| hub.stats())
+        self.0.hub.as_ref()?.upgrade().map(|hub| hub.stats())
     }
 
-    /// Whether the engine has a hub that still serves.
-    pub fn gpu_healthy(&self) -> bool {
-        self.0
-            .hub
-            .as_ref()
-            .is_some_and(|hub| hub.broken().is_none())
+    /// Whether the engine still exists (a probe may outlive it).
+    pub fn engine_alive(&self) -> bool {
+        !self
+            .0
+            .engine_dropped
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Whether levels were placed on the GPU when the engine was built (they may have left).
@@ -294,7 +299,7 @@ impl BackendProbe {
     pub fn gpu_available(&self) -> bool {
         static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         match &self.0.hub {
-            Some(hub) => hub.broken().is_none(),
+            Some(hub) => hub.upgrade().is_some_and(|hub| hub.broken().is_none()),
             None => *ADAPTER.get_or_init(|| {
                 let allow_cpu = longtail_gpu::OpenOptions::from_env().allow_cpu_adapter;
                 longtail_gpu::list_adapters()
@@ -334,7 +339,10 @@ impl BackendProbe {
     }
 
     pub(crate) fn downgrade(&self) -> WeakProbe {
-        WeakProbe(std::sync::Arc::downgrade(&self.0))
+        WeakProbe {
+            inner: std::sync::Arc::downgrade(&self.0),
+            engine_dropped: std::sync::Arc::clone(&self.0.engine_dropped),
+        }
     }
 }
 
@@ -346,17 +354,23 @@ impl Drop for ProbeInner {
 }
 
 /// A [`BackendProbe`] that does not keep the engine's memory alive.
-pub(crate) struct WeakProbe(std::sync::Weak<ProbeInner>);
+pub(crate) struct WeakProbe {
+    inner: std::sync::Weak<ProbeInner>,
+    engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl WeakProbe {
     pub(crate) fn upgrade(&self) -> Option<BackendProbe> {
-        self.0.upgrade().map(BackendProbe)
+        self.inner.upgrade().map(BackendProbe)
     }
 
-    /// Whether the engine's probe still lives (without taking a reference that could be the
-    /// last one).
+    /// Whether the engine still lives. Takes no reference to the probe (which could turn out
+    /// to be the last one, and its drop calls the governor).
     pub(crate) fn is_alive(&self) -> bool {
-        self.0.strong_count() > 0
+        self.inner.strong_count() > 0
+            && !self
+                .engine_dropped
+                .load(std::sync::atomic::Ordering::Acquire)
     }
 }
 
@@ -603,6 +617,17 @@ pub fn cpu_partition_cost_ns() -> f64 {
     })
 }
 
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Its probe may live on (the editor's): the governor lets it go now.
+        self.probe
+            .0
+            .engine_dropped
+            .store(true, std::sync::atomic::Ordering::Release);
+        crate::governor::release();
+    }
+}
+
 /// A built convolution engine for one IR and one channel configuration.
 pub struct Engine {
     plan: PartitionPlan,
@@ -781,7 +806,8 @@ impl Engine {
             engine_id: NEXT_ENGINE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             thermal: std::sync::Mutex::new(None),
             adapter: gpu.as_ref().map(|hub| hub.adapter().to_string()),
-            hub: gpu.clone(),
+            hub: gpu.as_ref().map(std::sync::Arc::downgrade),
+            engine_dropped: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
             build_reason,
             levels: plan
                 .levels

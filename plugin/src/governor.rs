@@ -125,6 +125,7 @@ fn run(root: Option<PathBuf>, stop: &AtomicBool) {
             governor
                 .watched
                 .iter()
+                .filter(|w| w.probe.is_alive())
                 .filter_map(|w| w.probe.upgrade().map(|probe| (probe, w.policy)))
                 .collect()
         };

@@ -284,15 +284,18 @@ impl Shared {
     }
 }
 
-/// A read-only view of one worker level for other threads (the editor): where it runs, its
-/// counters. Keeps the level's shared memory alive, nothing else.
+/// A view of one worker level for other threads (the editor, the thermal governor): where it
+/// runs, its counters, and the thermal policy's lever. Keeps nothing alive: once the level is
+/// dropped it reports an idle CPU level and ignores the lever.
 #[derive(Clone)]
-pub struct LevelProbe(Arc<Shared>);
+pub struct LevelProbe {
+    shared: std::sync::Weak<Shared>,
+    has_gpu_home: bool,
+}
 
 impl std::fmt::Debug for LevelProbe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LevelProbe")
-            .field("partition_size", &self.0.partition_size)
             .field("on_gpu", &self.on_gpu())
             .finish()
     }
@@ -301,14 +304,17 @@ impl std::fmt::Debug for LevelProbe {
 impl LevelProbe {
     /// Whether the level runs on the GPU now.
     pub fn on_gpu(&self) -> bool {
-        self.0.executor.load(Ordering::Relaxed) == ON_GPU
+        self.shared
+            .upgrade()
+            .is_some_and(|s| s.executor.load(Ordering::Relaxed) == ON_GPU)
     }
 
     /// Why the level left the GPU, if it ran there and left (and has not gone back), with
     /// why its last try to go back failed, if one did.
     pub fn gpu_exit(&self) -> Option<String> {
-        let exit = self.0.gpu_exit.lock().ok()?.clone()?;
-        match self.0.gpu_not_back.lock().ok().and_then(|r| r.clone()) {
+        let shared = self.shared.upgrade()?;
+        let exit = shared.gpu_exit.lock().ok()?.clone()?;
+        match shared.gpu_not_back.lock().ok().and_then(|r| r.clone()) {
             Some(not_back) => Some(format!("{exit}; not back yet: {not_back}")),
             None => Some(exit),
         }
@@ -316,21 +322,31 @@ impl LevelProbe {
 
     /// Times the level went back to the GPU after leaving it.
     pub fn gpu_returns(&self) -> u64 {
-        self.0.gpu_returns.load(Ordering::Relaxed)
+        self.shared
+            .upgrade()
+            .map_or(0, |s| s.gpu_returns.load(Ordering::Relaxed))
     }
 
-    /// Counters of the level.
-    pub fn stats(&self) -> &LevelStats {
-        &self.0.stats
+    /// Late results and dropped chunks so far.
+    pub fn lates(&self) -> (u64, u64) {
+        self.shared.upgrade().map_or((0, 0), |s| {
+            (
+                s.stats.late_results.load(Ordering::Relaxed),
+                s.stats.dropped_chunks.load(Ordering::Relaxed),
+            )
+        })
     }
 
     /// The thermal policy's lever: `true` moves the level off the GPU (the crossfaded
-    /// migration of a fault) and keeps it on the CPU; `false` lets it go back at once (the
-    /// policy has its own hysteresis). No effect on a level that never ran on the GPU.
+    /// migration of a fault) and keeps it on the CPU; `false` lets it go (back) at once (the
+    /// policy has its own hysteresis). No effect on a level without a way to the GPU.
     pub fn hold_gpu(&self, held: bool) {
-        self.0.gpu_held.store(held, Ordering::Relaxed);
-        if self.0.history_chunks > 0
-            && let Some(hub) = self.0.hub_thread()
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        shared.gpu_held.store(held, Ordering::Relaxed);
+        if shared.history_chunks > 0
+            && let Some(hub) = shared.hub_thread()
         {
             hub.unpark();
         }
@@ -338,12 +354,14 @@ impl LevelProbe {
 
     /// Whether the level has a way to the GPU (it started there, or may be sent there).
     pub fn has_gpu_home(&self) -> bool {
-        self.0.history_chunks > 0
+        self.has_gpu_home
     }
 
     /// Whether the thermal policy holds the level off the GPU.
     pub fn gpu_held(&self) -> bool {
-        self.0.gpu_held.load(Ordering::Relaxed)
+        self.shared
+            .upgrade()
+            .is_some_and(|s| s.gpu_held.load(Ordering::Relaxed))
     }
 }
 
@@ -417,7 +435,10 @@ impl WorkerLevel {
 
     /// A view of this level for other threads.
     pub fn probe(&self) -> LevelProbe {
-        LevelProbe(Arc::clone(&self.shared))
+        LevelProbe {
+            shared: Arc::downgrade(&self.shared),
+            has_gpu_home: self.shared.history_chunks > 0,
+        }
     }
 
     /// Starts `level` on its worker thread, held off the GPU ([`LevelProbe::hold_gpu`]) with
