@@ -1,0 +1,408 @@
+//! The plugin as a VST3 host sees it: the library cargo built (the file the bundler copies into
+//! `Longtail.vst3`) loaded through its VST3 entry points with the `vst3` crate's bindings. The
+//! factory is scanned, the audio module instantiated, set up for stereo at several sample rates
+//! and block sizes, and run offline; its output must be what `longtail-cli render` computes
+//! (the same library function, `longtail::render::render`) for the default settings. Its state
+//! is saved and loaded into a second instance, which then plays the same output.
+
+use std::ffi::{CStr, c_void};
+use std::ptr::null_mut;
+use std::sync::Mutex;
+
+use longtail::engine::Executor;
+use longtail::engine::plan::LatencyMode;
+use longtail::ir::builtin::BuiltinIr;
+use longtail::render::{BlockSizes, RenderOptions, render};
+use longtail_tests::{RNG_SEED, max_abs_diff, noise, plugin_library, snr_db};
+use vst3::Steinberg::IBStream_::IStreamSeekMode_::{kIBSeekCur, kIBSeekEnd, kIBSeekSet};
+use vst3::Steinberg::Vst::BusDirections_::{kInput, kOutput};
+use vst3::Steinberg::Vst::MediaTypes_::kAudio;
+use vst3::Steinberg::Vst::ProcessModes_::kOffline;
+use vst3::Steinberg::Vst::SpeakerArr::kStereo;
+use vst3::Steinberg::Vst::SymbolicSampleSizes_::kSample32;
+use vst3::Steinberg::Vst::{
+    AudioBusBuffers, AudioBusBuffers__type0, IAudioProcessor, IAudioProcessorTrait, IComponent,
+    IComponentTrait, ProcessData, ProcessSetup,
+};
+use vst3::Steinberg::{
+    IBStream, IBStreamTrait, IPluginBaseTrait, IPluginFactory, IPluginFactoryTrait, PClassInfo,
+    int32, int64, kInvalidArgument, kResultFalse, kResultOk, tresult,
+};
+use vst3::{Class, ComPtr, ComWrapper, Interface};
+
+/// The plugin's default wet share (the Mix parameter).
+const DEFAULT_MIX: f32 = 0.35;
+/// The class category of audio processors.
+const AUDIO_MODULE: &CStr = c"Audio Module Class";
+
+/// The loaded library and its factory (released before the library is closed).
+struct Module {
+    factory: ComPtr<IPluginFactory>,
+    library: libloading::Library,
+}
+
+impl Module {
+    fn load() -> Self {
+        // SAFETY: the plugin library's initialisers only set up nice-plug's globals.
+        let library = unsafe { libloading::Library::new(plugin_library()) }.expect("dlopen");
+        // SAFETY: the VST3 module entry points, with their documented signatures; Linux hosts
+        // call ModuleEntry before anything else.
+        let factory = unsafe {
+            if let Ok(entry) =
+                library.get::<unsafe extern "C" fn(*mut c_void) -> bool>(b"ModuleEntry")
+            {
+                assert!(entry(null_mut()), "ModuleEntry refused");
+            }
+            let get = library
+                .get::<unsafe extern "system" fn() -> *mut c_void>(b"GetPluginFactory")
+                .expect("GetPluginFactory is exported");
+            ComPtr::from_raw(get() as *mut IPluginFactory).expect("a factory")
+        };
+        Self { factory, library }
+    }
+
+    /// The audio module's class: exactly one.
+    fn audio_class(&self) -> PClassInfo {
+        let mut found = Vec::new();
+        // SAFETY: plain factory queries into memory we own.
+        unsafe {
+            for index in 0..self.factory.countClasses() {
+                let mut info: PClassInfo = std::mem::zeroed();
+                assert_eq!(self.factory.getClassInfo(index, &mut info), kResultOk);
+                let category = CStr::from_ptr(info.category.as_ptr());
+                if category == AUDIO_MODULE {
+                    found.push(info);
+                }
+            }
+        }
+        assert_eq!(found.len(), 1, "one audio module");
+        let name = unsafe { CStr::from_ptr(found[0].name.as_ptr()) };
+        assert_eq!(name.to_str().unwrap(), "Longtail");
+        found.remove(0)
+    }
+
+    fn instantiate(&self, class: &PClassInfo) -> Instance {
+        let mut object: *mut c_void = null_mut();
+        // SAFETY: creating an IComponent of a class the factory listed; the pointer it
+        // returns carries one reference, which the ComPtr takes over.
+        let component = unsafe {
+            let result = self.factory.createInstance(
+                class.cid.as_ptr(),
+                IComponent::IID.as_ptr() as *const _,
+                &mut object,
+            );
+            assert_eq!(result, kResultOk, "createInstance");
+            ComPtr::from_raw(object as *mut IComponent).expect("a component")
+        };
+        // SAFETY: no host context: nice-plug needs none.
+        assert_eq!(unsafe { component.initialize(null_mut()) }, kResultOk);
+        let processor = component
+            .cast::<IAudioProcessor>()
+            .expect("the component is an IAudioProcessor");
+        Instance {
+            component,
+            processor,
+        }
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: the matching exit point; every object of the module is released by now
+        // except the factory, which the host releases last by convention but which holds no
+        // plugin state.
+        unsafe {
+            if let Ok(exit) = self
+                .library
+                .get::<unsafe extern "C" fn() -> bool>(b"ModuleExit")
+            {
+                exit();
+            }
+        }
+    }
+}
+
+struct Instance {
+    processor: ComPtr<IAudioProcessor>,
+    component: ComPtr<IComponent>,
+}
+
+impl Instance {
+    /// Stereo in and out, then set up and activated for offline processing.
+    fn activate(&self, rate: f64, max_block: usize) {
+        // SAFETY: the VST3 set-up sequence with valid arguments.
+        unsafe {
+            let c = &self.component;
+            assert_eq!(c.getBusCount(kAudio as i32, kInput as i32), 1);
+            assert_eq!(c.getBusCount(kAudio as i32, kOutput as i32), 1);
+            let mut ins = [kStereo];
+            let mut outs = [kStereo];
+            assert_eq!(
+                self.processor
+                    .setBusArrangements(ins.as_mut_ptr(), 1, outs.as_mut_ptr(), 1),
+                kResultOk,
+                "stereo in and out"
+            );
+            assert_eq!(c.activateBus(kAudio as i32, kInput as i32, 0, 1), kResultOk);
+            assert_eq!(
+                c.activateBus(kAudio as i32, kOutput as i32, 0, 1),
+                kResultOk
+            );
+            assert_eq!(
+                self.processor.canProcessSampleSize(kSample32 as i32),
+                kResultOk
+            );
+            let mut setup = ProcessSetup {
+                processMode: kOffline as i32,
+                symbolicSampleSize: kSample32 as i32,
+                maxSamplesPerBlock: max_block as i32,
+                sampleRate: rate,
+            };
+            // Twice: nice-plug 0.4.2 passes the plugin the process mode of the *previous*
+            // setupProcessing call (it stores the buffer configuration before the new mode),
+            // so a single call would leave a fresh instance in real-time mode. Hosts that set
+            // up again before activating (most do) get offline mode the same way.
+            assert_eq!(self.processor.setupProcessing(&mut setup), kResultOk);
+            assert_eq!(self.processor.setupProcessing(&mut setup), kResultOk);
+            assert_eq!(c.setActive(1), kResultOk);
+            assert_eq!(self.processor.setProcessing(1), kResultOk);
+        }
+    }
+
+    fn deactivate(&self) {
+        // SAFETY: the reverse of `activate`.
+        unsafe {
+            assert_eq!(self.processor.setProcessing(0), kResultOk);
+            assert_eq!(self.component.setActive(0), kResultOk);
+        }
+    }
+
+    /// Processes `input` in blocks of `block` samples (the last one shorter).
+    fn process(&self, input: &[Vec<f32>; 2], block: usize) -> [Vec<f32>; 2] {
+        let total = input[0].len();
+        let mut output = [vec![0.0f32; total], vec![0.0f32; total]];
+        let mut in_block = [vec![0.0f32; block], vec![0.0f32; block]];
+        let mut out_block = [vec![0.0f32; block], vec![0.0f32; block]];
+        let mut start = 0;
+        while start < total {
+            let len = block.min(total - start);
+            for (dst, src) in in_block.iter_mut().zip(input) {
+                dst[..len].copy_from_slice(&src[start..start + len]);
+            }
+            let mut in_ptrs = [in_block[0].as_mut_ptr(), in_block[1].as_mut_ptr()];
+            let mut out_ptrs = [out_block[0].as_mut_ptr(), out_block[1].as_mut_ptr()];
+            let mut inputs = AudioBusBuffers {
+                numChannels: 2,
+                silenceFlags: 0,
+                __field0: AudioBusBuffers__type0 {
+                    channelBuffers32: in_ptrs.as_mut_ptr(),
+                },
+            };
+            let mut outputs = AudioBusBuffers {
+                numChannels: 2,
+                silenceFlags: 0,
+                __field0: AudioBusBuffers__type0 {
+                    channelBuffers32: out_ptrs.as_mut_ptr(),
+                },
+            };
+            let mut data = ProcessData {
+                processMode: kOffline as i32,
+                symbolicSampleSize: kSample32 as i32,
+                numSamples: len as i32,
+                numInputs: 1,
+                numOutputs: 1,
+                inputs: &mut inputs,
+                outputs: &mut outputs,
+                inputParameterChanges: null_mut(),
+                outputParameterChanges: null_mut(),
+                inputEvents: null_mut(),
+                outputEvents: null_mut(),
+                processContext: null_mut(),
+            };
+            // SAFETY: the buffers hold `len` samples per channel and outlive the call.
+            assert_eq!(unsafe { self.processor.process(&mut data) }, kResultOk);
+            for (dst, src) in output.iter_mut().zip(&out_block) {
+                dst[start..start + len].copy_from_slice(&src[..len]);
+            }
+            start += len;
+        }
+        output
+    }
+
+    fn save(&self) -> Vec<u8> {
+        let stream = ComWrapper::new(MemoryStream::default());
+        let ptr = stream.to_com_ptr::<IBStream>().unwrap();
+        // SAFETY: a valid stream that lives through the call.
+        assert_eq!(unsafe { self.component.getState(ptr.as_ptr()) }, kResultOk);
+        stream.data.lock().unwrap().0.clone()
+    }
+
+    fn load(&self, bytes: &[u8]) {
+        let stream = ComWrapper::new(MemoryStream {
+            data: Mutex::new((bytes.to_vec(), 0)),
+        });
+        let ptr = stream.to_com_ptr::<IBStream>().unwrap();
+        // SAFETY: as for `save`.
+        assert_eq!(unsafe { self.component.setState(ptr.as_ptr()) }, kResultOk);
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        // SAFETY: the last call before the references are released.
+        unsafe {
+            self.component.terminate();
+        }
+    }
+}
+
+/// An in-memory IBStream: the bytes and the position.
+#[derive(Default)]
+struct MemoryStream {
+    data: Mutex<(Vec<u8>, usize)>,
+}
+
+impl Class for MemoryStream {
+    type Interfaces = (IBStream,);
+}
+
+impl IBStreamTrait for MemoryStream {
+    unsafe fn read(&self, buffer: *mut c_void, num_bytes: int32, num_read: *mut int32) -> tresult {
+        let Ok(mut guard) = self.data.lock() else {
+            return kResultFalse;
+        };
+        let (data, pos) = &mut *guard;
+        let count = (num_bytes.max(0) as usize).min(data.len() - *pos);
+        // SAFETY: the caller's buffer holds `num_bytes` bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data[*pos..].as_ptr(), buffer as *mut u8, count);
+            if !num_read.is_null() {
+                *num_read = count as int32;
+            }
+        }
+        *pos += count;
+        kResultOk
+    }
+
+    unsafe fn write(
+        &self,
+        buffer: *mut c_void,
+        num_bytes: int32,
+        num_written: *mut int32,
+    ) -> tresult {
+        let Ok(mut guard) = self.data.lock() else {
+            return kResultFalse;
+        };
+        let (data, pos) = &mut *guard;
+        let count = num_bytes.max(0) as usize;
+        // SAFETY: the caller's buffer holds `num_bytes` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(buffer as *const u8, count) };
+        let end = *pos + count;
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        data[*pos..end].copy_from_slice(bytes);
+        *pos = end;
+        if !num_written.is_null() {
+            // SAFETY: the caller's out-parameter.
+            unsafe { *num_written = count as int32 };
+        }
+        kResultOk
+    }
+
+    unsafe fn seek(&self, pos: int64, mode: int32, result: *mut int64) -> tresult {
+        let Ok(mut guard) = self.data.lock() else {
+            return kResultFalse;
+        };
+        let (data, current) = &mut *guard;
+        // The mode constants are unsigned on some platforms, signed on others.
+        let base = match i64::from(mode) {
+            m if m == kIBSeekSet as i64 => 0,
+            m if m == kIBSeekCur as i64 => *current as i64,
+            m if m == kIBSeekEnd as i64 => data.len() as i64,
+            _ => return kInvalidArgument,
+        };
+        let target = base + pos;
+        if target < 0 || target > data.len() as i64 {
+            return kInvalidArgument;
+        }
+        *current = target as usize;
+        if !result.is_null() {
+            // SAFETY: the caller's out-parameter.
+            unsafe { *result = target };
+        }
+        kResultOk
+    }
+
+    unsafe fn tell(&self, pos: *mut int64) -> tresult {
+        let Ok(guard) = self.data.lock() else {
+            return kResultFalse;
+        };
+        if pos.is_null() {
+            return kInvalidArgument;
+        }
+        // SAFETY: the caller's out-parameter.
+        unsafe { *pos = guard.1 as int64 };
+        kResultOk
+    }
+}
+
+/// One second of stereo noise then half a second of silence, through the default settings
+/// (Hall, mix 35 %, zero latency) at 44.1 and 48 kHz and blocks of 64 and 512: the output is
+/// the CLI's render of the same input, and a second instance loaded with the first one's state
+/// plays the same.
+#[test]
+fn vst3_processes_like_the_cli_render_and_restores_its_state() {
+    let module = Module::load();
+    let class = module.audio_class();
+    for (rate, block) in [(48_000u32, 64usize), (44_100, 512)] {
+        let sound = rate as usize;
+        let total = sound + rate as usize / 2;
+        let mut input = [
+            noise(total, 0.5, RNG_SEED + 200),
+            noise(total, 0.5, RNG_SEED + 201),
+        ];
+        input.iter_mut().for_each(|x| x[sound..].fill(0.0));
+
+        let instance = module.instantiate(&class);
+        instance.activate(f64::from(rate), block);
+        let output = instance.process(&input, block);
+        instance.deactivate();
+
+        let hall = BuiltinIr::Hall.generate(rate);
+        let (want, _) = render(
+            &hall,
+            &input,
+            RenderOptions {
+                blocks: BlockSizes::Fixed(block),
+                mix: DEFAULT_MIX,
+                latency_mode: LatencyMode::Zero,
+                executor: Executor::Workers,
+            },
+        )
+        .expect("render");
+        for channel in 0..2 {
+            let want: Vec<f64> = want[channel][..total]
+                .iter()
+                .map(|&s| f64::from(s))
+                .collect();
+            let snr = snr_db(&output[channel], &want);
+            assert!(
+                snr >= 100.0,
+                "{rate} Hz, block {block}, channel {channel}: {snr:.1} dB against the render"
+            );
+        }
+
+        let state = instance.save();
+        assert!(!state.is_empty(), "an empty state");
+        let restored = module.instantiate(&class);
+        restored.load(&state);
+        restored.activate(f64::from(rate), block);
+        let again = restored.process(&input, block);
+        restored.deactivate();
+        assert_eq!(
+            again, output,
+            "{rate} Hz, block {block}: restored output differs"
+        );
+    }
+}
