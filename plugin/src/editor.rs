@@ -669,15 +669,17 @@ impl EditorApp {
             });
     }
 
-    fn engine_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
-        // Where the playing engine's levels run now (read from its probe, never from the
-        // audio thread's objects).
-        let backend = self
-            .monitor
+    /// Where the playing engine's levels run now: its probe, never the audio thread's objects.
+    fn playing_backend(&self) -> Option<BackendProbe> {
+        self.monitor
             .active
             .load(Relaxed)
             .then(|| self.monitor.playing_backend())
-            .flatten();
+            .flatten()
+    }
+
+    fn engine_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let backend = self.playing_backend();
         ui.heading("Backend");
         egui::Grid::new("backend-grid")
             .num_columns(2)
@@ -841,12 +843,7 @@ impl EditorApp {
         };
         let snapshot = thermal.snapshot();
         // The GPU as the playing engine sees it: a hub that serves, and levels it runs.
-        let backend = self
-            .monitor
-            .active
-            .load(Relaxed)
-            .then(|| self.monitor.playing_backend())
-            .flatten();
+        let backend = self.playing_backend();
         let gpu = GpuStatus {
             available: backend
                 .as_ref()

@@ -36,6 +36,24 @@ fn config() -> EngineConfig {
     }
 }
 
+/// One host block of `size` samples from `start`, under `assert_no_alloc`.
+fn process(
+    engine: &mut Engine,
+    inputs: &[Vec<f32>; 2],
+    outputs: &mut [Vec<f32>; 2],
+    start: usize,
+    size: usize,
+) {
+    let [l, r] = inputs;
+    let [out_l, out_r] = outputs;
+    let input: [&[f32]; 2] = [&l[start..start + size], &r[start..start + size]];
+    let mut output: [&mut [f32]; 2] = [
+        &mut out_l[start..start + size],
+        &mut out_r[start..start + size],
+    ];
+    assert_no_alloc(|| engine.process(&input, &mut output));
+}
+
 #[test]
 fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     if !longtail_gpu::available_for_tests() {
@@ -108,14 +126,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
             if fault != "slow" && start >= total / 2 {
                 break;
             }
-            let [l, r] = &inputs;
-            let [out_l, out_r] = &mut outputs;
-            let input: [&[f32]; 2] = [&l[start..start + size], &r[start..start + size]];
-            let mut output: [&mut [f32]; 2] = [
-                &mut out_l[start..start + size],
-                &mut out_r[start..start + size],
-            ];
-            assert_no_alloc(|| engine.process(&input, &mut output));
+            process(&mut engine, &inputs, &mut outputs, start, size);
             start += size;
             if migrated_at.is_none()
                 || (fault == "slow" && engine.backend_report().gpu_returns == 0)
@@ -184,14 +195,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     let mut sent_at = None;
     while start < total {
         let size = 128.min(total - start);
-        let [l, r] = &inputs;
-        let [out_l, out_r] = &mut outputs;
-        let input: [&[f32]; 2] = [&l[start..start + size], &r[start..start + size]];
-        let mut output: [&mut [f32]; 2] = [
-            &mut out_l[start..start + size],
-            &mut out_r[start..start + size],
-        ];
-        assert_no_alloc(|| engine.process(&input, &mut output));
+        process(&mut engine, &inputs, &mut outputs, start, size);
         start += size;
         if sent_at.is_none() {
             if engine.backend_report().gpu_levels > 0 {
