@@ -25,6 +25,8 @@
 //!
 //! The window size and the selected tab are persisted with the plugin's state (the `editor-*`
 //! fields of [`LongtailParams`]), so a project reopens its editor as it was left.
+//! `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`) opens the editor on that tab instead,
+//! for screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -84,6 +86,14 @@ impl Tab {
             Tab::Engine => "Engine",
             Tab::Thermal => "Thermal",
         }
+    }
+
+    /// The tab `LONGTAIL_EDITOR_TAB` names, if any (case-insensitive).
+    fn from_env() -> Option<Self> {
+        let name = std::env::var("LONGTAIL_EDITOR_TAB").ok()?;
+        Self::ALL
+            .into_iter()
+            .find(|tab| tab.name().eq_ignore_ascii_case(name.trim()))
     }
 }
 
@@ -272,6 +282,9 @@ pub fn create(
     params: Arc<LongtailParams>,
     monitor: Arc<EngineMonitor>,
 ) -> Option<EguiEditor<EditorApp>> {
+    if let Some(tab) = Tab::from_env() {
+        params.editor_tab.store(tab.index(), Relaxed);
+    }
     let width = params.editor_width.load(Relaxed).max(MIN_SIZE.0);
     let height = params.editor_height.load(Relaxed).max(MIN_SIZE.1);
     let egui_state = EguiEditorState::from_size(

@@ -25,30 +25,35 @@ fn the_standalone_draws_its_editor_under_xvfb() {
         eprintln!("skipped: missing {missing:?}");
         return;
     }
-    // target/<profile>/editor-screenshot.png, next to the binaries.
+    // target/<profile>/editor-screenshot.png, next to the binaries; then the other tabs.
     let standalone = PathBuf::from(env!("CARGO_BIN_EXE_longtail"));
-    let png = standalone
-        .parent()
-        .expect("binary directory")
-        .join("editor-screenshot.png");
-    let output = Command::new("bash")
-        .arg(&script)
-        .arg(&standalone)
-        .arg(&png)
-        .arg("4")
-        .output()
-        .expect("run the screenshot script");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    println!("editor screenshot saved at {}", png.display());
-    let size = std::fs::metadata(&png).expect("screenshot written").len();
-    assert!(
-        size > 10_000,
-        "a drawn editor compresses to more than 10 kB, got {size}"
-    );
+    let dir = standalone.parent().expect("binary directory");
+    for (tab, name) in [
+        ("reverb", "editor-screenshot.png"),
+        ("engine", "editor-engine.png"),
+        ("thermal", "editor-thermal.png"),
+    ] {
+        let png = dir.join(name);
+        let output = Command::new("bash")
+            .arg(&script)
+            .arg(&standalone)
+            .arg(&png)
+            .arg("4")
+            .env("LONGTAIL_EDITOR_TAB", tab)
+            .output()
+            .expect("run the screenshot script");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        println!("{stdout}");
+        assert!(
+            output.status.success(),
+            "{tab}: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        println!("editor screenshot ({tab} tab) saved at {}", png.display());
+        let size = std::fs::metadata(&png).expect("screenshot written").len();
+        assert!(
+            size > 10_000,
+            "{tab}: a drawn editor compresses to more than 10 kB, got {size}"
+        );
+    }
 }
