@@ -271,14 +271,6 @@ impl BackendProbe {
         self.0.hub.as_ref()?.upgrade().map(|hub| hub.stats())
     }
 
-    /// Whether the engine still exists (a probe may outlive it).
-    pub fn engine_alive(&self) -> bool {
-        !self
-            .0
-            .engine_dropped
-            .load(std::sync::atomic::Ordering::Acquire)
-    }
-
     /// Whether levels were placed on the GPU when the engine was built (they may have left).
     pub fn has_gpu_levels(&self) -> bool {
         self.0.levels.iter().any(|l| l.started_on_gpu)
@@ -346,13 +338,6 @@ impl BackendProbe {
     }
 }
 
-impl Drop for ProbeInner {
-    fn drop(&mut self) {
-        // The governor may have watched this engine: it stops once it watches none.
-        crate::governor::release();
-    }
-}
-
 /// A [`BackendProbe`] that does not keep the engine's memory alive.
 pub(crate) struct WeakProbe {
     inner: std::sync::Weak<ProbeInner>,
@@ -364,13 +349,11 @@ impl WeakProbe {
         self.inner.upgrade().map(BackendProbe)
     }
 
-    /// Whether the engine still lives. Takes no reference to the probe (which could turn out
-    /// to be the last one, and its drop calls the governor).
+    /// Whether the engine still lives (its probe may outlive it, in the editor's monitor).
     pub(crate) fn is_alive(&self) -> bool {
-        self.inner.strong_count() > 0
-            && !self
-                .engine_dropped
-                .load(std::sync::atomic::Ordering::Acquire)
+        !self
+            .engine_dropped
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 }
 
@@ -508,9 +491,24 @@ pub fn gpu_can_take(
     max_block_size: usize,
     sample_rate: u32,
 ) -> bool {
-    let round_trip_samples = round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1));
     partition_size >= GPU_MIN_PARTITION
-        && slack_samples as f64 >= 4.0 * round_trip_samples + max_block_size as f64
+        && slack_samples as f64
+            >= 4.0 * round_trip_samples(round_trip, sample_rate) + max_block_size as f64
+}
+
+/// The round trip's 99.9th percentile, in samples at `sample_rate`.
+fn round_trip_samples(round_trip: &longtail_gpu::RoundTrip, sample_rate: u32) -> f64 {
+    round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1))
+}
+
+/// Whether results would come back within the slack (the rule for levels placed without the
+/// four-fold margin: forced ones, and those the thermal policy sends).
+fn results_on_time(
+    round_trip: &longtail_gpu::RoundTrip,
+    slack_samples: usize,
+    sample_rate: u32,
+) -> bool {
+    round_trip_samples(round_trip, sample_rate) < slack_samples as f64
 }
 
 /// Whether a level goes on the GPU when the engine is built: Forced takes every level of at
@@ -555,9 +553,7 @@ fn gpu_fits(
             max_block_size,
             sample_rate,
         ),
-        GpuPolicy::Forced { .. } => {
-            round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1)) < slack_samples as f64
-        }
+        GpuPolicy::Forced { .. } => results_on_time(round_trip, slack_samples, sample_rate),
     }
 }
 
@@ -762,7 +758,7 @@ impl Engine {
                         let home = GpuHome {
                             options: longtail_gpu::OpenOptions::from_env(),
                             fits: std::sync::Arc::new(move |round_trip| {
-                                round_trip.p999_us * 1e-6 * f64::from(rate.max(1)) < slack as f64
+                                results_on_time(round_trip, slack, rate)
                             }),
                         };
                         WorkerLevel::spawn_held(upols, num_inputs, level_idx, home)

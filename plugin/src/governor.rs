@@ -74,9 +74,10 @@ pub fn watch(probe: &BackendProbe) {
     }
 }
 
-/// A watched engine's probe is gone: once none is left, the thread is stopped and joined, so
-/// nothing of the library runs after its last engine (a host may unload it). Called when a
-/// probe's memory is dropped, never on the audio thread.
+/// An engine was dropped: once no watched engine is left, the thread is stopped and joined, so
+/// nothing of the library runs after its last engine (a host may unload it). Called by
+/// `Engine`'s drop, never on the audio thread, and never on the governor's own thread (it
+/// holds probes, not engines).
 pub(crate) fn release() {
     let thread = {
         let mut governor = lock();
@@ -88,12 +89,8 @@ pub(crate) fn release() {
     };
     if let Some((thread, stop)) = thread {
         stop.store(true, Ordering::Release);
-        // Dropped by the governor itself (it held the last probe for a moment): it sees the
-        // flag and ends by itself.
-        if thread.thread().id() != std::thread::current().id() {
-            thread.thread().unpark();
-            let _ = thread.join();
-        }
+        thread.thread().unpark();
+        let _ = thread.join();
     }
 }
 
@@ -118,8 +115,8 @@ fn run(root: Option<PathBuf>, stop: &AtomicBool) {
             return;
         }
         let snapshot = probes.poll();
-        // Probes are used and dropped outside the lock: dropping the last one of an engine
-        // calls `release`, which takes it.
+        // Probes are used outside the lock: their levels' and hub's locks are never taken
+        // under the governor's.
         let mut live: Vec<(BackendProbe, ThermalPolicy)> = {
             let governor = lock();
             governor

@@ -356,13 +356,6 @@ impl LevelProbe {
     pub fn has_gpu_home(&self) -> bool {
         self.has_gpu_home
     }
-
-    /// Whether the thermal policy holds the level off the GPU.
-    pub fn gpu_held(&self) -> bool {
-        self.shared
-            .upgrade()
-            .is_some_and(|s| s.gpu_held.load(Ordering::Relaxed))
-    }
 }
 
 /// The audio thread's handle on one level that runs on its own worker thread.
