@@ -18,6 +18,17 @@ pub const RNG_SEED: u64 = 20_240_601;
 /// SNR every engine output must reach against the float64 reference.
 pub const MIN_SNR_DB: f64 = 100.0;
 
+/// `(IR channels, inputs, outputs)`: every layout the plugin offers.
+pub const LAYOUTS: [(usize, usize, usize); 7] = [
+    (2, 2, 2),
+    (2, 1, 2),
+    (2, 1, 1),
+    (4, 2, 2),
+    (4, 1, 2),
+    (1, 2, 2),
+    (1, 1, 1),
+];
+
 /// Seeded white noise in `[-amplitude, amplitude)`.
 pub fn noise(num_samples: usize, amplitude: f32, seed: u64) -> Vec<f32> {
     let mut rng = Rng::new(seed);

@@ -5,19 +5,9 @@
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine, snr_db,
+    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine,
+    snr_db,
 };
-
-/// `(IR channels, inputs, outputs)`: every layout the plugin offers.
-const LAYOUTS: [(usize, usize, usize); 7] = [
-    (2, 2, 2),
-    (2, 1, 2),
-    (2, 1, 1),
-    (4, 2, 2),
-    (4, 1, 2),
-    (1, 2, 2),
-    (1, 1, 1),
-];
 
 const BLOCKS: [Blocks; 4] = [
     Blocks::Fixed(1),

@@ -8,7 +8,8 @@ use longtail::engine::{
 };
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine, snr_db,
+    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine,
+    snr_db,
 };
 
 const RATE: u32 = 48_000;
@@ -43,16 +44,7 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
     if !longtail_gpu::available_for_tests() {
         return;
     }
-    let layouts = [
-        (2, 2, 2),
-        (2, 1, 2),
-        (2, 1, 1),
-        (4, 2, 2),
-        (4, 1, 2),
-        (1, 2, 2),
-        (1, 1, 1),
-    ];
-    for (idx, &(ir_channels, ins, outs)) in layouts.iter().enumerate() {
+    for (idx, &(ir_channels, ins, outs)) in LAYOUTS.iter().enumerate() {
         let ir = make_ir(ir_channels, 30_000, RNG_SEED + 10 * idx as u64);
         let inputs: Vec<Vec<f32>> = (0..ins)
             .map(|c| noise(9_000, 0.5, RNG_SEED + c as u64))
