@@ -902,7 +902,7 @@ impl EditorApp {
                     for reading in &snapshot.readings {
                         ui.label(&reading.source);
                         ui.label(reading.device.name());
-                        ui.label(format!("{:.1} °C", reading.celsius));
+                        ui.label(reading.temperature_text());
                         state_label(ui, reading.state());
                         ui.end_row();
                     }

@@ -234,10 +234,11 @@ impl StatusReport {
             .iter()
             .map(|r| {
                 format!(
-                    "{{\"source\":{},\"device\":{},\"celsius\":{:.1},\"state\":{},\"throttling\":{}}}",
+                    "{{\"source\":{},\"device\":{},\"celsius\":{},\"state\":{},\"throttling\":{}}}",
                     json_string(&r.source),
                     json_string(r.device.name()),
-                    r.celsius,
+                    r.celsius
+                        .map_or_else(|| "null".to_owned(), |celsius| format!("{celsius:.1}")),
                     json_string(r.state().name()),
                     r.throttling
                 )
@@ -343,10 +344,10 @@ impl StatusReport {
         for r in &self.thermal.readings {
             let _ = writeln!(
                 text,
-                "  {}: {} {:.1} °C, {}",
+                "  {}: {} {}, {}",
                 r.source,
                 r.device.name(),
-                r.celsius,
+                r.temperature_text(),
                 r.state().name()
             );
         }

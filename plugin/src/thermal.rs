@@ -18,8 +18,11 @@
 //!   (no NVIDIA driver) means no GPU reading, not an error. Temperature, slowdown and shutdown
 //!   thresholds, and the clock-throttle reasons (thermal or power brake slowdowns count as
 //!   throttling).
-//! - Elsewhere (macOS `ProcessInfo.thermalState` included, in this version): no probe, and the
-//!   state is [`ThermalState::Unknown`].
+//! - macOS: `NSProcessInfo.thermalState` ([`macos_thermal_state`]), the system's own
+//!   four-level state for the whole machine (CPU and GPU share one package and one state). It
+//!   has no temperature: the reading carries the state itself ([`Reading::reported`]), read
+//!   through the Objective-C runtime that every macOS process has, so no extra crate.
+//! - Elsewhere: no probe, and the state is [`ThermalState::Unknown`].
 //!
 //! # States
 //!
@@ -27,7 +30,8 @@
 //! hardware reports them ([`Thresholds::from_trips`]), else by fixed defaults. Each device kind
 //! (CPU, GPU) takes its hottest reading. States rise at once and fall only when the temperature
 //! is [`HYSTERESIS_C`] below the threshold it crossed ([`Hysteresis`]), so a sensor hovering at
-//! a threshold does not make the policy flap.
+//! a threshold does not make the policy flap. A state the OS reports itself (macOS) is taken as
+//! it is: the OS applies its own hysteresis.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -192,16 +196,31 @@ pub struct Reading {
     /// `nvml 0 NVIDIA H100`.
     pub source: String,
     pub device: DeviceKind,
-    pub celsius: f32,
+    /// The temperature; `None` where the platform reports a state instead (macOS).
+    pub celsius: Option<f32>,
     pub thresholds: Thresholds,
     /// The hardware says it is slowing down (NVML throttle reasons).
     pub throttling: bool,
+    /// A state the OS reports itself, with no temperature (macOS `thermalState`).
+    pub reported: Option<ThermalState>,
 }
 
 impl Reading {
+    /// The temperature as text, e.g. `45.0 °C`, or `reported by the OS` for a state without one.
+    pub fn temperature_text(&self) -> String {
+        match self.celsius {
+            Some(celsius) => format!("{celsius:.1} °C"),
+            None => "reported by the OS".to_owned(),
+        }
+    }
+
     /// The state of this reading alone (throttling counts as at least Serious).
     pub fn state(&self) -> ThermalState {
-        let state = self.thresholds.classify(self.celsius);
+        let state = match (self.reported, self.celsius) {
+            (Some(reported), _) => reported,
+            (None, Some(celsius)) => self.thresholds.classify(celsius),
+            (None, None) => ThermalState::Unknown,
+        };
         if self.throttling && state.severity() < 2 {
             ThermalState::Serious
         } else {
@@ -271,9 +290,10 @@ pub fn read_sysfs(root: &Path) -> Vec<Reading> {
         readings.push(Reading {
             source: format!("{zone_name} ({kind})"),
             device: DeviceKind::from_sensor_name(&kind),
-            celsius,
+            celsius: Some(celsius),
             thresholds: Thresholds::from_trips(throttle, shutdown),
             throttling: false,
+            reported: None,
         });
     }
     for chip in entries_with_prefix(&root.join("class/hwmon"), "hwmon") {
@@ -292,12 +312,13 @@ pub fn read_sysfs(root: &Path) -> Vec<Reading> {
             readings.push(Reading {
                 source: format!("{chip_dir} {chip_name} {label}"),
                 device: DeviceKind::from_sensor_name(&chip_name),
-                celsius,
+                celsius: Some(celsius),
                 thresholds: Thresholds::from_trips(
                     read_millicelsius(&chip.join(format!("{sensor}_max"))),
                     read_millicelsius(&chip.join(format!("{sensor}_crit"))),
                 ),
                 throttling: false,
+                reported: None,
             });
         }
     }
@@ -346,15 +367,94 @@ impl NvmlProbe {
                 Some(Reading {
                     source: format!("nvml {index} {name}"),
                     device: DeviceKind::Gpu,
-                    celsius,
+                    celsius: Some(celsius),
                     thresholds: Thresholds::from_trips(
                         threshold(TemperatureThreshold::Slowdown),
                         threshold(TemperatureThreshold::Shutdown),
                     ),
                     throttling,
+                    reported: None,
                 })
             })
             .collect()
+    }
+}
+
+/// The state of a raw `NSProcessInfoThermalState` value (0 nominal, 1 fair, 2 serious,
+/// 3 critical); anything else is Unknown.
+pub fn state_from_macos(raw: isize) -> ThermalState {
+    match raw {
+        0 => ThermalState::Nominal,
+        1 => ThermalState::Fair,
+        2 => ThermalState::Serious,
+        3 => ThermalState::Critical,
+        _ => ThermalState::Unknown,
+    }
+}
+
+/// The readings for a macOS thermal state: one per device kind, since the state covers the
+/// whole machine (on Apple silicon CPU and GPU share the package; on Intel Macs the state
+/// still reflects the fans and clocks of both).
+pub fn macos_readings(raw: isize) -> Vec<Reading> {
+    let reported = state_from_macos(raw);
+    [DeviceKind::Cpu, DeviceKind::Gpu]
+        .into_iter()
+        .map(|device| Reading {
+            source: "macOS thermalState (whole machine)".to_owned(),
+            device,
+            celsius: None,
+            thresholds: Thresholds::DEFAULT,
+            throttling: false,
+            reported: Some(reported),
+        })
+        .collect()
+}
+
+/// `NSProcessInfo.processInfo.thermalState` as its raw value; `None` off macOS.
+#[cfg(not(target_os = "macos"))]
+pub fn macos_thermal_state() -> Option<isize> {
+    None
+}
+
+/// `NSProcessInfo.processInfo.thermalState` as its raw value, through the Objective-C runtime
+/// (`objc_msgSend` cast to each message's signature, as the runtime requires on arm64). No
+/// object is created, so no autorelease pool is needed; `None` if the class or the selector
+/// is missing (before macOS 10.10.3).
+#[cfg(target_os = "macos")]
+pub fn macos_thermal_state() -> Option<isize> {
+    use std::ffi::{c_char, c_void};
+    type Id = *mut c_void;
+    type Sel = *mut c_void;
+    #[link(name = "Foundation", kind = "framework")]
+    unsafe extern "C" {}
+    #[link(name = "objc")]
+    unsafe extern "C" {
+        fn objc_getClass(name: *const c_char) -> Id;
+        fn sel_registerName(name: *const c_char) -> Sel;
+        fn objc_msgSend();
+    }
+    // SAFETY: the class and selectors are checked before use; `processInfo` returns the
+    // process's shared instance; `respondsToSelector:` returns a BOOL (a signed char) and
+    // `thermalState` an NSInteger, and each call goes through a pointer of that signature.
+    unsafe {
+        let send = objc_msgSend as unsafe extern "C" fn();
+        let send_id: unsafe extern "C" fn(Id, Sel) -> Id = std::mem::transmute(send);
+        let send_responds: unsafe extern "C" fn(Id, Sel, Sel) -> i8 = std::mem::transmute(send);
+        let send_integer: unsafe extern "C" fn(Id, Sel) -> isize = std::mem::transmute(send);
+        let class = objc_getClass(c"NSProcessInfo".as_ptr());
+        if class.is_null() {
+            return None;
+        }
+        let info = send_id(class, sel_registerName(c"processInfo".as_ptr()));
+        if info.is_null() {
+            return None;
+        }
+        let thermal_state = sel_registerName(c"thermalState".as_ptr());
+        let responds = sel_registerName(c"respondsToSelector:".as_ptr());
+        if send_responds(info, responds, thermal_state) == 0 {
+            return None;
+        }
+        Some(send_integer(info, thermal_state))
     }
 }
 
@@ -372,12 +472,15 @@ impl Hysteresis {
             return self.state;
         };
         let raw = reading.state();
-        if raw.severity() >= self.state.severity() || self.state == ThermalState::Unknown {
+        if raw.severity() >= self.state.severity()
+            || self.state == ThermalState::Unknown
+            || reading.reported.is_some()
+        {
             self.state = raw;
-        } else {
+        } else if let Some(celsius) = reading.celsius {
             // Falling: take the state the reading would have a few degrees hotter.
             let cooled = Reading {
-                celsius: reading.celsius + HYSTERESIS_C,
+                celsius: Some(celsius + HYSTERESIS_C),
                 ..reading.clone()
             };
             let guarded = cooled.state();
@@ -413,18 +516,24 @@ pub struct ThermalSnapshot {
 pub struct ThermalProbes {
     sysfs_root: Option<PathBuf>,
     nvml: Option<NvmlProbe>,
+    /// Read the OS's own state (macOS) each poll.
+    os_state: bool,
     cpu: Hysteresis,
     gpu: Hysteresis,
 }
 
 impl ThermalProbes {
-    /// The probes of this platform: sysfs under `sysfs_root` (default `/sys` on Linux) and NVML.
+    /// The probes of this platform: sysfs under `sysfs_root` (default `/sys` on Linux), NVML,
+    /// and on macOS the system's thermal state unless a sysfs root was given (a test's fake
+    /// tree is then the only source).
     pub fn new(sysfs_root: Option<PathBuf>, use_nvml: bool) -> Self {
+        let os_state = cfg!(target_os = "macos") && sysfs_root.is_none();
         let sysfs_root =
             sysfs_root.or_else(|| cfg!(target_os = "linux").then(|| PathBuf::from("/sys")));
         Self {
             sysfs_root,
             nvml: use_nvml.then(NvmlProbe::open),
+            os_state,
             cpu: Hysteresis::default(),
             gpu: Hysteresis::default(),
         }
@@ -449,14 +558,29 @@ impl ThermalProbes {
                 .to_owned(),
             );
         }
+        if self.os_state {
+            match macos_thermal_state() {
+                Some(raw) => {
+                    readings.extend(macos_readings(raw));
+                    sources.push("macOS thermalState".to_owned());
+                }
+                None => sources.push("macOS thermalState (not available)".to_owned()),
+            }
+        }
         if sources.is_empty() {
             sources.push("none on this platform".to_owned());
         }
         let hottest = |kind: DeviceKind| {
             readings
                 .iter()
-                .filter(|r| r.device == kind && plausible_celsius(r.celsius))
-                .max_by_key(|r| (r.state().severity(), (r.celsius * 10.0) as i64))
+                .filter(|r| {
+                    r.device == kind
+                        && (r.reported.is_some() || r.celsius.is_some_and(plausible_celsius))
+                })
+                .max_by_key(|r| {
+                    let tenths = r.celsius.map_or(0, |celsius| (celsius * 10.0) as i64);
+                    (r.state().severity(), tenths)
+                })
         };
         let cpu = self.cpu.update(hottest(DeviceKind::Cpu));
         let gpu = self.gpu.update(hottest(DeviceKind::Gpu));
@@ -671,9 +795,10 @@ mod tests {
         Reading {
             source: "test".to_owned(),
             device,
-            celsius,
+            celsius: Some(celsius),
             thresholds: Thresholds::DEFAULT,
             throttling: false,
+            reported: None,
         }
     }
 
@@ -720,6 +845,31 @@ mod tests {
         // A vanished sensor is Unknown, and the next reading is taken as is.
         assert_eq!(h.update(None), ThermalState::Unknown);
         assert_eq!(h.update(Some(&cpu(72.0))), ThermalState::Fair);
+    }
+
+    #[test]
+    fn macos_states_cover_both_devices_and_are_taken_as_reported() {
+        assert_eq!(state_from_macos(0), ThermalState::Nominal);
+        assert_eq!(state_from_macos(1), ThermalState::Fair);
+        assert_eq!(state_from_macos(2), ThermalState::Serious);
+        assert_eq!(state_from_macos(3), ThermalState::Critical);
+        assert_eq!(state_from_macos(4), ThermalState::Unknown);
+        assert_eq!(state_from_macos(-1), ThermalState::Unknown);
+        let readings = macos_readings(2);
+        let devices: Vec<DeviceKind> = readings.iter().map(|r| r.device).collect();
+        assert_eq!(devices, [DeviceKind::Cpu, DeviceKind::Gpu]);
+        assert!(readings.iter().all(|r| r.celsius.is_none()));
+        assert!(readings.iter().all(|r| r.state() == ThermalState::Serious));
+        // The OS applies its own hysteresis, so a falling state is taken at once.
+        let mut h = Hysteresis::default();
+        assert_eq!(
+            h.update(Some(&macos_readings(3)[0])),
+            ThermalState::Critical
+        );
+        assert_eq!(h.update(Some(&macos_readings(1)[0])), ThermalState::Fair);
+        assert_eq!(h.update(Some(&macos_readings(0)[0])), ThermalState::Nominal);
+        // Off macOS there is no such state to read.
+        assert_eq!(macos_thermal_state().is_some(), cfg!(target_os = "macos"));
     }
 
     fn snapshot(cpu: ThermalState, gpu: ThermalState, throttling: bool) -> ThermalSnapshot {

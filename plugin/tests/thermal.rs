@@ -59,7 +59,7 @@ fn normal_near_trip_and_over_critical() {
     assert_eq!(snapshot.gpu, ThermalState::Unknown);
     assert_eq!(snapshot.readings.len(), 1);
     assert_eq!(snapshot.readings[0].source, "thermal_zone0 (x86_pkg_temp)");
-    assert_eq!(snapshot.readings[0].celsius, 45.0);
+    assert_eq!(snapshot.readings[0].celsius, Some(45.0));
 
     set_temp(&root, 0, 76.0);
     assert_eq!(probes.poll().cpu, ThermalState::Fair);
