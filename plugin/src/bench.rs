@@ -6,6 +6,12 @@
 //! (they wait for their workers, like zita-convolver's `process(sync)`), so nothing is late and
 //! CPU time is comparable; with pacing, each block is released at its real-time deadline and
 //! engines run in real-time mode, so lates are counted exactly as in a host.
+//!
+//! Each call is timed on the wall clock (what a host's deadline sees) and on the thread's CPU
+//! clock, read just outside the wall-clock interval. On a virtual machine the two tell the
+//! engine's work from time the hypervisor took (Linux guests leave paravirtual steal time out
+//! of a thread's CPU time), and [`BenchConfig::fixed_work_us`] measures the same tail for a
+//! job of known length, with no engine at all.
 
 use std::time::{Duration, Instant};
 
@@ -40,11 +46,17 @@ pub struct BenchConfig {
     pub executor: Executor,
     /// Free-form name of this configuration.
     pub variant: String,
+    /// Instead of engines, each call does this many microseconds of fixed work (a spin that
+    /// walks a 512 KiB buffer): the machine's own timing noise, measured the same way, at the
+    /// same pace and priority, so an engine's per-call tail can be read against it.
+    pub fixed_work_us: Option<f64>,
 }
 
 /// What a benchmark measured (the harness contract's fields).
 #[derive(Debug, Clone)]
 pub struct BenchResult {
+    /// `longtail`, or `fixed-work` for [`BenchConfig::fixed_work_us`].
+    pub engine: &'static str,
     pub variant: String,
     /// `cpu`, or `gpu` when any level ran on the GPU.
     pub backend: &'static str,
@@ -69,6 +81,18 @@ pub struct BenchResult {
     pub blk_p99_us: f64,
     pub blk_max_us: f64,
     pub blk_max_all_us: f64,
+    /// The measuring thread's own CPU time per call (its thread clock, read just outside the
+    /// wall-clock interval), after warm-up: 99th percentile and largest, in us. Where the
+    /// kernel accounts for a hypervisor's steal time (Linux guests with paravirtual steal
+    /// clocks), that time is not in here, while the wall-clock `blk_*` figures hold it.
+    pub oncpu_p99_us: f64,
+    pub oncpu_max_us: f64,
+    /// The largest wall-clock time of one call that was not the thread's CPU time (stolen by
+    /// the hypervisor, or the thread preempted), after warm-up, in us.
+    pub offcpu_max_us: f64,
+    /// Time the machine's hypervisor took from all its CPUs during the timed loop, in ms
+    /// (`steal` of /proc/stat); -1 where unknown.
+    pub steal_ms: f64,
     pub deadline_us: f64,
     pub latency_samples: usize,
     pub late_blocks: u64,
@@ -94,18 +118,21 @@ impl BenchResult {
         let rtf_main = self.cpu_main_s / self.audio_s.max(f64::MIN_POSITIVE);
         format!(
             concat!(
-                "{{\"kind\":\"perf\",\"engine\":\"longtail\",\"variant\":\"{}\",\"lib\":\"longtail {}\",",
+                "{{\"kind\":\"perf\",\"engine\":\"{}\",\"variant\":\"{}\",\"lib\":\"longtail {}\",",
                 "\"backend\":\"{}\",\"block\":{},\"rate\":{},\"channels\":{},\"ir_taps\":{},",
                 "\"instances\":{},\"audio_s\":{:.3},\"n_blocks\":{},\"cpu_s\":{:.4},\"cpu_main_s\":{:.4},",
                 "\"wall_s\":{:.4},\"rtf\":{:.6},\"rtf_main\":{:.6},\"threads\":{},\"setup_s\":{:.4},",
                 "\"warmup_blocks\":{},\"blk_med_us\":{:.2},\"blk_p99_us\":{:.2},\"blk_max_us\":{:.2},",
-                "\"blk_max_all_us\":{:.2},\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},",
+                "\"blk_max_all_us\":{:.2},\"oncpu_p99_us\":{:.2},\"oncpu_max_us\":{:.2},",
+                "\"offcpu_max_us\":{:.2},\"steal_ms\":{:.0},",
+                "\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},\"oncpu_max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
                 "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
                 "\"rss_kb\":{},\"mem_per_instance_kb\":{},",
                 "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
                 "\"loadavg1\":{:.2}}}"
             ),
+            self.engine,
             self.variant,
             env!("CARGO_PKG_VERSION"),
             self.backend,
@@ -128,8 +155,13 @@ impl BenchResult {
             self.blk_p99_us,
             self.blk_max_us,
             self.blk_max_all_us,
+            self.oncpu_p99_us,
+            self.oncpu_max_us,
+            self.offcpu_max_us,
+            self.steal_ms,
             self.deadline_us,
             self.blk_max_us / self.deadline_us,
+            self.oncpu_max_us / self.deadline_us,
             self.blk_p99_us / self.deadline_us,
             self.latency_samples,
             self.late_blocks,
@@ -189,9 +221,43 @@ pub fn decaying_noise_ir(num_channels: usize, num_taps: usize, rate: u32, seed: 
     Ir::new("bench", rate, channels).expect("generated IRs are valid")
 }
 
-/// Runs `config.instances` engines for `ir` over `input` (one `Vec` per channel, 1 or 2).
-/// When `output` is given it receives the first instance's output, one sample per input
-/// sample. Allocates only before and after the timed loop.
+/// Work of a fixed length per call, for [`BenchConfig::fixed_work_us`].
+struct FixedWork {
+    duration: Duration,
+    buffer: Vec<f32>,
+    cursor: usize,
+}
+
+impl FixedWork {
+    const BUFFER_LEN: usize = 128 * 1024;
+
+    fn new(micros: f64) -> Self {
+        Self {
+            duration: Duration::from_secs_f64(micros.max(0.0) * 1e-6),
+            // Written once, so every page is resident before the clock runs.
+            buffer: vec![1.0; Self::BUFFER_LEN],
+            cursor: 0,
+        }
+    }
+
+    /// Spins for the duration, 1024 samples of the buffer between looks at the clock.
+    fn run(&mut self) {
+        let start = Instant::now();
+        while start.elapsed() < self.duration {
+            let end = self.cursor + 1024;
+            for sample in &mut self.buffer[self.cursor..end] {
+                *sample = *sample * 0.5 + 0.5;
+            }
+            self.cursor = end % Self::BUFFER_LEN;
+        }
+        std::hint::black_box(&self.buffer);
+    }
+}
+
+/// Runs `config.instances` engines for `ir` over `input` (one `Vec` per channel, 1 or 2), or
+/// the fixed work of [`BenchConfig::fixed_work_us`] in their place. When `output` is given it
+/// receives the first instance's output, one sample per input sample. Allocates only before
+/// and after the timed loop.
 pub fn run(
     ir: &Ir,
     input: &[Vec<f32>],
@@ -213,8 +279,14 @@ pub fn run(
         limits: PlanLimits::default(),
         executor: config.executor,
     };
-    let mut engines = Vec::with_capacity(config.instances);
-    for instance_idx in 0..config.instances.max(1) {
+    let mut fixed_work = config.fixed_work_us.map(FixedWork::new);
+    let num_engines = if fixed_work.is_some() {
+        0
+    } else {
+        config.instances.max(1)
+    };
+    let mut engines = Vec::with_capacity(num_engines);
+    for instance_idx in 0..num_engines {
         let mut engine = Engine::new(ir, engine_config)?;
         let max_partition_size = engine.plan().max_partition_size();
         engine.set_stagger(stagger_phase(instance_idx as u64, max_partition_size));
@@ -229,6 +301,8 @@ pub fn run(
 
     let num_blocks = num_frames.div_ceil(block);
     let mut block_times = Vec::with_capacity(num_blocks);
+    let mut block_cpu_s = Vec::with_capacity(num_blocks);
+    let mut block_starts = Vec::with_capacity(num_blocks);
     let mut scratch = vec![vec![0.0f32; block]; num_channels];
     if let Some(output) = output.as_deref_mut() {
         *output = vec![vec![0.0; num_frames]; num_channels];
@@ -238,9 +312,11 @@ pub fn run(
     let realtime = config
         .audio_priority
         .and_then(crate::engine::worker::RealtimeGuard::raise);
+    let steal_start = steal_ms();
     let cpu_start = cpu_time::process_seconds();
     let main_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
+    let wall_start_monotonic_ns = monotonic_ns();
     let mut frames_done = 0;
     while frames_done < num_frames {
         if config
@@ -251,6 +327,7 @@ pub fn run(
         }
         let len = block.min(num_frames - frames_done);
         let range = frames_done..frames_done + len;
+        let block_cpu_start = cpu_time::thread_seconds();
         let block_start = Instant::now();
         for (instance_idx, engine) in engines.iter_mut().enumerate() {
             let mut inputs: [&[f32]; 2] = [&[], &[]];
@@ -268,7 +345,12 @@ pub fn run(
                 }
             }
         }
+        if let Some(work) = fixed_work.as_mut() {
+            work.run();
+        }
         block_times.push(block_start.elapsed());
+        block_starts.push(block_start - wall_start);
+        block_cpu_s.push(cpu_time::thread_seconds() - block_cpu_start);
         frames_done += len;
         if config.paced {
             // Release the next block at its real-time deadline, as an audio interface would.
@@ -281,14 +363,30 @@ pub fn run(
     let wall_s = wall_start.elapsed().as_secs_f64();
     let cpu_main_s = cpu_time::thread_seconds() - main_start;
     let cpu_s = cpu_time::process_seconds() - cpu_start;
+    let steal_ms = match (steal_start, steal_ms()) {
+        (Some(start), Some(end)) => end - start,
+        _ => -1.0,
+    };
     let audio_priority = realtime.as_ref().map_or(0, |guard| guard.priority);
     drop(realtime);
 
     if let Some(path) = std::env::var_os("LONGTAIL_BENCH_BLOCK_TIMES") {
-        // Diagnostics: every call's time in ns, one per line, to look for periodic spikes.
+        // Diagnostics, one call per line: its wall-clock time, its thread CPU time and its start
+        // on CLOCK_MONOTONIC (as `perf record -k CLOCK_MONOTONIC` stamps events), all in ns, to
+        // look for periodic spikes, tell computing from time the thread did not run, and find
+        // what else ran then.
         let text: String = block_times
             .iter()
-            .map(|d| format!("{}\n", d.as_nanos()))
+            .zip(&block_cpu_s)
+            .zip(&block_starts)
+            .map(|((wall, cpu), start)| {
+                format!(
+                    "{} {} {}\n",
+                    wall.as_nanos(),
+                    (cpu * 1e9).round() as u64,
+                    wall_start_monotonic_ns + start.as_nanos() as u64
+                )
+            })
             .collect();
         if let Err(err) = std::fs::write(&path, text) {
             eprintln!(
@@ -300,6 +398,13 @@ pub fn run(
     let warmup_blocks =
         ((config.warmup_s * f64::from(config.rate)) as usize / block).min(block_times.len());
     let all_max = block_times.iter().max().copied().unwrap_or_default();
+    let offcpu_max_us = block_times[warmup_blocks..]
+        .iter()
+        .zip(&block_cpu_s[warmup_blocks..])
+        .map(|(wall, cpu)| (wall.as_secs_f64() - cpu).max(0.0) * 1e6)
+        .fold(0.0, f64::max);
+    let mut steady_cpu: Vec<f64> = block_cpu_s[warmup_blocks..].to_vec();
+    steady_cpu.sort_unstable_by(f64::total_cmp);
     let mut steady: Vec<Duration> = block_times[warmup_blocks..].to_vec();
     steady.sort_unstable();
     let percentile = |p: f64| -> f64 {
@@ -308,6 +413,13 @@ pub fn run(
         }
         let idx = ((p * steady.len() as f64).ceil() as usize).clamp(1, steady.len()) - 1;
         steady[idx].as_secs_f64() * 1e6
+    };
+    let oncpu_percentile = |p: f64| -> f64 {
+        if steady_cpu.is_empty() {
+            return 0.0;
+        }
+        let idx = ((p * steady_cpu.len() as f64).ceil() as usize).clamp(1, steady_cpu.len()) - 1;
+        steady_cpu[idx] * 1e6
     };
     let mut late_blocks = 0;
     let mut dropped_chunks = 0;
@@ -324,16 +436,33 @@ pub fn run(
         late_blocks += stats.late_results + stats.dropped_chunks;
         dropped_chunks += stats.dropped_chunks;
     }
-    let plan = engines[0].plan();
-    let layout = plan
-        .levels
-        .iter()
-        .map(|level| format!("{}x{}", level.partition_size, level.num_partitions))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let (layout, latency_samples) = match engines.first() {
+        Some(engine) => {
+            let plan = engine.plan();
+            let levels = plan
+                .levels
+                .iter()
+                .map(|level| format!("{}x{}", level.partition_size, level.num_partitions))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (
+                format!("head{} {levels}", plan.head_taps),
+                plan.latency_samples(),
+            )
+        }
+        None => (
+            format!("fixed work {:.1} us", config.fixed_work_us.unwrap_or(0.0)),
+            0,
+        ),
+    };
     let on_gpu = engines.iter().any(|e| e.backend_report().gpu_levels > 0);
     let gpu_stats = engines.iter().find_map(|e| e.gpu_stats());
     let result = BenchResult {
+        engine: if fixed_work.is_some() {
+            "fixed-work"
+        } else {
+            "longtail"
+        },
         variant: config.variant.clone(),
         backend: if on_gpu { "gpu" } else { "cpu" },
         gpu_adapter: gpu_stats.as_ref().map(|s| s.adapter.to_string()),
@@ -347,7 +476,7 @@ pub fn run(
         block,
         rate: config.rate,
         channels: num_channels,
-        ir_taps: ir.len(),
+        ir_taps: if fixed_work.is_some() { 0 } else { ir.len() },
         instances: engines.len(),
         audio_s: frames_done as f64 / f64::from(config.rate),
         n_blocks: block_times.len(),
@@ -361,11 +490,15 @@ pub fn run(
         blk_p99_us: percentile(0.99),
         blk_max_us: steady.last().map_or(0.0, |d| d.as_secs_f64() * 1e6),
         blk_max_all_us: all_max.as_secs_f64() * 1e6,
+        oncpu_p99_us: oncpu_percentile(0.99),
+        oncpu_max_us: oncpu_percentile(1.0),
+        offcpu_max_us,
+        steal_ms,
         deadline_us: block as f64 / f64::from(config.rate) * 1e6,
-        latency_samples: plan.latency_samples(),
+        latency_samples,
         late_blocks,
         dropped_chunks,
-        layout: format!("head{} {layout}", plan.head_taps),
+        layout,
         paced: config.paced,
         rss_kb,
         mem_per_instance_kb,
@@ -374,6 +507,49 @@ pub fn run(
     // Engines (and their threads) are dropped here, outside the timed loop.
     drop(engines);
     Ok(result)
+}
+
+/// CLOCK_MONOTONIC in ns (0 where unreadable).
+#[cfg(unix)]
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(not(unix))]
+fn monotonic_ns() -> u64 {
+    0
+}
+
+/// Steal time is read from Linux's /proc/stat only.
+#[cfg(not(target_os = "linux"))]
+fn steal_ms() -> Option<f64> {
+    None
+}
+
+/// The machine's steal time so far (all CPUs), in ms, from /proc/stat; `None` where the
+/// kernel does not report it.
+#[cfg(target_os = "linux")]
+fn steal_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let steal_ticks: f64 = stat
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .nth(7)?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let ticks_per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (ticks_per_s > 0).then(|| steal_ticks * 1000.0 / ticks_per_s as f64)
 }
 
 /// The 1-minute load average, or -1 where unknown.

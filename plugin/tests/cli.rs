@@ -345,6 +345,10 @@ fn bench_prints_the_harness_contract_fields() {
         "\"blk_med_us\":",
         "\"blk_p99_us\":",
         "\"blk_max_us\":",
+        "\"oncpu_p99_us\":",
+        "\"oncpu_max_us\":",
+        "\"offcpu_max_us\":",
+        "\"steal_ms\":",
         "\"deadline_us\":1333.33",
         "\"max_over_deadline\":",
         "\"latency_samples\":0",
@@ -371,6 +375,61 @@ fn bench_prints_the_harness_contract_fields() {
         lines[0]
     );
     assert!(lines[1].contains("\"block\":100"));
+}
+
+/// A number field of a JSON line.
+fn json_number(line: &str, field: &str) -> f64 {
+    let key = format!("\"{field}\":");
+    let start = line
+        .find(&key)
+        .unwrap_or_else(|| panic!("{field} missing in {line}"))
+        + key.len();
+    let rest = &line[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|_| panic!("{field} is not a number in {line}"))
+}
+
+#[test]
+fn bench_fixed_work_measures_the_machine_with_the_same_fields() {
+    let result = cli(&[
+        "bench",
+        "--fixed-work-us",
+        "50",
+        "--block",
+        "64",
+        "--seconds",
+        "0.5",
+        "--warmup-s",
+        "0",
+        "--json",
+    ]);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let line = lines[0];
+    assert!(line.contains("\"engine\":\"fixed-work\""), "{line}");
+    assert!(line.contains("\"layout\":\"fixed work 50.0 us\""), "{line}");
+    assert_eq!(json_number(line, "ir_taps"), 0.0);
+    assert_eq!(json_number(line, "threads"), 1.0);
+    // Every call spins at least its 50 us, and the thread's own CPU time covers the work.
+    assert!(json_number(line, "blk_med_us") >= 50.0, "{line}");
+    assert!(json_number(line, "oncpu_max_us") > 0.0, "{line}");
+    assert!(json_number(line, "offcpu_max_us") >= 0.0, "{line}");
+
+    let refused = cli(&["bench", "--fixed-work-us=-3", "--json"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--fixed-work-us") && stderr.contains("microseconds"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -152,6 +152,13 @@ enum Command {
         /// `zero` or `low` latency.
         #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
         latency: LatencyArg,
+        /// Measure the machine instead of the engine: no engine runs, and each call spins this
+        /// many microseconds over a 512 KiB buffer, timed, paced and prioritised exactly as the
+        /// engines are. With --paced it shows the per-call tail (blk_p99_us, blk_max_us) that
+        /// the machine adds to a job of known length, to read an engine's figures against.
+        /// The JSON line says "engine":"fixed-work"; --ir-seconds and --instances are unused.
+        #[arg(long, value_parser = parse_fixed_work)]
+        fixed_work_us: Option<f64>,
         /// One JSON line per configuration instead of a table.
         #[arg(long)]
         json: bool,
@@ -478,6 +485,7 @@ fn main() -> ExitCode {
             backend,
             executor,
             latency,
+            fixed_work_us,
             json,
         } => {
             let executor_name = match executor {
@@ -498,8 +506,13 @@ fn main() -> ExitCode {
                     ExecutorArg::Inline => Executor::Inline,
                 },
                 variant: variant.unwrap_or_else(|| {
-                    format!("{}-{executor_name}", if paced { "paced" } else { "fed" })
+                    let pace = if paced { "paced" } else { "fed" };
+                    match fixed_work_us {
+                        Some(micros) => format!("{pace}-fixed-work-{micros}us"),
+                        None => format!("{pace}-{executor_name}"),
+                    }
                 }),
+                fixed_work_us,
             };
             let channels = usize::from(channels);
             match (input, ir) {
@@ -680,7 +693,7 @@ fn run_bench_generated(
     );
     if !json {
         println!(
-            "{:>6} {:>6} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>6} {:>7}",
+            "{:>6} {:>6} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>7}",
             "ir_s",
             "block",
             "inst",
@@ -690,11 +703,18 @@ fn run_bench_generated(
             "blk_med_us",
             "blk_p99_us",
             "blk_max_us",
+            "oncpu_max",
             "max/ddl",
             "late",
             "threads"
         );
     }
+    // Fixed work has no IR and no instances: one run per block size.
+    let (ir_seconds, instances) = if template.fixed_work_us.is_some() {
+        (&ir_seconds[..1], &[1][..])
+    } else {
+        (ir_seconds, instances)
+    };
     for &ir_s in ir_seconds {
         let num_taps = (ir_s * f64::from(template.rate)).round().max(1.0) as usize;
         let ir = bench::decaying_noise_ir(channels, num_taps, template.rate, 777);
@@ -711,7 +731,7 @@ fn run_bench_generated(
                     println!("{}", result.to_json());
                 } else {
                     println!(
-                        "{:>6} {:>6} {:>4} {:>9.5} {:>9.5} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>8.3} {:>6} {:>7}",
+                        "{:>6} {:>6} {:>4} {:>9.5} {:>9.5} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.3} {:>6} {:>7}",
                         ir_s,
                         block,
                         num_instances,
@@ -721,6 +741,7 @@ fn run_bench_generated(
                         result.blk_med_us,
                         result.blk_p99_us,
                         result.blk_max_us,
+                        result.oncpu_max_us,
                         result.blk_max_us / result.deadline_us,
                         result.late_blocks,
                         result.threads
@@ -730,6 +751,17 @@ fn run_bench_generated(
         }
     }
     Ok(())
+}
+
+fn parse_fixed_work(text: &str) -> Result<f64, String> {
+    let micros: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of microseconds"))?;
+    if micros.is_finite() && (0.0..=1_000_000.0).contains(&micros) {
+        Ok(micros)
+    } else {
+        Err("must be from 0 to 1000000 microseconds".to_owned())
+    }
 }
 
 fn run_status(request: longtail::status::StatusRequest, json: bool) -> Result<(), String> {
