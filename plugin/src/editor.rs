@@ -6,7 +6,7 @@
 //! The editor runs on the host's GUI thread. It reads the audio thread's numbers from
 //! [`EngineMonitor`] (atomics only) and changes parameters through the host (`ParamSetter`), so
 //! nothing it does can make the audio thread wait. Slow work happens on helper threads: the IR
-//! preview (waveform) is generated on a short-lived thread, a file dialog and the decoding of
+//! preview (waveform and spectrogram) is generated on a short-lived thread, a file dialog and the decoding of
 //! the chosen file run on another, and the thermal probes run on the [`ThermalMonitor`] thread,
 //! which lives while the editor is open. The host's GUI thread never blocks on any of them.
 //!
@@ -23,10 +23,11 @@
 //!
 //! # State
 //!
-//! The window size and the selected tab are persisted with the plugin's state (the `editor-*`
-//! fields of [`LongtailParams`]), so a project reopens its editor as it was left.
-//! `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`) opens the editor on that tab instead,
-//! for screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
+//! The window size, the selected tab and the IR view (waveform or spectrogram) are persisted
+//! with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a project reopens
+//! its editor as it was left. `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`) and
+//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform` or `spectrogram`) open the editor that way instead, for
+//! screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -51,6 +52,7 @@ use crate::ir::store::IrFileState;
 use crate::monitor::EngineMonitor;
 use crate::params::{BackendParam, IrSourceParam, LongtailParams};
 use crate::preparer::{IrSource, prepare_ir};
+use crate::spectrogram::{self, Spectrogram, spectrogram};
 use crate::thermal::{Action, GpuStatus, Placement, ThermalMonitor, ThermalPolicy, ThermalProbes};
 
 /// Size of a new editor window, in logical pixels.
@@ -97,6 +99,43 @@ impl Tab {
     }
 }
 
+/// How the Reverb tab draws the IR, persisted by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IrView {
+    Waveform,
+    Spectrogram,
+}
+
+impl IrView {
+    const ALL: [IrView; 2] = [IrView::Waveform, IrView::Spectrogram];
+
+    fn from_index(idx: u8) -> Self {
+        Self::ALL
+            .get(idx as usize)
+            .copied()
+            .unwrap_or(IrView::Waveform)
+    }
+
+    fn index(self) -> u8 {
+        Self::ALL.iter().position(|v| *v == self).unwrap_or(0) as u8
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            IrView::Waveform => "Waveform",
+            IrView::Spectrogram => "Spectrogram",
+        }
+    }
+
+    /// The view `LONGTAIL_EDITOR_IR_VIEW` names, if any (case-insensitive).
+    fn from_env() -> Option<Self> {
+        let name = std::env::var("LONGTAIL_EDITOR_IR_VIEW").ok()?;
+        Self::ALL
+            .into_iter()
+            .find(|view| view.name().eq_ignore_ascii_case(name.trim()))
+    }
+}
+
 /// What a preview shows: the IR as the engine plays it, edits applied, at the session rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PreviewKey {
@@ -108,7 +147,7 @@ pub struct PreviewKey {
     pub sample_rate: u32,
 }
 
-/// A waveform preview of the selected IR, made off the GUI thread.
+/// A preview of the selected IR (waveform and spectrogram), made off the GUI thread.
 #[derive(Debug)]
 pub struct Preview {
     /// What it shows.
@@ -132,12 +171,18 @@ pub struct PreviewData {
     pub num_channels: usize,
     /// Per channel, `(min, max)` per column.
     pub columns: Vec<Vec<(f32, f32)>>,
+    /// Power over time and frequency, all channels together.
+    pub spectrogram: Spectrogram,
 }
 
 /// Dynamic range of the waveform preview, in dB below the IR's peak.
 const PREVIEW_RANGE_DB: f32 = 72.0;
 /// Columns of the waveform preview.
 pub const PREVIEW_COLUMNS: usize = 600;
+/// Time columns of the spectrogram.
+pub const SPECTROGRAM_COLUMNS: usize = 300;
+/// Frequency bands of the spectrogram (logarithmic, 20 Hz to Nyquist).
+pub const SPECTROGRAM_BANDS: usize = 72;
 
 /// Prepares the IR `key` describes exactly as the preparation thread does for the engine, and
 /// outlines it. Allocates and may take a while (resampling, filters): off the GUI thread.
@@ -170,6 +215,12 @@ pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
                 layout: ir.layout.name(),
                 num_channels: ir.channels.len(),
                 columns,
+                spectrogram: spectrogram(
+                    &ir.channels,
+                    ir.sample_rate,
+                    SPECTROGRAM_COLUMNS,
+                    SPECTROGRAM_BANDS,
+                ),
             }
         });
     Preview { key, result }
@@ -275,6 +326,8 @@ pub struct EditorApp {
     worker_load: (Instant, u64, f32),
     /// Messages the user has dismissed (by text).
     dismissed: Vec<String>,
+    /// The spectrogram of the preview with this key, uploaded as a texture.
+    spectrogram_texture: Option<(PreviewKey, egui::TextureHandle)>,
 }
 
 /// Builds the editor for the plugin's shared state.
@@ -284,6 +337,9 @@ pub fn create(
 ) -> Option<EguiEditor<EditorApp>> {
     if let Some(tab) = Tab::from_env() {
         params.editor_tab.store(tab.index(), Relaxed);
+    }
+    if let Some(view) = IrView::from_env() {
+        params.editor_ir_view.store(view.index(), Relaxed);
     }
     let width = params.editor_width.load(Relaxed).max(MIN_SIZE.0);
     let height = params.editor_height.load(Relaxed).max(MIN_SIZE.1);
@@ -310,6 +366,7 @@ pub fn create(
         file_error: None,
         worker_load: (Instant::now(), 0, 0.0),
         dismissed: Vec::new(),
+        spectrogram_texture: None,
     };
     create_egui_editor(egui_state, RepaintNotifier::new(), settings, app)
 }
@@ -619,10 +676,35 @@ impl EditorApp {
                 ui.end_row();
             }
         });
+        let mut view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
+        ui.horizontal(|ui| {
+            for candidate in IrView::ALL {
+                ui.selectable_value(&mut view, candidate, candidate.name());
+            }
+        });
+        self.params.editor_ir_view.store(view.index(), Relaxed);
         match &self.preview {
             Some(Preview {
-                result: Ok(data), ..
-            }) => draw_waveform(ui, data),
+                result: Ok(data),
+                key,
+            }) => match view {
+                IrView::Waveform => draw_waveform(ui, data),
+                IrView::Spectrogram => {
+                    let texture = match &self.spectrogram_texture {
+                        Some((shown, texture)) if shown == key => texture.clone(),
+                        _ => {
+                            let texture = ui.ctx().load_texture(
+                                "ir-spectrogram",
+                                spectrogram_image(&data.spectrogram),
+                                egui::TextureOptions::LINEAR,
+                            );
+                            self.spectrogram_texture = Some((*key, texture.clone()));
+                            texture
+                        }
+                    };
+                    draw_spectrogram(ui, data, &texture);
+                }
+            },
             Some(Preview {
                 result: Err(err), ..
             }) => {
@@ -959,6 +1041,90 @@ fn toggle(ui: &mut egui::Ui, setter: &ParamSetter, label: &str, param: &BoolPara
     if ui.checkbox(&mut on, label).changed() {
         set_param(setter, param, on);
     }
+}
+
+/// A colour for a level from [`spectrogram::FLOOR_DB`] (dark blue-black) to 0 dB (pale
+/// yellow), through violet and orange.
+fn heat_colour(db: f32) -> Color32 {
+    const STOPS: [(f32, [f32; 3]); 5] = [
+        (0.0, [8.0, 8.0, 24.0]),
+        (0.35, [70.0, 20.0, 110.0]),
+        (0.6, [180.0, 50.0, 90.0]),
+        (0.82, [250.0, 140.0, 40.0]),
+        (1.0, [255.0, 245.0, 170.0]),
+    ];
+    let t = ((db - spectrogram::FLOOR_DB) / -spectrogram::FLOOR_DB).clamp(0.0, 1.0);
+    let upper = STOPS
+        .iter()
+        .position(|&(at, _)| at >= t)
+        .unwrap_or(4)
+        .max(1);
+    let (t0, c0) = STOPS[upper - 1];
+    let (t1, c1) = STOPS[upper];
+    let f = ((t - t0) / (t1 - t0).max(1e-6)).clamp(0.0, 1.0);
+    let mix = |i: usize| (c0[i] + (c1[i] - c0[i]) * f).round() as u8;
+    Color32::from_rgb(mix(0), mix(1), mix(2))
+}
+
+/// The spectrogram as an image: time left to right, frequency bottom to top.
+fn spectrogram_image(s: &Spectrogram) -> egui::ColorImage {
+    let mut pixels = Vec::with_capacity(s.columns * s.bands);
+    for row in 0..s.bands {
+        let band = s.bands - 1 - row;
+        pixels.extend((0..s.columns).map(|column| heat_colour(s.at(column, band))));
+    }
+    egui::ColorImage::new([s.columns, s.bands], pixels)
+}
+
+fn draw_spectrogram(ui: &mut egui::Ui, preview: &PreviewData, texture: &egui::TextureHandle) {
+    let width = ui.available_width().max(100.0);
+    let height = 160.0;
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(width, height), Sense::hover());
+    let painter = ui.painter_at(rect);
+    painter.image(
+        texture.id(),
+        rect,
+        Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
+        Color32::WHITE,
+    );
+    // Frequency grid: 100 Hz, 1 kHz, 10 kHz where they fall inside.
+    let s = &preview.spectrogram;
+    let (low, high) = (s.edges_hz[0].ln(), s.edges_hz[s.bands].ln());
+    for (hz, label) in [
+        (100.0f32, "100 Hz"),
+        (1000.0, "1 kHz"),
+        (10_000.0, "10 kHz"),
+    ] {
+        let at = (hz.ln() - low) / (high - low);
+        if !(0.0..1.0).contains(&at) {
+            continue;
+        }
+        let y = rect.bottom() - at * rect.height();
+        painter.line_segment(
+            [Pos2::new(rect.left(), y), Pos2::new(rect.right(), y)],
+            Stroke::new(1.0, Color32::from_white_alpha(40)),
+        );
+        painter.text(
+            Pos2::new(rect.left() + 4.0, y - 2.0),
+            egui::Align2::LEFT_BOTTOM,
+            label,
+            egui::FontId::proportional(11.0),
+            Color32::from_white_alpha(160),
+        );
+    }
+    painter.text(
+        Pos2::new(rect.right() - 4.0, rect.bottom() - 2.0),
+        egui::Align2::RIGHT_BOTTOM,
+        format!("{:.2} s", preview.seconds),
+        egui::FontId::proportional(11.0),
+        Color32::from_white_alpha(160),
+    );
+    painter.rect_stroke(
+        rect,
+        4.0,
+        Stroke::new(1.0, Color32::from_gray(60)),
+        egui::StrokeKind::Inside,
+    );
 }
 
 fn draw_waveform(ui: &mut egui::Ui, preview: &PreviewData) {

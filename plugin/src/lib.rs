@@ -25,6 +25,7 @@ pub mod processor;
 pub mod render;
 pub mod rng;
 pub mod soak;
+pub mod spectrogram;
 pub mod status;
 pub mod thermal;
 
@@ -536,6 +537,7 @@ mod tests {
         saved.editor_width.store(913, Relaxed);
         saved.editor_height.store(611, Relaxed);
         saved.editor_tab.store(2, Relaxed);
+        saved.editor_ir_view.store(1, Relaxed);
         let fields = saved.serialize_fields();
         assert!(fields.contains_key("editor-width"), "{fields:?}");
 
@@ -545,6 +547,7 @@ mod tests {
         assert_eq!(restored.editor_width.load(Relaxed), 913);
         assert_eq!(restored.editor_height.load(Relaxed), 611);
         assert_eq!(restored.editor_tab.load(Relaxed), 2);
+        assert_eq!(restored.editor_ir_view.load(Relaxed), 1);
     }
 
     #[test]

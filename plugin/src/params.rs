@@ -125,6 +125,9 @@ pub struct LongtailParams {
     /// The editor's selected tab, saved with the project.
     #[persist = "editor-tab"]
     pub editor_tab: AtomicU8,
+    /// The Reverb tab's IR view (waveform or spectrogram), saved with the project.
+    #[persist = "editor-ir-view"]
+    pub editor_ir_view: AtomicU8,
     /// Built-in IR or the user's file.
     #[id = "irsrc"]
     pub ir_source: EnumParam<IrSourceParam>,
@@ -279,6 +282,7 @@ impl Default for LongtailParams {
             editor_width: AtomicU32::new(crate::editor::DEFAULT_SIZE.0),
             editor_height: AtomicU32::new(crate::editor::DEFAULT_SIZE.1),
             editor_tab: AtomicU8::new(0),
+            editor_ir_view: AtomicU8::new(0),
             ir_source: EnumParam::new("IR source", IrSourceParam::Builtin),
             trim_start_ms: milliseconds("Trim start", 2_000.0),
             trim_end_ms: milliseconds("Trim end", 30_000.0),

@@ -25,13 +25,15 @@ fn the_standalone_draws_its_editor_under_xvfb() {
         eprintln!("skipped: missing {missing:?}");
         return;
     }
-    // target/<profile>/editor-screenshot.png, next to the binaries; then the other tabs.
+    // target/<profile>/editor-screenshot.png, next to the binaries; then the spectrogram view
+    // and the other tabs.
     let standalone = PathBuf::from(env!("CARGO_BIN_EXE_longtail"));
     let dir = standalone.parent().expect("binary directory");
-    for (tab, name) in [
-        ("reverb", "editor-screenshot.png"),
-        ("engine", "editor-engine.png"),
-        ("thermal", "editor-thermal.png"),
+    for (tab, view, name) in [
+        ("reverb", "waveform", "editor-screenshot.png"),
+        ("reverb", "spectrogram", "editor-spectrogram.png"),
+        ("engine", "waveform", "editor-engine.png"),
+        ("thermal", "waveform", "editor-thermal.png"),
     ] {
         let png = dir.join(name);
         let output = Command::new("bash")
@@ -40,20 +42,24 @@ fn the_standalone_draws_its_editor_under_xvfb() {
             .arg(&png)
             .arg("4")
             .env("LONGTAIL_EDITOR_TAB", tab)
+            .env("LONGTAIL_EDITOR_IR_VIEW", view)
             .output()
             .expect("run the screenshot script");
         let stdout = String::from_utf8_lossy(&output.stdout);
         println!("{stdout}");
         assert!(
             output.status.success(),
-            "{tab}: {stdout}\n{}",
+            "{name}: {stdout}\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        println!("editor screenshot ({tab} tab) saved at {}", png.display());
+        println!(
+            "editor screenshot ({tab} tab, {view}) saved at {}",
+            png.display()
+        );
         let size = std::fs::metadata(&png).expect("screenshot written").len();
         assert!(
             size > 10_000,
-            "{tab}: a drawn editor compresses to more than 10 kB, got {size}"
+            "{name}: a drawn editor compresses to more than 10 kB, got {size}"
         );
     }
 }
