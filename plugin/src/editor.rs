@@ -31,8 +31,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU8};
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -63,7 +63,43 @@ pub const MIN_SIZE: (u32, u32) = (560, 380);
 /// When set (the standalone's `--headless`), the plugin offers no editor.
 pub static HEADLESS: AtomicBool = AtomicBool::new(false);
 
-/// The editor's tabs, persisted by number.
+/// A choice the editor shows as a row of buttons, persists by its position in `ALL` and can
+/// take from an environment variable by name (case-insensitive), for screenshots.
+trait Choice: Copy + PartialEq + 'static {
+    /// Every choice, the default first.
+    const ALL: &'static [Self];
+    /// The variable naming the choice to open with.
+    const ENV: &'static str;
+
+    fn name(self) -> &'static str;
+
+    fn from_index(idx: u8) -> Self {
+        Self::ALL.get(idx as usize).copied().unwrap_or(Self::ALL[0])
+    }
+
+    fn index(self) -> u8 {
+        Self::ALL.iter().position(|c| *c == self).unwrap_or(0) as u8
+    }
+
+    fn from_env() -> Option<Self> {
+        let name = std::env::var(Self::ENV).ok()?;
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|choice| choice.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The buttons, selecting into the persisted `slot`.
+    fn buttons(ui: &mut egui::Ui, slot: &AtomicU8) {
+        let mut current = Self::from_index(slot.load(Relaxed));
+        for &candidate in Self::ALL {
+            ui.selectable_value(&mut current, candidate, candidate.name());
+        }
+        slot.store(current.index(), Relaxed);
+    }
+}
+
+/// The editor's tabs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tab {
     Reverb,
@@ -71,16 +107,9 @@ enum Tab {
     Thermal,
 }
 
-impl Tab {
-    const ALL: [Tab; 3] = [Tab::Reverb, Tab::Engine, Tab::Thermal];
-
-    fn from_index(idx: u8) -> Self {
-        Self::ALL.get(idx as usize).copied().unwrap_or(Tab::Reverb)
-    }
-
-    fn index(self) -> u8 {
-        Self::ALL.iter().position(|t| *t == self).unwrap_or(0) as u8
-    }
+impl Choice for Tab {
+    const ALL: &'static [Self] = &[Tab::Reverb, Tab::Engine, Tab::Thermal];
+    const ENV: &'static str = "LONGTAIL_EDITOR_TAB";
 
     fn name(self) -> &'static str {
         match self {
@@ -89,50 +118,24 @@ impl Tab {
             Tab::Thermal => "Thermal",
         }
     }
-
-    /// The tab `LONGTAIL_EDITOR_TAB` names, if any (case-insensitive).
-    fn from_env() -> Option<Self> {
-        let name = std::env::var("LONGTAIL_EDITOR_TAB").ok()?;
-        Self::ALL
-            .into_iter()
-            .find(|tab| tab.name().eq_ignore_ascii_case(name.trim()))
-    }
 }
 
-/// How the Reverb tab draws the IR, persisted by number.
+/// How the Reverb tab draws the IR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IrView {
     Waveform,
     Spectrogram,
 }
 
-impl IrView {
-    const ALL: [IrView; 2] = [IrView::Waveform, IrView::Spectrogram];
-
-    fn from_index(idx: u8) -> Self {
-        Self::ALL
-            .get(idx as usize)
-            .copied()
-            .unwrap_or(IrView::Waveform)
-    }
-
-    fn index(self) -> u8 {
-        Self::ALL.iter().position(|v| *v == self).unwrap_or(0) as u8
-    }
+impl Choice for IrView {
+    const ALL: &'static [Self] = &[IrView::Waveform, IrView::Spectrogram];
+    const ENV: &'static str = "LONGTAIL_EDITOR_IR_VIEW";
 
     fn name(self) -> &'static str {
         match self {
             IrView::Waveform => "Waveform",
             IrView::Spectrogram => "Spectrogram",
         }
-    }
-
-    /// The view `LONGTAIL_EDITOR_IR_VIEW` names, if any (case-insensitive).
-    fn from_env() -> Option<Self> {
-        let name = std::env::var("LONGTAIL_EDITOR_IR_VIEW").ok()?;
-        Self::ALL
-            .into_iter()
-            .find(|view| view.name().eq_ignore_ascii_case(name.trim()))
     }
 }
 
@@ -400,11 +403,7 @@ impl NiceEguiApp for EditorApp {
                 ui.heading("Longtail");
                 ui.label(format!("convolution reverb {}", env!("CARGO_PKG_VERSION")));
                 ui.separator();
-                let mut tab = Tab::from_index(self.params.editor_tab.load(Relaxed));
-                for candidate in Tab::ALL {
-                    ui.selectable_value(&mut tab, candidate, candidate.name());
-                }
-                self.params.editor_tab.store(tab.index(), Relaxed);
+                Tab::buttons(ui, &self.params.editor_tab);
             });
             self.messages(ui);
         });
@@ -676,13 +675,8 @@ impl EditorApp {
                 ui.end_row();
             }
         });
-        let mut view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
-        ui.horizontal(|ui| {
-            for candidate in IrView::ALL {
-                ui.selectable_value(&mut view, candidate, candidate.name());
-            }
-        });
-        self.params.editor_ir_view.store(view.index(), Relaxed);
+        ui.horizontal(|ui| IrView::buttons(ui, &self.params.editor_ir_view));
+        let view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
         match &self.preview {
             Some(Preview {
                 result: Ok(data),

@@ -89,6 +89,18 @@ fn cli(args: &[&str]) -> Output {
         .expect("run longtail-cli")
 }
 
+/// Runs `longtail-cli` and returns its standard output; fails with its error output unless it
+/// succeeded.
+fn cli_stdout(args: &[&str]) -> String {
+    let result = cli(args);
+    assert!(
+        result.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    String::from_utf8_lossy(&result.stdout).into_owned()
+}
+
 /// The arguments of `longtail-cli render` for these files, then `extra`.
 fn render_args<'a>(
     ir: &'a Path,
@@ -286,13 +298,7 @@ fn bad_inputs_fail_with_one_clear_message() {
 #[test]
 fn demo_renders_every_builtin_ir() {
     let dir = temp_dir("demo");
-    let result = cli(&["demo", "--output", dir.to_str().unwrap()]);
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+    let stdout = cli_stdout(&["demo", "--output", dir.to_str().unwrap()]);
     for id in ["room", "plate", "hall", "cathedral", "wide-hall"] {
         let (spec, channels) = read_wav(&dir.join(format!("demo-{id}.wav")));
         assert_eq!(spec.channels, 2);
@@ -310,7 +316,7 @@ fn demo_renders_every_builtin_ir() {
 
 #[test]
 fn bench_prints_the_harness_contract_fields() {
-    let result = cli(&[
+    let stdout = cli_stdout(&[
         "bench",
         "--ir-seconds",
         "0.5",
@@ -320,12 +326,6 @@ fn bench_prints_the_harness_contract_fields() {
         "1",
         "--json",
     ]);
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{stdout}");
     for field in [
@@ -393,7 +393,7 @@ fn json_number(line: &str, field: &str) -> f64 {
 
 #[test]
 fn bench_fixed_work_measures_the_machine_with_the_same_fields() {
-    let result = cli(&[
+    let stdout = cli_stdout(&[
         "bench",
         "--fixed-work-us",
         "50",
@@ -405,12 +405,6 @@ fn bench_fixed_work_measures_the_machine_with_the_same_fields() {
         "0",
         "--json",
     ]);
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines.len(), 1, "{stdout}");
     let line = lines[0];
@@ -449,7 +443,7 @@ fn bench_harness_mode_writes_the_convolution() {
     raw(&dir.join("in.f32"), &input);
     raw(&dir.join("ir.f32"), &ir);
     let out = dir.join("out.f32");
-    let result = cli(&[
+    let stdout = cli_stdout(&[
         "bench",
         "--input",
         dir.join("in.f32").to_str().unwrap(),
@@ -468,12 +462,7 @@ fn bench_harness_mode_writes_the_convolution() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    assert!(String::from_utf8_lossy(&result.stdout).contains("\"variant\":\"t\""));
+    assert!(stdout.contains("\"variant\":\"t\""));
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(bytes.len(), 4800 * 2 * 4);
     let samples: Vec<f32> = bytes
