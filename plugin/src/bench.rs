@@ -405,22 +405,11 @@ pub fn run(
         .fold(0.0, f64::max);
     let mut steady_cpu: Vec<f64> = block_cpu_s[warmup_blocks..].to_vec();
     steady_cpu.sort_unstable_by(f64::total_cmp);
-    let mut steady: Vec<Duration> = block_times[warmup_blocks..].to_vec();
-    steady.sort_unstable();
-    let percentile = |p: f64| -> f64 {
-        if steady.is_empty() {
-            return 0.0;
-        }
-        let idx = ((p * steady.len() as f64).ceil() as usize).clamp(1, steady.len()) - 1;
-        steady[idx].as_secs_f64() * 1e6
-    };
-    let oncpu_percentile = |p: f64| -> f64 {
-        if steady_cpu.is_empty() {
-            return 0.0;
-        }
-        let idx = ((p * steady_cpu.len() as f64).ceil() as usize).clamp(1, steady_cpu.len()) - 1;
-        steady_cpu[idx] * 1e6
-    };
+    let mut steady: Vec<f64> = block_times[warmup_blocks..]
+        .iter()
+        .map(Duration::as_secs_f64)
+        .collect();
+    steady.sort_unstable_by(f64::total_cmp);
     let mut late_blocks = 0;
     let mut dropped_chunks = 0;
     if std::env::var_os("LONGTAIL_BENCH_LATE_DETAIL").is_some() {
@@ -486,12 +475,12 @@ pub fn run(
         threads: 1 + engines.iter().map(Engine::num_workers).sum::<usize>(),
         setup_s,
         warmup_blocks,
-        blk_med_us: percentile(0.5),
-        blk_p99_us: percentile(0.99),
-        blk_max_us: steady.last().map_or(0.0, |d| d.as_secs_f64() * 1e6),
+        blk_med_us: percentile_us(&steady, 0.5),
+        blk_p99_us: percentile_us(&steady, 0.99),
+        blk_max_us: percentile_us(&steady, 1.0),
         blk_max_all_us: all_max.as_secs_f64() * 1e6,
-        oncpu_p99_us: oncpu_percentile(0.99),
-        oncpu_max_us: oncpu_percentile(1.0),
+        oncpu_p99_us: percentile_us(&steady_cpu, 0.99),
+        oncpu_max_us: percentile_us(&steady_cpu, 1.0),
         offcpu_max_us,
         steal_ms,
         deadline_us: block as f64 / f64::from(config.rate) * 1e6,
@@ -507,6 +496,15 @@ pub fn run(
     // Engines (and their threads) are dropped here, outside the timed loop.
     drop(engines);
     Ok(result)
+}
+
+/// The `p` quantile (nearest rank) of `sorted` seconds, in us; 0 when empty.
+fn percentile_us(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let idx = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[idx] * 1e6
 }
 
 /// CLOCK_MONOTONIC in ns (0 where unreadable).
