@@ -316,7 +316,7 @@ pub fn run(
     let cpu_start = cpu_time::process_seconds();
     let main_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
-    let wall_start_monotonic_ns = monotonic_ns();
+    let wall_start_monotonic_ns = cpu_time::monotonic_ns();
     let mut frames_done = 0;
     while frames_done < num_frames {
         if config
@@ -505,25 +505,6 @@ fn percentile_us(sorted: &[f64], p: f64) -> f64 {
     }
     let idx = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1;
     sorted[idx] * 1e6
-}
-
-/// CLOCK_MONOTONIC in ns (0 where unreadable).
-#[cfg(unix)]
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-#[cfg(not(unix))]
-fn monotonic_ns() -> u64 {
-    0
 }
 
 /// Steal time is read from Linux's /proc/stat only.
