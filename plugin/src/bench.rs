@@ -97,6 +97,8 @@ pub struct BenchResult {
     pub latency_samples: usize,
     pub late_blocks: u64,
     pub dropped_chunks: u64,
+    /// Times the measuring thread woke a worker (a system call each), per second of audio.
+    pub wakes_per_s: f64,
     pub layout: String,
     pub paced: bool,
     /// Resident memory of the process once the engines are built, in KiB.
@@ -127,7 +129,7 @@ impl BenchResult {
                 "\"offcpu_max_us\":{:.2},\"steal_ms\":{:.0},",
                 "\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},\"oncpu_max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
-                "\"dropped_chunks\":{},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
+                "\"dropped_chunks\":{},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
                 "\"rss_kb\":{},\"mem_per_instance_kb\":{},",
                 "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
                 "\"loadavg1\":{:.2}}}"
@@ -166,6 +168,7 @@ impl BenchResult {
             self.latency_samples,
             self.late_blocks,
             self.dropped_chunks,
+            self.wakes_per_s,
             self.layout,
             self.paced,
             self.audio_priority,
@@ -415,7 +418,7 @@ pub fn run(
     if std::env::var_os("LONGTAIL_BENCH_LATE_DETAIL").is_some() {
         for (idx, engine) in engines.iter().enumerate() {
             eprintln!(
-                "instance {idx}: lates per level {:?}",
+                "instance {idx}: per level (partition size, lates, dropped chunks, wakes) {:?}",
                 engine.late_stats_per_level()
             );
         }
@@ -425,6 +428,8 @@ pub fn run(
         late_blocks += stats.late_results + stats.dropped_chunks;
         dropped_chunks += stats.dropped_chunks;
     }
+    let audio_s = frames_done as f64 / f64::from(config.rate);
+    let wakes = engines.iter().map(Engine::worker_wakes).sum::<u64>();
     let (layout, latency_samples) = match engines.first() {
         Some(engine) => {
             let plan = engine.plan();
@@ -467,7 +472,7 @@ pub fn run(
         channels: num_channels,
         ir_taps: if fixed_work.is_some() { 0 } else { ir.len() },
         instances: engines.len(),
-        audio_s: frames_done as f64 / f64::from(config.rate),
+        audio_s,
         n_blocks: block_times.len(),
         cpu_s,
         cpu_main_s,
@@ -487,6 +492,7 @@ pub fn run(
         latency_samples,
         late_blocks,
         dropped_chunks,
+        wakes_per_s: wakes as f64 / audio_s.max(f64::MIN_POSITIVE),
         layout,
         paced: config.paced,
         rss_kb,

@@ -900,8 +900,8 @@ impl Engine {
         stats
     }
 
-    /// Lateness per worker level: `(partition size, late results, dropped chunks)`.
-    pub fn late_stats_per_level(&self) -> Vec<(usize, u64, u64)> {
+    /// Counters per worker level: `(partition size, late results, dropped chunks, wakes)`.
+    pub fn late_stats_per_level(&self) -> Vec<(usize, u64, u64, u64)> {
         use std::sync::atomic::Ordering::Relaxed;
         self.levels
             .iter()
@@ -910,6 +910,7 @@ impl Engine {
                     worker.partition_size(),
                     worker.stats().late_results.load(Relaxed),
                     worker.stats().dropped_chunks.load(Relaxed),
+                    worker.stats().wakes.load(Relaxed),
                 )),
                 LevelRunner::Inline(_) => None,
             })
@@ -962,11 +963,24 @@ impl Engine {
 
     /// Time the worker threads have spent computing, in nanoseconds.
     pub fn worker_busy_ns(&self) -> u64 {
-        use std::sync::atomic::Ordering::Relaxed;
+        self.sum_worker_stats(|stats| &stats.busy_ns)
+    }
+
+    /// Times the audio thread has woken a worker or the GPU hub in real-time mode.
+    pub fn worker_wakes(&self) -> u64 {
+        self.sum_worker_stats(|stats| &stats.wakes)
+    }
+
+    fn sum_worker_stats(
+        &self,
+        counter: impl Fn(&worker::LevelStats) -> &std::sync::atomic::AtomicU64,
+    ) -> u64 {
         self.levels
             .iter()
             .map(|level| match level {
-                LevelRunner::Worker(worker) => worker.stats().busy_ns.load(Relaxed),
+                LevelRunner::Worker(worker) => {
+                    counter(worker.stats()).load(std::sync::atomic::Ordering::Relaxed)
+                }
                 LevelRunner::Inline(_) => 0,
             })
             .sum()

@@ -14,12 +14,16 @@
 //! Waking a sleeping thread costs the waker a system call and, when the thread sleeps on an
 //! idle core, an inter-processor interrupt: 20 us on average on the 2-core VMs we measure on,
 //! paid on the audio thread at every chunk of the smallest worker level. So an idle worker
-//! wakes itself instead: chunks arrive every `P` samples of host time, so it learns the interval
-//! between the chunks it saw arrive, sleeps on a timer until shortly before the next one is due
-//! ([`WAKE_EARLY`]) and then checks every [`POLL_INTERVAL`]. Only when no chunk has come
-//! [`WAKE_WINDOW`] after its expected time (a host that stopped, or calls irregularly) does it
-//! raise `needs_wake` and sleep until the audio thread wakes it, as before. Offline mode always
-//! wakes the worker: the audio thread waits for it anyway.
+//! wakes itself instead: chunks arrive every `P` samples of host time, and the audio thread
+//! stamps each one with the time it handed it over (one clock read, through the vDSO), so the
+//! worker learns the interval from exact arrival times however late it looked: a timer that
+//! fires late (a virtual machine's often do, by 0.1 ms or more) or a backlog does not blur
+//! them. It sleeps on a timer until shortly before the next chunk is due ([`WAKE_EARLY`]) and
+//! then checks every [`POLL_INTERVAL`]. Only when no chunk has come [`WAKE_WINDOW`] after its
+//! expected time (a host that stopped, or calls irregularly) does it raise `needs_wake` and
+//! sleep until the audio thread wakes it, as before. Offline mode always wakes the worker: the
+//! audio thread waits for it anyway. The bench reports the wakes the audio thread made
+//! (`wakes_per_s`).
 //!
 //! # Protocol
 //!
@@ -159,6 +163,9 @@ pub struct LevelStats {
     pub degraded: AtomicBool,
     /// Wall time the worker spent computing jobs, in nanoseconds (written by the worker).
     pub busy_ns: AtomicU64,
+    /// Times the audio thread woke the worker in real-time mode: a system call each (see
+    /// "Waking").
+    pub wakes: AtomicU64,
 }
 
 /// Memory shared by the audio thread and one worker thread.
@@ -180,6 +187,10 @@ struct Shared {
     /// Reset epoch of each slot's chunk: a chunk from a newer epoch makes the worker clear its
     /// level's history first (the audio thread called `reset()`).
     chunk_epochs: Box<[AtomicU64]>,
+    /// When each slot's chunk was handed over, in nanoseconds since `created`: the worker's
+    /// chunk clock learns the host's timing from these (see "Waking").
+    submit_times: Box<[AtomicU64]>,
+    created: Instant,
     submitted: AtomicU64,
     completed: AtomicU64,
     /// Low 32 bits of `completed`, stored after it: the futex word an offline wait sleeps on.
@@ -500,6 +511,8 @@ impl WorkerLevel {
             output_slots: cells(num_slots * num_outputs * partition_size),
             chunk_ends: atomics(num_slots),
             chunk_epochs: atomics(num_slots),
+            submit_times: atomics(num_slots),
+            created: Instant::now(),
             submitted: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             completed_seq: AtomicU32::new(0),
@@ -665,6 +678,10 @@ impl WorkerLevel {
         let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
         shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
         shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
+        // A clock read (the vDSO, no system call where the clock source allows), so the
+        // worker knows when the chunk came however late it looks.
+        let since_created = shared.created.elapsed().as_nanos() as u64;
+        shared.submit_times[slot_idx].store(since_created, Ordering::Relaxed);
         self.submitted += 1;
         // SeqCst, paired with the worker's `needs_wake` store and `submitted` load: either the
         // worker sees this job before it sleeps, or this thread sees that it must wake it.
@@ -675,6 +692,9 @@ impl WorkerLevel {
             || shared.executor.load(Ordering::Relaxed) == ON_GPU
             || shared.needs_wake.load(Ordering::SeqCst)
         {
+            if !wait {
+                shared.stats.wakes.fetch_add(1, Ordering::Relaxed);
+            }
             self.wake();
         }
     }
@@ -925,8 +945,12 @@ fn worker_main(
                 idle_wait(&shared, next_job, &mut clock);
                 continue;
             }
-            clock.arrived(next_job, Instant::now());
             let slot_idx = (next_job % shared.num_slots as u64) as usize;
+            let submitted_ns = shared.submit_times[slot_idx].load(Ordering::Relaxed);
+            clock.arrived(
+                next_job,
+                shared.created + Duration::from_nanos(submitted_ns),
+            );
             let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
             let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
             let job_start = Instant::now();
@@ -1468,94 +1492,57 @@ impl Feed for GpuFeed {
     }
 }
 
-/// How an idle worker last slept (see "Waking" in the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sleep {
-    /// Not idle: the worker went from one job straight to the next (a backlog).
-    Busy,
-    /// On its timer until shortly before the next chunk was expected.
-    Timed,
-    /// Checking every [`POLL_INTERVAL`].
-    Polling,
-    /// Until the audio thread woke it.
-    Woken,
-}
-
 /// What an idle worker knows of the chunks' timing (see "Waking" in the module docs).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct ChunkClock {
-    /// The last chunk whose arrival time was measured: its job number and when it arrived.
-    last_arrival: Option<(u64, std::time::Instant)>,
+    /// The last chunk seen: its job number and when the audio thread handed it over.
+    last_arrival: Option<(u64, Instant)>,
     /// When the next chunk is expected; `None` while the timing is unknown or was missed,
     /// when the worker sleeps until woken.
-    expected: Option<std::time::Instant>,
+    expected: Option<Instant>,
     /// Estimated interval between chunks.
     interval: Option<Duration>,
-    /// How the worker slept before the current job.
-    sleep: Sleep,
-}
-
-impl Default for ChunkClock {
-    fn default() -> Self {
-        Self {
-            last_arrival: None,
-            expected: None,
-            interval: None,
-            sleep: Sleep::Busy,
-        }
-    }
 }
 
 impl ChunkClock {
-    /// Job `job` was picked up at `now`.
-    fn arrived(&mut self, job: u64, now: std::time::Instant) {
-        // The arrival time is a measurement only when the worker was checking often, or was
-        // woken for this job. After a timed sleep the chunk was already there: the worker
-        // overslept (the host called early or irregularly); after a backlog it arrived
-        // earlier still. Both fall back to being woken until the timing is measured again.
-        let measured = matches!(self.sleep, Sleep::Polling | Sleep::Woken);
-        self.sleep = Sleep::Busy;
-        if !measured {
-            self.expected = None;
-            self.last_arrival = None;
-            return;
-        }
+    /// Job `job` was handed over at `submitted_at` (stamped by the audio thread, so the time
+    /// is exact however late the worker saw it).
+    fn arrived(&mut self, job: u64, submitted_at: Instant) {
         if let Some((last_job, last_time)) = self.last_arrival
             && job > last_job
         {
-            let measured = now.saturating_duration_since(last_time) / (job - last_job) as u32;
+            let measured =
+                submitted_at.saturating_duration_since(last_time) / (job - last_job) as u32;
             // Smoothed, so one late host call does not move the next wake-up much.
             self.interval = Some(match self.interval {
                 Some(interval) => (interval * 3 + measured) / 4,
                 None => measured,
             });
         }
-        self.last_arrival = Some((job, now));
-        self.expected = self.interval.map(|interval| now + interval);
+        self.last_arrival = Some((job, submitted_at));
+        self.expected = self.interval.map(|interval| submitted_at + interval);
     }
 }
 
 /// Sleeps until job `next_job` may have arrived: on the worker's own timer near the expected
 /// time, or until woken when the timing is unknown or missed. Worker thread.
 fn idle_wait(shared: &Shared, next_job: u64, clock: &mut ChunkClock) {
-    let now = std::time::Instant::now();
+    let now = Instant::now();
     if let (Some(expected), Some(interval)) = (clock.expected, clock.interval) {
         let window = WAKE_WINDOW.min(interval / 4);
         if now + WAKE_EARLY < expected {
-            clock.sleep = Sleep::Timed;
             std::thread::park_timeout(expected - WAKE_EARLY - now);
             return;
         }
         if now < expected + window {
-            clock.sleep = Sleep::Polling;
             std::thread::park_timeout(POLL_INTERVAL);
             return;
         }
-        // Missed: be woken, and measure afresh from that arrival.
+        // Missed (the host stopped, or calls irregularly): be woken, and measure afresh from
+        // that arrival.
         clock.expected = None;
         clock.last_arrival = None;
     }
-    clock.sleep = Sleep::Woken;
     shared.needs_wake.store(true, Ordering::SeqCst);
     if shared.submitted.load(Ordering::SeqCst) <= next_job && !shared.stop.load(Ordering::Acquire) {
         std::thread::park_timeout(IDLE_TIMEOUT);
@@ -1671,43 +1658,25 @@ mod tests {
     }
 
     #[test]
-    fn the_chunk_clock_learns_the_interval_and_falls_back_on_surprises() {
+    fn the_chunk_clock_learns_the_interval_from_the_hand_over_times() {
         let start = Instant::now();
-        // Woken for the first two chunks: the second gives the interval.
-        let mut clock = ChunkClock {
-            sleep: Sleep::Woken,
-            ..ChunkClock::default()
-        };
+        let mut clock = ChunkClock::default();
+        // The first chunk gives no interval yet: the worker will ask to be woken.
         clock.arrived(0, start);
         assert_eq!(clock.expected, None);
-        clock.sleep = Sleep::Woken;
         clock.arrived(1, start + 10 * MS);
         assert_eq!(clock.interval, Some(10 * MS));
         assert_eq!(clock.expected, Some(start + 20 * MS));
 
-        // Seen while polling, a little late: the estimate moves by a quarter of the error.
-        clock.sleep = Sleep::Polling;
+        // A host call 2 ms late moves the estimate by a quarter of the error, and the next
+        // chunk is expected one interval after this one came.
         clock.arrived(2, start + 22 * MS);
         assert_eq!(clock.interval, Some(10 * MS + MS / 2));
+        assert_eq!(clock.expected, Some(start + 32 * MS + MS / 2));
 
-        // A chunk already there after a timed sleep (overslept) or after a backlog: the time
-        // is not a measurement, and the worker asks to be woken until it has one again.
-        for sleep in [Sleep::Timed, Sleep::Busy] {
-            let interval = clock.interval;
-            clock.sleep = sleep;
-            clock.arrived(3, start + 40 * MS);
-            assert_eq!(clock.expected, None, "{sleep:?}");
-            assert_eq!(clock.last_arrival, None, "{sleep:?}");
-            assert_eq!(clock.interval, interval, "{sleep:?}");
-        }
-
-        // Measured again across a dropped chunk: the gap counts per job.
-        let mut clock = ChunkClock {
-            sleep: Sleep::Woken,
-            ..ChunkClock::default()
-        };
+        // A dropped chunk (no job for it) spreads its gap over the jobs in between.
+        let mut clock = ChunkClock::default();
         clock.arrived(5, start);
-        clock.sleep = Sleep::Woken;
         clock.arrived(7, start + 20 * MS);
         assert_eq!(clock.interval, Some(10 * MS));
     }
