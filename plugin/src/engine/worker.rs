@@ -21,8 +21,9 @@
 //! them. It sleeps on a timer until shortly before the next chunk is due ([`WAKE_EARLY`]) and
 //! then checks every [`POLL_INTERVAL`]. Only when no chunk has come [`WAKE_WINDOW`] after its
 //! expected time (a host that stopped, or calls irregularly) does it raise `needs_wake` and
-//! sleep until the audio thread wakes it, as before. Offline mode always wakes the worker: the
-//! audio thread waits for it anyway. The bench reports the wakes the audio thread made
+//! sleep until the audio thread wakes it, as before. Offline mode always wakes the worker (the
+//! audio thread waits for it anyway) and leaves its chunks unstamped, so an offline pace never
+//! becomes the worker's timing. The bench reports the wakes the audio thread made
 //! (`wakes_per_s`).
 //!
 //! # Protocol
@@ -122,6 +123,9 @@ pub const POLL_INTERVAL: Duration = Duration::from_micros(100);
 /// quarter of the interval if that is shorter.
 pub const WAKE_WINDOW: Duration = Duration::from_millis(2);
 
+/// The hand-over time of a chunk submitted offline, when the worker is always woken.
+const UNSTAMPED: u64 = u64::MAX;
+
 /// A level that left the GPU first tries to go back this long after (see "Moving back").
 pub const GPU_RETRY_AFTER: Duration = Duration::from_secs(5);
 /// Longest wait between two tries.
@@ -187,8 +191,8 @@ struct Shared {
     /// Reset epoch of each slot's chunk: a chunk from a newer epoch makes the worker clear its
     /// level's history first (the audio thread called `reset()`).
     chunk_epochs: Box<[AtomicU64]>,
-    /// When each slot's chunk was handed over, in nanoseconds since `created`: the worker's
-    /// chunk clock learns the host's timing from these (see "Waking").
+    /// When each slot's chunk was handed over, in nanoseconds since `created` ([`UNSTAMPED`]
+    /// offline): the worker's chunk clock learns the host's timing from these (see "Waking").
     submit_times: Box<[AtomicU64]>,
     created: Instant,
     submitted: AtomicU64,
@@ -679,9 +683,14 @@ impl WorkerLevel {
         shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
         shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
         // A clock read (the vDSO, no system call where the clock source allows), so the
-        // worker knows when the chunk came however late it looks.
-        let since_created = shared.created.elapsed().as_nanos() as u64;
-        shared.submit_times[slot_idx].store(since_created, Ordering::Relaxed);
+        // worker knows when the chunk came however late it looks. Offline, the worker is woken
+        // for every chunk and the times would teach it a pace that is not the host's.
+        let stamp = if wait {
+            UNSTAMPED
+        } else {
+            shared.created.elapsed().as_nanos() as u64
+        };
+        shared.submit_times[slot_idx].store(stamp, Ordering::Relaxed);
         self.submitted += 1;
         // SeqCst, paired with the worker's `needs_wake` store and `submitted` load: either the
         // worker sees this job before it sleeps, or this thread sees that it must wake it.
@@ -946,11 +955,10 @@ fn worker_main(
                 continue;
             }
             let slot_idx = (next_job % shared.num_slots as u64) as usize;
-            let submitted_ns = shared.submit_times[slot_idx].load(Ordering::Relaxed);
-            clock.arrived(
-                next_job,
-                shared.created + Duration::from_nanos(submitted_ns),
-            );
+            match shared.submit_times[slot_idx].load(Ordering::Relaxed) {
+                UNSTAMPED => clock.forget(),
+                ns => clock.arrived(next_job, shared.created + Duration::from_nanos(ns)),
+            }
             let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
             let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
             let job_start = Instant::now();
@@ -1505,6 +1513,12 @@ struct ChunkClock {
 }
 
 impl ChunkClock {
+    /// A chunk came with no time (offline mode): the worker will be woken for the next one.
+    fn forget(&mut self) {
+        self.last_arrival = None;
+        self.expected = None;
+    }
+
     /// Job `job` was handed over at `submitted_at` (stamped by the audio thread, so the time
     /// is exact however late the worker saw it).
     fn arrived(&mut self, job: u64, submitted_at: Instant) {
@@ -1673,6 +1687,15 @@ mod tests {
         clock.arrived(2, start + 22 * MS);
         assert_eq!(clock.interval, Some(10 * MS + MS / 2));
         assert_eq!(clock.expected, Some(start + 32 * MS + MS / 2));
+
+        // An offline chunk has no time: the worker asks to be woken. The next stamped chunk
+        // starts the grid again with the interval it knew, and no interval is measured across
+        // the gap.
+        clock.forget();
+        assert_eq!(clock.expected, None);
+        clock.arrived(3, start + 100 * MS);
+        assert_eq!(clock.interval, Some(10 * MS + MS / 2));
+        assert_eq!(clock.expected, Some(start + 110 * MS + MS / 2));
 
         // A dropped chunk (no job for it) spreads its gap over the jobs in between.
         let mut clock = ChunkClock::default();
