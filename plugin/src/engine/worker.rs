@@ -21,7 +21,7 @@
 //! them. It sleeps on a timer until shortly before the next chunk is due ([`WAKE_EARLY`]) and
 //! then checks every [`POLL_INTERVAL`]. Only when no chunk has come [`WAKE_WINDOW`] after its
 //! expected time (a host that stopped, or calls irregularly) does it raise `needs_wake` and
-//! sleep until the audio thread wakes it, as before. Offline mode always wakes the worker (the
+//! sleep until the audio thread wakes it, as before, and learn the interval afresh. Offline mode always wakes the worker (the
 //! audio thread waits for it anyway) and leaves its chunks unstamped, so an offline pace never
 //! becomes the worker's timing. The bench reports the wakes the audio thread made
 //! (`wakes_per_s`).
@@ -1536,26 +1536,35 @@ impl ChunkClock {
         self.last_arrival = Some((job, submitted_at));
         self.expected = self.interval.map(|interval| submitted_at + interval);
     }
+
+    /// How long an idle worker may sleep on its own timer at `now`: until shortly before the
+    /// next chunk is expected, then a poll interval at a time; `None` when it must ask to be
+    /// woken instead.
+    fn own_sleep(&mut self, now: Instant) -> Option<Duration> {
+        let (Some(expected), Some(interval)) = (self.expected, self.interval) else {
+            return None;
+        };
+        if now + WAKE_EARLY < expected {
+            return Some(expected - WAKE_EARLY - now);
+        }
+        if now < expected + WAKE_WINDOW.min(interval / 4) {
+            return Some(POLL_INTERVAL);
+        }
+        // Missed: the host stopped or calls irregularly, or the interval was learnt from a
+        // burst of chunks after a stall. Start over, interval included, from the next two
+        // arrivals; keeping a wrong interval would miss every chunk from then on, each costing
+        // the audio thread a wake.
+        *self = Self::default();
+        None
+    }
 }
 
 /// Sleeps until job `next_job` may have arrived: on the worker's own timer near the expected
 /// time, or until woken when the timing is unknown or missed. Worker thread.
 fn idle_wait(shared: &Shared, next_job: u64, clock: &mut ChunkClock) {
-    let now = Instant::now();
-    if let (Some(expected), Some(interval)) = (clock.expected, clock.interval) {
-        let window = WAKE_WINDOW.min(interval / 4);
-        if now + WAKE_EARLY < expected {
-            std::thread::park_timeout(expected - WAKE_EARLY - now);
-            return;
-        }
-        if now < expected + window {
-            std::thread::park_timeout(POLL_INTERVAL);
-            return;
-        }
-        // Missed (the host stopped, or calls irregularly): be woken, and measure afresh from
-        // that arrival.
-        clock.expected = None;
-        clock.last_arrival = None;
+    if let Some(sleep) = clock.own_sleep(Instant::now()) {
+        std::thread::park_timeout(sleep);
+        return;
     }
     shared.needs_wake.store(true, Ordering::SeqCst);
     if shared.submitted.load(Ordering::SeqCst) <= next_job && !shared.stop.load(Ordering::Acquire) {
@@ -1696,6 +1705,22 @@ mod tests {
         clock.arrived(3, start + 100 * MS);
         assert_eq!(clock.interval, Some(10 * MS + MS / 2));
         assert_eq!(clock.expected, Some(start + 110 * MS + MS / 2));
+
+        // Idle: on its timer until shortly before the next chunk, then polling, and past the
+        // window it starts over and asks to be woken.
+        let expected = clock.expected.unwrap();
+        assert_eq!(
+            clock.own_sleep(expected - 5 * MS),
+            Some(5 * MS - WAKE_EARLY)
+        );
+        assert_eq!(clock.own_sleep(expected), Some(POLL_INTERVAL));
+        assert_eq!(
+            clock.own_sleep(expected + WAKE_WINDOW / 2),
+            Some(POLL_INTERVAL)
+        );
+        assert_eq!(clock.own_sleep(expected + WAKE_WINDOW), None);
+        assert_eq!(clock.interval, None);
+        assert_eq!(clock.own_sleep(expected + WAKE_WINDOW), None);
 
         // A dropped chunk (no job for it) spreads its gap over the jobs in between.
         let mut clock = ChunkClock::default();
