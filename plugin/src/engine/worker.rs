@@ -20,11 +20,11 @@
 //! fires late (a virtual machine's often do, by 0.1 ms or more) or a backlog does not blur
 //! them. It sleeps on a timer until shortly before the next chunk is due ([`WAKE_EARLY`]) and
 //! then checks every [`POLL_INTERVAL`]. Only when no chunk has come [`WAKE_WINDOW`] after its
-//! expected time (a host that stopped, or calls irregularly) does it raise `needs_wake` and
-//! sleep until the audio thread wakes it, as before, and learn the interval afresh. Offline mode always wakes the worker (the
-//! audio thread waits for it anyway) and leaves its chunks unstamped, so an offline pace never
-//! becomes the worker's timing. The bench reports the wakes the audio thread made
-//! (`wakes_per_s`).
+//! expected time (a host that stopped, or calls irregularly) does it raise `needs_wake`, sleep
+//! until the audio thread wakes it, as before, and learn the interval afresh. Offline mode
+//! always wakes the worker (the audio thread waits for it anyway) and leaves its chunks
+//! unstamped, so an offline pace never becomes the worker's timing. The bench reports the
+//! wakes the audio thread made (`wakes_per_s`).
 //!
 //! # Protocol
 //!
@@ -1505,18 +1505,20 @@ impl Feed for GpuFeed {
 struct ChunkClock {
     /// The last chunk seen: its job number and when the audio thread handed it over.
     last_arrival: Option<(u64, Instant)>,
-    /// When the next chunk is expected; `None` while the timing is unknown or was missed,
-    /// when the worker sleeps until woken.
-    expected: Option<Instant>,
     /// Estimated interval between chunks.
     interval: Option<Duration>,
 }
 
 impl ChunkClock {
+    /// When the next chunk is expected: one interval after the last one came; `None` while the
+    /// timing is unknown or was missed, when the worker sleeps until woken.
+    fn expected(&self) -> Option<Instant> {
+        Some(self.last_arrival?.1 + self.interval?)
+    }
+
     /// A chunk came with no time (offline mode): the worker will be woken for the next one.
     fn forget(&mut self) {
         self.last_arrival = None;
-        self.expected = None;
     }
 
     /// Job `job` was handed over at `submitted_at` (stamped by the audio thread, so the time
@@ -1534,14 +1536,13 @@ impl ChunkClock {
             });
         }
         self.last_arrival = Some((job, submitted_at));
-        self.expected = self.interval.map(|interval| submitted_at + interval);
     }
 
     /// How long an idle worker may sleep on its own timer at `now`: until shortly before the
     /// next chunk is expected, then a poll interval at a time; `None` when it must ask to be
     /// woken instead.
     fn own_sleep(&mut self, now: Instant) -> Option<Duration> {
-        let (Some(expected), Some(interval)) = (self.expected, self.interval) else {
+        let (Some(expected), Some(interval)) = (self.expected(), self.interval) else {
             return None;
         };
         if now + WAKE_EARLY < expected {
@@ -1686,29 +1687,29 @@ mod tests {
         let mut clock = ChunkClock::default();
         // The first chunk gives no interval yet: the worker will ask to be woken.
         clock.arrived(0, start);
-        assert_eq!(clock.expected, None);
+        assert_eq!(clock.expected(), None);
         clock.arrived(1, start + 10 * MS);
         assert_eq!(clock.interval, Some(10 * MS));
-        assert_eq!(clock.expected, Some(start + 20 * MS));
+        assert_eq!(clock.expected(), Some(start + 20 * MS));
 
         // A host call 2 ms late moves the estimate by a quarter of the error, and the next
         // chunk is expected one interval after this one came.
         clock.arrived(2, start + 22 * MS);
         assert_eq!(clock.interval, Some(10 * MS + MS / 2));
-        assert_eq!(clock.expected, Some(start + 32 * MS + MS / 2));
+        assert_eq!(clock.expected(), Some(start + 32 * MS + MS / 2));
 
         // An offline chunk has no time: the worker asks to be woken. The next stamped chunk
         // starts the grid again with the interval it knew, and no interval is measured across
         // the gap.
         clock.forget();
-        assert_eq!(clock.expected, None);
+        assert_eq!(clock.expected(), None);
         clock.arrived(3, start + 100 * MS);
         assert_eq!(clock.interval, Some(10 * MS + MS / 2));
-        assert_eq!(clock.expected, Some(start + 110 * MS + MS / 2));
+        assert_eq!(clock.expected(), Some(start + 110 * MS + MS / 2));
 
         // Idle: on its timer until shortly before the next chunk, then polling, and past the
         // window it starts over and asks to be woken.
-        let expected = clock.expected.unwrap();
+        let expected = clock.expected().unwrap();
         assert_eq!(
             clock.own_sleep(expected - 5 * MS),
             Some(5 * MS - WAKE_EARLY)
