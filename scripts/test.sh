@@ -20,6 +20,12 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
     XDG_RUNTIME_DIR=$(mktemp -d)
     export XDG_RUNTIME_DIR
 fi
+# The IR decoder and state tests under the tests' allocation guard (any single allocation over
+# 1 GiB fails them; plugin/tests/support/alloc_guard.rs). The workspace run below turns on
+# nice-plug's `assert_process_allocs` for the plugin (the host tests need it), whose allocator is
+# then the global one, so these run first on their own, where it is off. First, so that the
+# plugin library the host tests load is the one the workspace run builds last.
+cargo test -p longtail --locked --test ir_formats --test ir_mutation --test ir_state
 cargo test --workspace --exclude xtask --locked
 
 # The editor test leaves its Xvfb screenshot here (a CI artifact).

@@ -122,6 +122,27 @@ pub enum IrError {
     NonFinite { frame: usize, channel: usize },
     #[error("invalid sample rate {0} Hz; supported are 1000 Hz to 768000 Hz")]
     InvalidSampleRate(u32),
+    /// One of the errors above that does not name its file, from the file at `path`.
+    #[error("'{path}': {error}")]
+    InFile { path: String, error: Box<IrError> },
+}
+
+impl IrError {
+    /// This error, naming the file at `path` if it does not already.
+    fn in_file(self, path: &str) -> Self {
+        match self {
+            Self::Unreadable { .. }
+            | Self::Undecodable { .. }
+            | Self::FileTooLarge { .. }
+            | Self::Truncated { .. }
+            | Self::TwoFileLayout(_)
+            | Self::InFile { .. } => self,
+            error => Self::InFile {
+                path: path.to_string(),
+                error: Box::new(error),
+            },
+        }
+    }
 }
 
 /// An impulse response ready to be prepared into an engine.
@@ -217,13 +238,17 @@ pub const IR_LIMITS: Limits = Limits {
 pub fn load(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
     match paths {
         [path] => {
-            let (audio, info) = decode::read(path, IR_LIMITS)?;
-            let ir = Ir::new(file_name(path), audio.sample_rate, audio.channels)?;
+            let shown = path.display().to_string();
+            let (audio, info) = decode::read(path, IR_LIMITS).map_err(|err| err.in_file(&shown))?;
+            let ir = Ir::new(file_name(path), audio.sample_rate, audio.channels)
+                .map_err(|err| err.in_file(&shown))?;
             Ok((ir, vec![info]))
         }
         [left_path, right_path] => {
-            let (left, left_info) = decode::read(left_path, IR_LIMITS)?;
-            let (right, right_info) = decode::read(right_path, IR_LIMITS)?;
+            let (left, left_info) = decode::read(left_path, IR_LIMITS)
+                .map_err(|err| err.in_file(&left_path.display().to_string()))?;
+            let (right, right_info) = decode::read(right_path, IR_LIMITS)
+                .map_err(|err| err.in_file(&right_path.display().to_string()))?;
             for (path, audio) in [(left_path, &left), (right_path, &right)] {
                 if audio.channels.len() != 2 {
                     return Err(IrError::TwoFileLayout(format!(
@@ -258,6 +283,20 @@ pub fn load(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
             paths.len()
         ))),
     }
+}
+
+/// [`load`] of one file whose bytes are in memory, `name` standing for its path: the same
+/// checks and messages. For the mutation test and the fuzz targets.
+pub fn load_bytes(bytes: &[u8], name: &str) -> Result<(Ir, FileInfo), IrError> {
+    let (audio, info) =
+        decode::read_bytes(bytes, name, IR_LIMITS).map_err(|err| err.in_file(name))?;
+    let ir = Ir::new(
+        file_name(Path::new(name)),
+        audio.sample_rate,
+        audio.channels,
+    )
+    .map_err(|err| err.in_file(name))?;
+    Ok((ir, info))
 }
 
 /// The file name of `path`, for users.

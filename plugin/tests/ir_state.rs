@@ -14,6 +14,14 @@ use longtail::preparer::{IrSource, prepare_ir};
 use longtail::rng::Rng;
 use nice_plug::prelude::Params;
 
+#[path = "support/alloc_guard.rs"]
+mod alloc_guard;
+
+// Decoding and restoring run under the allocation guard (see `ir_mutation.rs`).
+#[cfg(not(feature = "assert_process_allocs"))]
+#[global_allocator]
+static GUARD: alloc_guard::AllocGuard = alloc_guard::AllocGuard;
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("longtail-irstate-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,6 +1,6 @@
-//! Decoding audio files through symphonia: WAV (8/16/24/32-bit integer, 32/64-bit float, plain
-//! or `WAVE_FORMAT_EXTENSIBLE`), FLAC, AIFF/AIFC and Ogg Vorbis. Off the audio thread (the GUI or
-//! main thread, the preparation thread, the CLI); allocates.
+//! Decoding audio files through symphonia 0.6: WAV (8/16/24/32-bit integer, 32/64-bit float,
+//! plain or `WAVE_FORMAT_EXTENSIBLE`), FLAC, AIFF/AIFC and Ogg Vorbis. Off the audio thread (the
+//! GUI or main thread, the preparation thread, the CLI); allocates.
 //!
 //! Limits, checked in this order so that nothing large is read for a file that will be refused:
 //!
@@ -15,30 +15,42 @@
 //!    or damaged (decoders skip damaged FLAC frames), and a corrupt packet is refused with the
 //!    decoder's reason.
 //!
+//! No length read from the file sizes an allocation unchecked. The samples are reserved up front
+//! for the frame count the header states only up to what the file can hold (every sample takes
+//! at least one byte of a PCM file, so `file bytes / channels` frames) and the caller's maximum
+//! length; past that they grow as they are decoded, and decoding stops at the maximum. Lengths
+//! inside the container (tags, pictures, ID3 chunks) are symphonia's: 0.6 checks them against
+//! the bytes left in the stream before it allocates (0.5 allocated a FLAC comment's stated
+//! length first, 4 GB for a damaged file, and an allocation that fails aborts the process).
+//!
+//! A decoder that panics on malformed data is caught ([`std::panic::catch_unwind`]) and the file
+//! refused with a message; the panic itself stays quiet: a panic hook, chained in front of the
+//! one the process had, drops the message of a panic inside a decode and passes every other to
+//! the previous hook, so a host's log never shows our decoder's backtraces.
+//!
 //! Samples are converted to `f32` by symphonia (integers scaled to `[-1, 1)`); non-finite samples
 //! are refused later by [`super::Ir::new`] (IRs) or by the caller (dry signals).
 
+use std::cell::Cell;
 use std::fs::File;
+use std::io::Cursor;
 use std::path::Path;
+use std::sync::Once;
 
-use symphonia::core::audio::SampleBuffer;
-use symphonia::core::codecs::{CODEC_TYPE_NULL, DecoderOptions};
+use symphonia::core::codecs::audio::well_known::*;
+use symphonia::core::codecs::audio::{
+    AudioCodecParameters, AudioDecoderOptions, CODEC_ID_NULL_AUDIO,
+};
 use symphonia::core::errors::Error as SymphoniaError;
-use symphonia::core::formats::FormatOptions;
-use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions};
+use symphonia::core::formats::probe::Hint;
+use symphonia::core::formats::{FormatOptions, TrackType};
+use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
-use symphonia::core::probe::Hint;
 
 use super::{IrError, validate_sample_rate};
 
 /// Largest file accepted, in bytes (512 MiB).
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
-
-/// How many frames fewer than its header states a file may decode to without being called
-/// truncated. symphonia 0.5's AIFF reader counts the 8 bytes of the SSND chunk's offset and
-/// block-size fields as audio, so it states up to 8 frames too many (8-bit mono); a file that
-/// lost fewer frames than this at its end loses nothing audible of an IR.
-const HEADER_SLACK_FRAMES: u64 = 8;
 
 /// Decoded audio: sample rate and one `Vec` per channel.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,46 +100,106 @@ pub fn read(path: &Path, limits: Limits) -> Result<(Audio, FileInfo), IrError> {
         path: display.clone(),
         reason,
     };
-    let undecodable = |reason: String| IrError::Undecodable {
-        path: display.clone(),
-        reason,
-    };
     let metadata = std::fs::metadata(path).map_err(|err| unreadable(err.to_string()))?;
     if metadata.is_dir() {
         return Err(unreadable("it is a directory".into()));
     }
     let file_bytes = metadata.len();
+    check_size(&display, file_bytes)?;
+    let file = File::open(path).map_err(|err| unreadable(err.to_string()))?;
+    decode_quietly(
+        Box::new(file),
+        extension(path),
+        &display,
+        file_bytes,
+        limits,
+    )
+}
+
+/// Decodes a file's bytes already in memory, as [`read`] decodes the file at `name` (the name
+/// gives the extension, a hint to the format, and the messages' file name). For tests and fuzz
+/// targets, which make thousands of damaged files.
+pub fn read_bytes(bytes: &[u8], name: &str, limits: Limits) -> Result<(Audio, FileInfo), IrError> {
+    let file_bytes = bytes.len() as u64;
+    check_size(name, file_bytes)?;
+    decode_quietly(
+        Box::new(Cursor::new(bytes)),
+        extension(Path::new(name)),
+        name,
+        file_bytes,
+        limits,
+    )
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+}
+
+fn check_size(display: &str, file_bytes: u64) -> Result<(), IrError> {
     if file_bytes > MAX_FILE_BYTES {
         return Err(IrError::FileTooLarge {
-            path: display,
+            path: display.to_string(),
             bytes: file_bytes,
             max: MAX_FILE_BYTES,
         });
     }
     if file_bytes == 0 {
-        return Err(undecodable("the file is empty".into()));
+        return Err(IrError::Undecodable {
+            path: display.to_string(),
+            reason: "the file is empty".into(),
+        });
     }
-    let mut file = File::open(path).map_err(|err| unreadable(err.to_string()))?;
-    // symphonia 0.5 panics on a sample rate of 0 in WAV and AIFF headers (a zero time base):
-    // refuse those first.
-    if header_sample_rate(&mut file) == Some(0) {
-        return Err(IrError::InvalidSampleRate(0));
-    }
-    // A decoder that panics on some other malformed input must not take the host with it.
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        decode_file(file, path, &display, file_bytes, limits)
-    }))
-    .unwrap_or_else(|_| {
-        Err(undecodable(
-            "the decoder failed on malformed data in this file".into(),
-        ))
-    })
+    Ok(())
+}
+
+/// [`decode`], with a panic inside symphonia caught, kept out of the log, and turned into a
+/// refusal.
+fn decode_quietly(
+    source: Box<dyn MediaSource + '_>,
+    extension: Option<String>,
+    display: &str,
+    file_bytes: u64,
+    limits: Limits,
+) -> Result<(Audio, FileInfo), IrError> {
+    catch_quietly(|| decode(source, extension.as_deref(), display, file_bytes, limits))
+        .unwrap_or_else(|| {
+            Err(IrError::Undecodable {
+                path: display.to_string(),
+                reason: "the decoder failed on malformed data in this file".into(),
+            })
+        })
+}
+
+thread_local! {
+    /// Set while this thread runs a decode inside [`catch_quietly`].
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, catching a panic; the panic's message is not printed. The panic hook is installed
+/// once per process, in front of the hook the process had (a host's own, or the standard one),
+/// which still gets every panic outside such a call.
+fn catch_quietly<R>(f: impl FnOnce() -> R) -> Option<R> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was_quiet = QUIET.with(|quiet| quiet.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|quiet| quiet.set(was_quiet));
+    result.ok()
 }
 
 /// The symphonia part of [`read`]: probe, header checks, decode.
-fn decode_file(
-    file: File,
-    path: &Path,
+fn decode(
+    source: Box<dyn MediaSource + '_>,
+    extension: Option<&str>,
     display: &str,
     file_bytes: u64,
     limits: Limits,
@@ -137,34 +209,34 @@ fn decode_file(
         reason,
     };
 
-    let stream = MediaSourceStream::new(Box::new(file), MediaSourceStreamOptions::default());
+    let stream = MediaSourceStream::new(source, MediaSourceStreamOptions::default());
     let mut hint = Hint::new();
-    if let Some(extension) = path.extension().and_then(|e| e.to_str()) {
+    if let Some(extension) = extension {
         hint.with_extension(extension);
     }
-    let probed = symphonia::default::get_probe()
-        .format(
+    let mut reader = symphonia::default::get_probe()
+        .probe(
             &hint,
             stream,
-            // Gapless: Vorbis (and MP4-style) priming and padding frames are trimmed.
-            &FormatOptions {
-                enable_gapless: true,
-                ..FormatOptions::default()
-            },
-            &MetadataOptions::default(),
+            FormatOptions::default(),
+            MetadataOptions::default(),
         )
         .map_err(|err| undecodable(describe(&err)))?;
-    let mut reader = probed.format;
     let track = reader
-        .tracks()
-        .iter()
-        .find(|track| track.codec_params.codec != CODEC_TYPE_NULL)
+        .default_track(TrackType::Audio)
         .ok_or_else(|| undecodable("it has no audio track".into()))?;
     let track_id = track.id;
-    let params = track.codec_params.clone();
+    let stated_frames = track.num_frames;
+    let params = track
+        .codec_params
+        .as_ref()
+        .and_then(|params| params.audio())
+        .filter(|params| params.codec != CODEC_ID_NULL_AUDIO)
+        .ok_or_else(|| undecodable("it has no audio track".into()))?
+        .clone();
 
     // Header checks, before any packet is decoded.
-    let num_channels = params.channels.map_or(0, |c| c.count());
+    let num_channels = params.channels.as_ref().map_or(0, |c| c.count());
     if num_channels == 0 {
         return Err(undecodable("the header states no channels".into()));
     }
@@ -176,43 +248,46 @@ fn decode_file(
     let max_frames = limits
         .max_seconds
         .map(|seconds| (seconds * f64::from(sample_rate)).floor() as u64);
-    if let (Some(max_frames), Some(num_frames)) = (max_frames, params.n_frames)
+    if let (Some(max_frames), Some(num_frames)) = (max_frames, stated_frames)
         && num_frames > max_frames
     {
         return Err(too_long(num_frames, sample_rate, limits));
     }
     let info = FileInfo {
-        format: format_name(path, &params),
+        format: format_name(extension, &params),
         sample_rate,
         num_channels,
-        num_frames: params.n_frames,
+        num_frames: stated_frames,
         file_bytes,
     };
 
+    // Gapless (the default): Vorbis priming and padding frames are trimmed.
     let mut decoder = symphonia::default::get_codecs()
-        .make(&params, &DecoderOptions::default())
+        .make_audio_decoder(&params, &AudioDecoderOptions::default())
         .map_err(|err| undecodable(describe(&err)))?;
-    let capacity = params
-        .n_frames
+    // The header's count sizes the samples only as far as the file can hold them (module docs).
+    let capacity = stated_frames
         .unwrap_or(0)
-        .min(max_frames.unwrap_or(u64::MAX)) as usize;
+        .min(max_frames.unwrap_or(u64::MAX))
+        .min(file_bytes / num_channels as u64) as usize;
     let mut channels: Vec<Vec<f32>> = (0..num_channels)
         .map(|_| Vec::with_capacity(capacity))
         .collect();
-    let mut sample_buffer: Option<SampleBuffer<f32>> = None;
+    let mut planes: Vec<Vec<f32>> = Vec::with_capacity(num_channels);
     loop {
         let packet = match reader.next_packet() {
-            Ok(packet) => packet,
+            Ok(Some(packet)) => packet,
             // The normal end of the stream.
+            Ok(None) | Err(SymphoniaError::ResetRequired) => break,
+            // A stream cut short; a header that stated more frames makes it a refusal below.
             Err(SymphoniaError::IoError(err))
                 if err.kind() == std::io::ErrorKind::UnexpectedEof =>
             {
                 break;
             }
-            Err(SymphoniaError::ResetRequired) => break,
             Err(err) => return Err(undecodable(describe(&err))),
         };
-        if packet.track_id() != track_id {
+        if packet.track_id != track_id {
             continue;
         }
         let decoded = decoder
@@ -221,21 +296,14 @@ fn decode_file(
         if decoded.frames() == 0 {
             continue;
         }
-        let spec = *decoded.spec();
-        if spec.channels.count() != num_channels {
+        if decoded.spec().channels().count() != num_channels {
             return Err(undecodable(
                 "the channel count changes inside the stream".into(),
             ));
         }
-        let buffer = match &mut sample_buffer {
-            Some(buffer) if buffer.capacity() >= decoded.capacity() * num_channels => buffer,
-            slot => slot.insert(SampleBuffer::new(decoded.capacity() as u64, spec)),
-        };
-        buffer.copy_interleaved_ref(decoded);
-        for frame in buffer.samples().chunks_exact(num_channels) {
-            for (channel, &sample) in channels.iter_mut().zip(frame) {
-                channel.push(sample);
-            }
+        decoded.copy_to_vecs_planar::<f32>(&mut planes);
+        for (channel, plane) in channels.iter_mut().zip(&planes) {
+            channel.extend_from_slice(plane);
         }
         // Headers can lie: stop as soon as the decoded audio passes the limit.
         let decoded_frames = channels[0].len() as u64;
@@ -247,8 +315,8 @@ fn decode_file(
     }
     // Decoders may pad the last packet (Vorbis, FLAC blocks): the header's count is exact.
     let decoded_frames = channels[0].len() as u64;
-    if let Some(num_frames) = params.n_frames {
-        if decoded_frames + HEADER_SLACK_FRAMES < num_frames {
+    if let Some(num_frames) = stated_frames {
+        if decoded_frames < num_frames {
             return Err(IrError::Truncated {
                 path: display.to_string(),
                 expected: num_frames,
@@ -265,64 +333,6 @@ fn decode_file(
         },
         info,
     ))
-}
-
-/// The sample rate stated by a WAV (`fmt ` chunk) or AIFF/AIFC (`COMM` chunk) header within
-/// the first 64 KiB of `file`, if it is one; rewinds the file.
-fn header_sample_rate(file: &mut File) -> Option<u32> {
-    use std::io::{Read, Seek};
-    let mut head = Vec::with_capacity(1 << 16);
-    let read = file.by_ref().take(1 << 16).read_to_end(&mut head);
-    file.rewind().ok()?;
-    read.ok()?;
-    let (big_endian, first_chunk) = match head.get(..12)? {
-        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'A', b'V', b'E'] => (false, 12),
-        [
-            b'F',
-            b'O',
-            b'R',
-            b'M',
-            _,
-            _,
-            _,
-            _,
-            b'A',
-            b'I',
-            b'F',
-            b'F' | b'C',
-        ] => (true, 12),
-        _ => return None,
-    };
-    let mut offset = first_chunk;
-    while offset + 8 <= head.len() {
-        let id = &head[offset..offset + 4];
-        let size_bytes: [u8; 4] = head[offset + 4..offset + 8].try_into().ok()?;
-        let size = if big_endian {
-            u32::from_be_bytes(size_bytes)
-        } else {
-            u32::from_le_bytes(size_bytes)
-        } as usize;
-        let body = head.get(offset + 8..)?;
-        match id {
-            // WAV: format tag (2), channels (2), sample rate (4, little-endian).
-            b"fmt " if !big_endian => {
-                return Some(u32::from_le_bytes(body.get(4..8)?.try_into().ok()?));
-            }
-            // AIFF: channels (2), frames (4), bits (2), rate (80-bit extended, big-endian).
-            b"COMM" if big_endian => {
-                let extended = body.get(8..18)?;
-                let exponent = i32::from(u16::from_be_bytes([extended[0], extended[1]]) & 0x7FFF);
-                let mantissa = u64::from_be_bytes(extended[2..10].try_into().ok()?);
-                if mantissa == 0 {
-                    return Some(0);
-                }
-                let rate = mantissa as f64 * 2f64.powi(exponent - 16383 - 63);
-                return Some(rate.min(f64::from(u32::MAX)) as u32);
-            }
-            _ => offset = offset.checked_add(8 + size + (size & 1))?,
-        }
-    }
-    None
 }
 
 fn too_long(num_frames: u64, sample_rate: u32, limits: Limits) -> IrError {
@@ -348,15 +358,9 @@ fn describe(err: &SymphoniaError) -> String {
 /// File name extensions of the formats [`read`] decodes, for file dialogs.
 pub const EXTENSIONS: &[&str] = &["wav", "wave", "flac", "aif", "aiff", "aifc", "ogg", "oga"];
 
-/// "WAV, 24-bit integer", "FLAC, 16-bit integer", "Ogg Vorbis", ...
-fn format_name(path: &Path, params: &symphonia::core::codecs::CodecParameters) -> String {
-    use symphonia::core::codecs::*;
-    let container = match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
+/// "WAV, 24-bit integer", "FLAC, 16-bit", "Ogg, Vorbis", ...
+fn format_name(extension: Option<&str>, params: &AudioCodecParameters) -> String {
+    let container = match extension {
         Some("wav" | "wave") => "WAV",
         Some("aif" | "aiff") => "AIFF",
         Some("aifc") => "AIFC",
@@ -365,26 +369,29 @@ fn format_name(path: &Path, params: &symphonia::core::codecs::CodecParameters) -
         _ => "file",
     };
     let codec = match params.codec {
-        CODEC_TYPE_FLAC => "FLAC".to_string(),
-        CODEC_TYPE_VORBIS => "Vorbis".to_string(),
-        CODEC_TYPE_PCM_F32LE | CODEC_TYPE_PCM_F32BE => "32-bit float".to_string(),
-        CODEC_TYPE_PCM_F64LE | CODEC_TYPE_PCM_F64BE => "64-bit float".to_string(),
+        CODEC_ID_FLAC => "FLAC".to_string(),
+        CODEC_ID_VORBIS => "Vorbis".to_string(),
+        CODEC_ID_PCM_F32LE | CODEC_ID_PCM_F32BE => "32-bit float".to_string(),
+        CODEC_ID_PCM_F64LE | CODEC_ID_PCM_F64BE => "64-bit float".to_string(),
         codec => match params.bits_per_sample {
             Some(bits) => format!(
                 "{bits}-bit {}",
-                if codec == CODEC_TYPE_PCM_U8 {
+                if codec == CODEC_ID_PCM_U8 {
                     "unsigned integer"
                 } else {
                     "integer"
                 }
             ),
             None => symphonia::default::get_codecs()
-                .get_codec(codec)
-                .map_or_else(|| "unknown codec".into(), |d| d.short_name.to_string()),
+                .get_audio_decoder(codec)
+                .map_or_else(
+                    || "unknown codec".into(),
+                    |d| d.codec.info.short_name.to_string(),
+                ),
         },
     };
     match (params.codec, params.bits_per_sample) {
-        (CODEC_TYPE_FLAC, Some(bits)) => format!("{container}, {bits}-bit"),
+        (CODEC_ID_FLAC, Some(bits)) => format!("{container}, {bits}-bit"),
         _ => format!("{container}, {codec}"),
     }
 }

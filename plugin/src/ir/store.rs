@@ -26,11 +26,21 @@
 //!   float samples (regrouping saves 8 to 15 % against plain deflate, base64 adds 33 %), so a
 //!   10 s stereo IR at 48 kHz (3.8 MB of samples) takes 3.5 to 4.3 MB; silence costs nearly
 //!   nothing.
+//!
+//! Nothing the state says sizes an allocation before it is checked: the shape (1, 2 or 4
+//! channels, 1 Hz to 768 kHz, at most [`MAX_IR_SECONDS`] at that rate) is checked first; the
+//! base64 text is decoded (the `base64` crate) only when it is no longer than those samples could
+//! need, inflating stops at their size, and the samples are made from exactly that many bytes
+//! ([`decode_samples`]). Names and paths are the JSON's own strings, which the host has already
+//! read; paths are opened only to hash and decode files within the decoder's limits.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use nice_plug::params::persist::PersistentField;
 use serde::{Deserialize, Serialize};
 
@@ -320,21 +330,33 @@ pub fn encode_samples(channels: &[Vec<f32>]) -> String {
 }
 
 /// The inverse of [`encode_samples`], for `num_channels` channels of `num_frames`.
+///
+/// The stated shape decides no allocation on its own: the base64 text is decoded only when it is
+/// no longer than the samples could need (deflate adds at most 5 bytes per 16 KiB stored block,
+/// the margin below is far more), inflating stops at the stated size, and the samples are
+/// allocated once the inflated bytes are there and of exactly that size.
 pub fn decode_samples(
     text: &str,
     num_channels: usize,
     num_frames: usize,
 ) -> Result<Vec<Vec<f32>>, String> {
-    let num_samples = num_channels * num_frames;
-    let deflated = base64_decode(text).ok_or("not base64")?;
-    let planes = miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, num_samples * 4)
-        .map_err(|err| format!("cannot inflate: {err:?}"))?;
-    if planes.len() != num_samples * 4 {
+    let num_bytes = num_channels
+        .checked_mul(num_frames)
+        .and_then(|num_samples| num_samples.checked_mul(4))
+        .ok_or_else(|| format!("{num_channels} channels of {num_frames} frames"))?;
+    let num_samples = num_bytes / 4;
+    let max_deflated = num_bytes + num_bytes / 64 + 1024;
+    if text.len() / 4 * 3 > max_deflated {
         return Err(format!(
-            "{} bytes instead of {}",
-            planes.len(),
-            num_samples * 4
+            "{} characters of samples for {num_samples} samples",
+            text.len()
         ));
+    }
+    let deflated = base64_decode(text).ok_or("not base64")?;
+    let planes = miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, num_bytes)
+        .map_err(|err| format!("cannot inflate: {err:?}"))?;
+    if planes.len() != num_bytes {
+        return Err(format!("{} bytes instead of {num_bytes}", planes.len()));
     }
     Ok((0..num_channels)
         .map(|channel_idx| {
@@ -365,39 +387,21 @@ fn embedded_ir(saved: &SavedIrFile) -> Result<Ir, String> {
     Ir::new(saved.name.clone(), saved.sample_rate, channels).map_err(|err| err.to_string())
 }
 
-const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// The state's base64: the standard alphabet, written padded; read with or without padding
+/// and with any trailing bits, as the hand-written codec before it read.
+const BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
 
 fn base64_encode(bytes: &[u8]) -> String {
-    let mut text = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let word = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for position in 0..4 {
-            if position <= chunk.len() {
-                text.push(BASE64[(word >> (18 - 6 * position) & 63) as usize] as char);
-            } else {
-                text.push('=');
-            }
-        }
-    }
-    text
+    BASE64.encode(bytes)
 }
 
 fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=').as_bytes();
-    let mut bytes = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut word, mut bits) = (0u32, 0u32);
-    for &c in text {
-        let value = BASE64.iter().position(|&b| b == c)? as u32;
-        word = (word << 6) | value;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            bytes.push((word >> bits) as u8);
-        }
-    }
-    Some(bytes)
+    BASE64.decode(text).ok()
 }
 
 #[cfg(test)]
@@ -413,6 +417,44 @@ mod tests {
         assert_eq!(base64_encode(b"Man"), "TWFu");
         assert_eq!(base64_encode(b"Ma"), "TWE=");
         assert!(base64_decode("a*b").is_none());
+    }
+
+    /// A state's samples as the hand-written base64 codec before the `base64` crate wrote them
+    /// (the same input as here, encoded by that code): they load unchanged, and today's encoder
+    /// writes the same text.
+    #[test]
+    fn samples_saved_by_the_earlier_codec_load_unchanged() {
+        const SAVED: &str = "AUABv/4A+yQG+Giquhurse/zP4FUfPT6dYbDARCk605ovweXnNiKG4/BQZVQAGBgkGD4kABgrPhEkO4AOmCGrNL4AERqkLbuAQAnOk1gc4YArL/S5QAsKzCLyX1j34yLwvUELBgFGopZJCRU/afoIQIxzx2WJKh2YwgxbQgAQkJjQtJjAEKK0htj1QAeQmaKrtIAGz9jh9XoAAweMEJUZgCKnK7AAIjqEhwWBNOUKUlK/zNMTj0e7ZgL8ftRgYmEZzf/j5vEZ5+0taWJTYCiInOiyvOAIjZKX3ODgJiirLbAyoDf6fP9AwiAExgdIicsgDY7QEUAPj4/Pz8/Pj4+Pb29vr6+vr69vb06PD09PT09PTw8O7u8vLy8vLy8vg0ODg4ODr4PDw8PDw++Dw8PDw8Pvg8PDw8QEL4QEBAQEBC+EBAQEA==";
+        let channels = vec![
+            (0..40)
+                .map(|i| ((i as f32) * 0.3).sin() * 0.9f32.powi(i))
+                .collect::<Vec<f32>>(),
+            (0..40)
+                .map(|i| if i % 7 == 0 { -0.25 } else { 1e-30 * i as f32 })
+                .collect::<Vec<f32>>(),
+        ];
+        assert_eq!(decode_samples(SAVED, 2, 40).unwrap(), channels);
+        assert_eq!(encode_samples(&channels), SAVED);
+        // Unpadded, as a hand-edited state may be.
+        assert_eq!(
+            decode_samples(SAVED.trim_end_matches('='), 2, 40).unwrap(),
+            channels
+        );
+    }
+
+    /// A stated shape sizes nothing on its own: absurd or overflowing shapes and texts longer
+    /// than the samples could need are refused before anything is decoded.
+    #[test]
+    fn stated_shapes_are_bounded_before_anything_is_allocated() {
+        let text = encode_samples(&[vec![0.5; 100]]);
+        assert!(decode_samples(&text, usize::MAX, 2).is_err());
+        assert!(decode_samples(&text, 1, usize::MAX / 2).is_err());
+        let long = "A".repeat(10_000);
+        let message = decode_samples(&long, 1, 10).unwrap_err();
+        assert!(message.contains("characters of samples"), "{message}");
+        // The right shape still decodes; a smaller stated shape stops inflating at its size.
+        assert_eq!(decode_samples(&text, 1, 100).unwrap(), vec![vec![0.5; 100]]);
+        assert!(decode_samples(&text, 1, 99).is_err());
     }
 
     #[test]

@@ -1,0 +1,217 @@
+//! Hostile IR files, deterministically: thousands of mutated files made from the seeds (every
+//! format, with tags, pictures, ID3, cue and list chunks; `support/seeds.rs`) from a fixed seed,
+//! decoded in memory under the allocation guard. Each is refused with one line naming the file
+//! and the reason, or loads as a valid IR; nothing aborts, hangs or prints a panic message.
+//! The coverage-guided twin of this test is the `ir_decode` fuzz target (`scripts/fuzz.sh`).
+
+#[path = "support/alloc_guard.rs"]
+mod alloc_guard;
+#[path = "support/seeds.rs"]
+mod seeds;
+
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use longtail::ir::{self, IrError};
+use longtail::rng::Rng;
+
+// Where the workspace's test build turns on nice-plug's `assert_process_allocs`, its allocator
+// is the global one; `scripts/test.sh` runs these tests once more without it, under the guard.
+#[cfg(not(feature = "assert_process_allocs"))]
+#[global_allocator]
+static GUARD: alloc_guard::AllocGuard = alloc_guard::AllocGuard;
+
+/// Mutated files per seed.
+const CASES_PER_SEED: usize = 250;
+
+/// One way of damaging `bytes`, chosen by `case`.
+fn mutate(bytes: &mut Vec<u8>, case: usize, next: &mut impl FnMut(usize) -> usize) {
+    let header = bytes.len().min(256);
+    match case % 6 {
+        // A few random bytes in the header.
+        0 => {
+            for _ in 0..1 + next(4) {
+                let at = next(header);
+                bytes[at] = next(256) as u8;
+            }
+        }
+        // An extreme 32-bit field, either byte order, anywhere in the header.
+        1 => {
+            let at = next(header - 4);
+            let value = [
+                0,
+                u32::MAX,
+                0x7FFF_FFFF,
+                0x8000_0000,
+                1,
+                next(1 << 31) as u32,
+            ][next(6)];
+            let field = if next(2) == 0 {
+                value.to_le_bytes()
+            } else {
+                value.to_be_bytes()
+            };
+            bytes[at..at + 4].copy_from_slice(&field);
+        }
+        // Cut short.
+        2 => bytes.truncate(next(bytes.len())),
+        // A run of random bytes anywhere.
+        3 => {
+            let at = next(bytes.len());
+            let len = next(bytes.len() - at);
+            bytes[at..at + len]
+                .iter_mut()
+                .for_each(|b| *b = next(256) as u8);
+        }
+        // A piece of the file repeated (chunks and blocks twice).
+        4 => {
+            let at = next(bytes.len());
+            let len = next((bytes.len() - at).min(512));
+            let piece = bytes[at..at + len].to_vec();
+            let to = next(bytes.len());
+            bytes.splice(to..to, piece);
+        }
+        // Bytes removed from the middle.
+        _ => {
+            let at = next(bytes.len());
+            let len = next((bytes.len() - at).min(64));
+            bytes.drain(at..at + len);
+        }
+    }
+}
+
+#[test]
+fn thousands_of_mutated_files_are_refused_with_a_message_or_load_as_valid_irs() {
+    watch_panics();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut rng = Rng::new(0x5EED);
+        let mut next = |bound: usize| (rng.next_u64() % bound.max(1) as u64) as usize;
+        let (mut refused, mut loaded, mut caught) = (0, 0, 0);
+        let seeds = seeds::seeds();
+        for (seed_idx, (name, original)) in seeds.iter().enumerate() {
+            let extension = name.rsplit('.').next().unwrap();
+            for case in 0..CASES_PER_SEED {
+                let mut bytes = original.clone();
+                mutate(&mut bytes, case, &mut next);
+                let name = format!("case-{seed_idx}-{case}.{extension}");
+                match ir::load_bytes(&bytes, &name) {
+                    Ok((ir, _)) => {
+                        loaded += 1;
+                        assert!(!ir.is_empty() && ir.seconds() <= 60.0, "{name}");
+                        assert!(
+                            ir.channels.iter().flatten().all(|s| s.is_finite()),
+                            "{name}: non-finite samples"
+                        );
+                    }
+                    Err(err) => {
+                        refused += 1;
+                        check_refusal(&err, &name);
+                        caught += usize::from(err.to_string().contains("the decoder failed"));
+                    }
+                }
+            }
+        }
+        // Random bytes behind each format's magic: always refused.
+        let magics: [(&[u8], &str); 5] = [
+            (b"RIFF\x24\x08\x00\x00WAVEfmt ", "wav"),
+            (b"fLaC\x00\x00\x00\x22", "flac"),
+            (b"FORM\x00\x00\x10\x00AIFFCOMM", "aiff"),
+            (b"FORM\x00\x00\x10\x00AIFCFVER", "aifc"),
+            (b"OggS\x00\x02", "ogg"),
+        ];
+        for (magic, extension) in magics {
+            for case in 0..60 {
+                let mut bytes = magic.to_vec();
+                bytes.extend((0..next(5000)).map(|_| next(256) as u8));
+                let name = format!("random-{extension}-{case}.{extension}");
+                match ir::load_bytes(&bytes, &name) {
+                    Ok((ir, _)) => panic!("{name}: random bytes loaded as {} frames", ir.len()),
+                    Err(err) => check_refusal(&err, &name),
+                }
+                refused += 1;
+            }
+        }
+        done_tx
+            .send((seeds.len(), refused, loaded, caught))
+            .unwrap();
+    });
+    match done_rx.recv_timeout(Duration::from_secs(300)) {
+        Ok((num_seeds, refused, loaded, caught)) => eprintln!(
+            "{num_seeds} seeds: {refused} refused ({caught} of them after a decoder panic), \
+             {loaded} loaded"
+        ),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("loading hung for 300 s"),
+        Err(err) => panic!("the mutation thread failed: {err}"),
+    }
+    assert_eq!(
+        PRINTED_PANICS.load(Ordering::Relaxed),
+        0,
+        "a panic message reached the log"
+    );
+}
+
+/// Panics whose message reached the panic hook the process had before the decoder's.
+static PRINTED_PANICS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts printed panics in [`PRINTED_PANICS`]. Every test that decodes calls this first, so the
+/// counting hook is in place before the decoder chains its quiet hook in front of it.
+fn watch_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PRINTED_PANICS.fetch_add(1, Ordering::Relaxed);
+            previous(info);
+        }));
+    });
+}
+
+/// A refusal is one line that names the file and says why.
+fn check_refusal(err: &IrError, name: &str) {
+    let message = err.to_string();
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(message.contains(name), "names the file: {message}");
+    assert!(message.len() > name.len() + 10, "says why: {message}");
+}
+
+/// Tag and picture lengths of about 4 GB (symphonia 0.5 allocated them): each file is refused
+/// with a message or loads, and the guard sees no big allocation.
+#[test]
+fn tag_and_picture_lengths_of_4_gb_allocate_nothing_big() {
+    watch_panics();
+    for (name, bytes) in seeds::hostile() {
+        match ir::load_bytes(&bytes, &name) {
+            Ok((ir, _)) => assert!(!ir.is_empty(), "{name}"),
+            Err(err) => check_refusal(&err, &name),
+        }
+    }
+}
+
+/// The guard itself: a test binary that asks for 2 GiB at once is stopped, with the guard's
+/// line. Runs this test binary again as a child for the one ignored test below.
+#[cfg(not(feature = "assert_process_allocs"))]
+#[test]
+fn the_allocation_guard_stops_a_huge_request() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "a_huge_allocation", "--ignored", "--nocapture"])
+        .env("LONGTAIL_GUARD_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "the child survived: {stderr}");
+    assert!(
+        stderr.contains("allocation guard: refused a single allocation of 2147483648 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+#[ignore = "run by the_allocation_guard_stops_a_huge_request as a child process"]
+fn a_huge_allocation() {
+    if std::env::var_os("LONGTAIL_GUARD_CHILD").is_some() {
+        let bytes: Vec<u8> = Vec::with_capacity(std::hint::black_box(2 << 30));
+        std::hint::black_box(&bytes);
+    }
+}
