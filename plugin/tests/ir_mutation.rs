@@ -4,6 +4,7 @@
 //! and the reason, or loads as a valid IR; nothing aborts, hangs or prints a panic message.
 //! The coverage-guided twin of this test is the `ir_decode` fuzz target (`scripts/fuzz.sh`).
 
+#[cfg(not(feature = "assert_process_allocs"))]
 #[path = "support/alloc_guard.rs"]
 mod alloc_guard;
 #[path = "support/seeds.rs"]
@@ -214,4 +215,53 @@ fn a_huge_allocation() {
         let bytes: Vec<u8> = Vec::with_capacity(std::hint::black_box(2 << 30));
         std::hint::black_box(&bytes);
     }
+}
+
+/// The extensions `plugin/fuzz/fuzz_targets/ir_decode.rs` picks from its input's first byte.
+const FUZZ_EXTENSIONS: [&str; 9] = [
+    "wav", "flac", "aiff", "aifc", "ogg", "oga", "wave", "aif", "bin",
+];
+
+/// Writes the fuzz targets' seed corpus into `$LONGTAIL_FUZZ_SEEDS/ir_decode` (each seed behind
+/// the byte that names its extension) and `$LONGTAIL_FUZZ_SEEDS/state_restore` (a project
+/// state's `ir-file` field holding each seed that loads). Run by `scripts/fuzz.sh`.
+#[test]
+#[ignore = "writes the fuzz seed corpus; run by scripts/fuzz.sh"]
+fn write_fuzz_seeds() {
+    use longtail::ir::store::{STATE_VERSION, SavedIrFile, encode_samples};
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("LONGTAIL_FUZZ_SEEDS").expect("LONGTAIL_FUZZ_SEEDS names the folder"),
+    );
+    let (decode_dir, state_dir) = (dir.join("ir_decode"), dir.join("state_restore"));
+    std::fs::create_dir_all(&decode_dir).unwrap();
+    std::fs::create_dir_all(&state_dir).unwrap();
+    let seeds = seeds::seeds();
+    let mut num_states = 0;
+    for (name, bytes) in &seeds {
+        let extension = name.rsplit('.').next().unwrap();
+        let pick = FUZZ_EXTENSIONS.iter().position(|e| *e == extension).unwrap();
+        let mut input = vec![pick as u8];
+        input.extend(bytes);
+        std::fs::write(decode_dir.join(name), input).unwrap();
+        if let Ok((ir, _)) = ir::load_bytes(bytes, name) {
+            let saved = SavedIrFile {
+                version: STATE_VERSION,
+                paths: vec![format!("/nonexistent/{name}")],
+                hash: "0123456789abcdef".into(),
+                name: ir.name.clone(),
+                sample_rate: ir.sample_rate,
+                num_channels: ir.channels.len(),
+                num_frames: ir.len(),
+                samples: encode_samples(&ir.channels),
+            };
+            let json = serde_json::to_vec(&saved).unwrap();
+            std::fs::write(state_dir.join(format!("{name}.json")), json).unwrap();
+            num_states += 1;
+        }
+    }
+    eprintln!(
+        "fuzz seeds: {} IR files and {num_states} states in {}",
+        seeds.len(),
+        dir.display()
+    );
 }
