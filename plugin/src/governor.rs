@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::engine::{BackendProbe, WeakProbe};
+use crate::engine::probe::{BackendProbe, WeakProbe};
 use crate::thermal::{
     GpuStatus, POLL_INTERVAL, Placement, RETURN_AFTER_POLLS, ThermalPolicy, ThermalProbes,
 };

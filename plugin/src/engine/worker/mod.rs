@@ -95,8 +95,8 @@ use std::time::{Duration, Instant};
 
 use longtail_gpu::{ChunkStart, Feed, Hub, OpenOptions, Registration, RoundTrip};
 
-use super::MAX_CHANNELS;
 use super::rings::{InputRing, OutputRing};
+use super::routing::MAX_CHANNELS;
 use super::upols::{GpuSpecSource, UpolsLevel};
 
 /// Fewest job slots of a level.
