@@ -1,6 +1,6 @@
 //! The zero-latency head: a direct-form FIR over the first `q` taps of every path.
 //!
-//! Built off the audio thread; [`DirectHead::process`] runs on the audio thread for every
+//! Built off the audio thread; [`DirectHead::add_output`] runs on the audio thread for every
 //! sample, reads the input rings and never allocates.
 
 use super::rings::InputRing;

@@ -10,8 +10,9 @@
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate, lock or
 //! wait (offline mode waits for worker results by design). Level 0 and the head always run
 //! inside `process()`; later levels run on their workers, which get the plan's `D - P` samples
-//! of slack as their deadline, with the late policy of [`worker`]. With [`Executor::Inline`]
-//! every level runs inside `process()` when its chunk completes (the reference executor).
+//! of slack as their deadline, with the late policy of [`worker::late_policy`]. With
+//! [`Executor::Inline`] every level runs inside `process()` when its chunk completes (the
+//! reference executor).
 
 //! # Signal flow
 //!
@@ -98,10 +99,10 @@ pub struct EngineConfig {
 pub enum Executor {
     /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
     Inline,
-    /// One worker thread per level, with the late policy of [`worker`].
+    /// One worker thread per level, with the late policy of [`worker::late_policy`].
     Workers,
     /// Worker threads, and the levels the GPU can take on the process's GPU hub, each with its
-    /// worker thread as a warm CPU standby (see [`worker`], "On the GPU").
+    /// worker thread as a warm CPU standby (see [`worker::gpu`]).
     Gpu(GpuPolicy),
 }
 

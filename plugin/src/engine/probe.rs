@@ -14,7 +14,7 @@ pub struct BackendReport {
     pub gpu_levels: usize,
     /// Worker levels on CPU threads now.
     pub cpu_levels: usize,
-    /// Times levels went back to the GPU after leaving it (see [`worker`], "Moving back").
+    /// Times levels went back to the GPU after leaving it (see [`super::worker::gpu::way_back`]).
     pub gpu_returns: u64,
     /// The GPU adapter, when one was opened for this engine.
     pub adapter: Option<String>,
