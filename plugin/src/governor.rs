@@ -1,21 +1,20 @@
 //! The thermal policy at work, whether an editor is open or not.
 //!
-//! One thread per process (started by the first engine it watches, gone with the last) polls
-//! the thermal probes every [`POLL_INTERVAL`] and runs each watched engine's
-//! [`ThermalPolicy`]: a hot or throttling GPU moves the engine's GPU levels to the CPU
-//! ([`BackendProbe::place`]: the crossfaded migration of a fault), and a GPU that has stayed
-//! cool for [`RETURN_AFTER_POLLS`] polls gets them back; an engine Auto kept on the CPU sends
-//! its big levels to a cool GPU when the CPU is hot (they go by the way back of "Moving back"
-//! in [`crate::engine::worker`]). Every decision is kept in the engine's probe, where the
-//! editor shows it with its reason. Auto engines with levels that can use the GPU are watched
-//! ([`watch`]); the audio thread is never involved.
+//! One thread per process (started by the first engine it watches, gone with the last) polls the
+//! thermal probes every [`POLL_INTERVAL`] and runs each watched engine's [`ThermalPolicy`]: a hot
+//! or throttling GPU moves the engine's GPU levels to the CPU ([`BackendProbe::place`]: the
+//! crossfaded migration of a fault), and a GPU that has stayed cool for [`RETURN_AFTER_POLLS`]
+//! polls gets them back; an engine Auto kept on the CPU sends its big levels to a cool GPU when the
+//! CPU is hot (they go by the way back of [`crate::engine::worker::gpu::way_back`]). Every decision
+//! is kept in the engine's probe, where the editor shows it with its reason. Auto engines with
+//! levels that can use the GPU are watched ([`watch`]); the audio thread is never involved.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crate::engine::{BackendProbe, WeakProbe};
+use crate::engine::probe::{BackendProbe, WeakProbe};
 use crate::thermal::{
     GpuStatus, POLL_INTERVAL, Placement, RETURN_AFTER_POLLS, ThermalPolicy, ThermalProbes,
 };

@@ -1,10 +1,10 @@
 //! The zero-latency head: a direct-form FIR over the first `q` taps of every path.
 //!
-//! Built off the audio thread; [`DirectHead::process`] runs on the audio thread for every
+//! Built off the audio thread; [`DirectHead::add_output`] runs on the audio thread for every
 //! sample, reads the input rings and never allocates.
 
-use super::Path;
 use super::rings::InputRing;
+use super::routing::Path;
 
 /// Direct-form FIR for taps `[0, head_taps)` of every path.
 #[derive(Debug, Clone)]

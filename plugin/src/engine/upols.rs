@@ -22,7 +22,7 @@ use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
 use super::rings::{InputRing, OutputRing};
-use super::{MAX_CHANNELS, Path};
+use super::routing::{MAX_CHANNELS, Path};
 
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`.
 #[derive(Debug, Clone, Default)]

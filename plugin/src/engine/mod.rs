@@ -10,8 +10,9 @@
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate, lock or
 //! wait (offline mode waits for worker results by design). Level 0 and the head always run
 //! inside `process()`; later levels run on their workers, which get the plan's `D - P` samples
-//! of slack as their deadline, with the late policy of [`worker`]. With [`Executor::Inline`]
-//! every level runs inside `process()` when its chunk completes (the reference executor).
+//! of slack as their deadline, with the late policy of [`worker::late_policy`]. With
+//! [`Executor::Inline`] every level runs inside `process()` when its chunk completes (the
+//! reference executor).
 
 //! # Signal flow
 //!
@@ -30,14 +31,30 @@
 //!
 //! # Paths
 //!
-//! A path is one input channel convolved into one output channel. The IR layout and the host's
-//! channel counts decide the paths (see [`route`]): a mono input feeds both stereo sides of the
-//! IR, a mono output receives the average of both sides, and IR channels that land on the same
-//! (input, output) pair are summed before transformation.
+//! A path is one input channel convolved into one output channel; [`routing`] decides them
+//! from the IR layout and the host's channel counts.
+//!
+//! # Parts
+//!
+//! Each part uses only the parts listed before it (and this module uses them all), so no two
+//! parts import from each other:
+//!
+//! - [`routing`]: the paths and their summed taps.
+//! - [`plan`]: the partition plan (quantum, head, levels, latency).
+//! - [`rings`]: the input history and output accumulator rings.
+//! - [`direct`]: the zero-latency head (direct-form FIR).
+//! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
+//! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
+//! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
+//! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
+//!   policy's lever; the governor ([`crate::governor`]) uses it.
 
 pub mod direct;
+pub mod gpu_placement;
 pub mod plan;
+pub mod probe;
 pub mod rings;
+pub mod routing;
 pub mod upols;
 pub mod worker;
 
@@ -46,22 +63,18 @@ use thiserror::Error;
 
 use crate::ir::Ir;
 use direct::DirectHead;
+pub use gpu_placement::{
+    AUTO_MIN_WORK, GPU_MIN_PARTITION, GpuPolicy, cpu_partition_cost_ns, gpu_can_take,
+    level_goes_to_gpu, open_gpu,
+};
+use gpu_placement::{gpu_fits, results_on_time};
 pub use plan::{LatencyMode, PartitionPlan, PlanLimits};
+pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
+use probe::{ProbeInner, ProbeLevel};
 use rings::{InputRing, OutputRing};
+pub use routing::{MAX_CHANNELS, Path, route};
 use upols::UpolsLevel;
 use worker::{GpuHome, WorkerLevel};
-
-/// Most input or output channels the engine handles.
-pub const MAX_CHANNELS: usize = 2;
-
-/// One input channel convolved into one output channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Path {
-    /// Input channel index.
-    pub input_idx: usize,
-    /// Output channel index.
-    pub output_idx: usize,
-}
 
 /// What an engine is built for besides its IR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,276 +99,15 @@ pub struct EngineConfig {
 pub enum Executor {
     /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
     Inline,
-    /// One worker thread per level, with the late policy of [`worker`].
+    /// One worker thread per level, with the late policy of [`worker::late_policy`].
     Workers,
     /// Worker threads, and the levels the GPU can take on the process's GPU hub, each with its
-    /// worker thread as a warm CPU standby (see [`worker`], "On the GPU").
+    /// worker thread as a warm CPU standby (see [`worker::gpu`]).
     Gpu(GpuPolicy),
 }
 
-/// When the GPU takes levels ([`Executor::Gpu`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuPolicy {
-    /// Only when it pays: a real GPU (not a CPU adapter such as lavapipe) that opened and
-    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`] path-samples of IR.
-    Auto,
-    /// Every level of at least [`GPU_MIN_PARTITION`] samples on the GPU whenever one can be
-    /// opened, whatever the calibration says; `allow_cpu_adapter` accepts lavapipe (tests, or
-    /// `LONGTAIL_GPU_ALLOW_CPU=1`). Levels still fall back to the CPU when it fails or is late.
-    Forced {
-        /// Accept a CPU adapter.
-        allow_cpu_adapter: bool,
-    },
-}
-
-/// Smallest partition the GPU takes: below it, dispatch and transfer overhead outweigh the
-/// FFT work (the DESIGN's GPU threshold; the calibration decides the slack side).
-pub const GPU_MIN_PARTITION: usize = 1024;
-/// [`GpuPolicy::Auto`] uses the GPU from this many path-samples of IR (paths times IR
-/// length): a true-stereo 8 s IR at 48 kHz; a single stereo 10 s reverb stays on the CPU.
-pub const AUTO_MIN_WORK: usize = 1_500_000;
-
 /// Where an engine's worker levels run, and why.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BackendReport {
-    /// Worker levels on the GPU now.
-    pub gpu_levels: usize,
-    /// Worker levels on CPU threads now.
-    pub cpu_levels: usize,
-    /// Times levels went back to the GPU after leaving it (see [`worker`], "Moving back").
-    pub gpu_returns: u64,
-    /// The GPU adapter, when one was opened for this engine.
-    pub adapter: Option<String>,
-    /// Why, in one line (e.g. "CPU: the Backend parameter", "GPU: 3 of 4 levels on ...").
-    pub reason: String,
-}
-
 static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// Where a level of the plan runs now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunsOn {
-    /// Level 0 (with the head), or every level with the inline executor.
-    AudioThread,
-    /// A worker thread.
-    CpuWorker,
-    /// The GPU hub (its worker thread the standby).
-    Gpu,
-}
-
-/// One level as a [`BackendProbe`] sees it now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LevelStatus {
-    pub partition_size: usize,
-    pub num_partitions: usize,
-    /// Samples between the level's chunk completing and its result being due.
-    pub slack_samples: usize,
-    pub runs_on: RunsOn,
-    pub late_results: u64,
-    pub dropped_chunks: u64,
-    /// Why it left the GPU, when it did and has not gone back.
-    pub left_gpu: Option<String>,
-}
-
-/// What other threads may see of an engine: where each level runs now, why, and the GPU's
-/// round trips. Reads atomics and the levels' notes; keeps the engine's shared memory (and its
-/// GPU hub) alive, not its threads. Cheap to clone.
-#[derive(Clone)]
-pub struct BackendProbe(std::sync::Arc<ProbeInner>);
-
-struct ProbeInner {
-    engine_id: u64,
-    /// The thermal policy's last decision for this engine ([`crate::governor`]).
-    thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
-    adapter: Option<String>,
-    /// Weak: a probe kept after its engine is gone holds no device.
-    hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
-    build_reason: String,
-    levels: Vec<ProbeLevel>,
-    /// Set when the engine is dropped: the governor stops watching it.
-    engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-struct ProbeLevel {
-    partition_size: usize,
-    num_partitions: usize,
-    slack_samples: usize,
-    worker: Option<worker::LevelProbe>,
-    /// Placed on the GPU when the engine was built.
-    started_on_gpu: bool,
-}
-
-impl std::fmt::Debug for BackendProbe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BackendProbe")
-            .field("engine_id", &self.0.engine_id)
-            .field("report", &self.report())
-            .finish()
-    }
-}
-
-impl BackendProbe {
-    /// The engine's [`Engine::id`].
-    pub fn engine_id(&self) -> u64 {
-        self.0.engine_id
-    }
-
-    /// Every level of the plan, level 0 first.
-    pub fn levels(&self) -> Vec<LevelStatus> {
-        self.0
-            .levels
-            .iter()
-            .map(|level| {
-                let (runs_on, late_results, dropped_chunks, left_gpu) = match &level.worker {
-                    Some(worker) => {
-                        let (late, dropped) = worker.lates();
-                        (
-                            if worker.on_gpu() {
-                                RunsOn::Gpu
-                            } else {
-                                RunsOn::CpuWorker
-                            },
-                            late,
-                            dropped,
-                            worker.gpu_exit(),
-                        )
-                    }
-                    None => (RunsOn::AudioThread, 0, 0, None),
-                };
-                LevelStatus {
-                    partition_size: level.partition_size,
-                    num_partitions: level.num_partitions,
-                    slack_samples: level.slack_samples,
-                    runs_on,
-                    late_results,
-                    dropped_chunks,
-                    left_gpu,
-                }
-            })
-            .collect()
-    }
-
-    /// Where the worker levels run now and why. A level that left the GPU says why.
-    pub fn report(&self) -> BackendReport {
-        let mut report = BackendReport {
-            adapter: self.0.adapter.clone(),
-            reason: self.0.build_reason.clone(),
-            ..BackendReport::default()
-        };
-        for level in &self.0.levels {
-            let Some(worker) = &level.worker else {
-                continue;
-            };
-            report.gpu_returns += worker.gpu_returns();
-            if worker.on_gpu() {
-                report.gpu_levels += 1;
-            } else {
-                report.cpu_levels += 1;
-                if let Some(exit) = worker.gpu_exit() {
-                    report.reason = format!("CPU: left the GPU: {exit}");
-                }
-            }
-        }
-        if report.gpu_levels > 0 && !self.has_gpu_levels() {
-            report.reason = format!(
-                "GPU: {} of {} worker levels sent there by the thermal policy (the CPU is hot)",
-                report.gpu_levels,
-                report.gpu_levels + report.cpu_levels
-            );
-        }
-        report
-    }
-
-    /// The GPU hub's counters and round trips, when the engine uses it.
-    pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
-        self.0.hub.as_ref()?.upgrade().map(|hub| hub.stats())
-    }
-
-    /// Whether levels were placed on the GPU when the engine was built (they may have left).
-    pub fn has_gpu_levels(&self) -> bool {
-        self.0.levels.iter().any(|l| l.started_on_gpu)
-    }
-
-    /// Whether some level has a way to the GPU (it started there, or the thermal policy may
-    /// send it there).
-    pub fn can_use_gpu(&self) -> bool {
-        self.0.levels.iter().any(|l| {
-            l.worker
-                .as_ref()
-                .is_some_and(worker::LevelProbe::has_gpu_home)
-        })
-    }
-
-    /// Whether a GPU could serve this engine: its hub still serves, or, with none, a usable
-    /// adapter exists (looked up once per process).
-    pub fn gpu_available(&self) -> bool {
-        static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        match &self.0.hub {
-            Some(hub) => hub.upgrade().is_some_and(|hub| hub.broken().is_none()),
-            None => *ADAPTER.get_or_init(|| {
-                let allow_cpu = longtail_gpu::OpenOptions::from_env().allow_cpu_adapter;
-                longtail_gpu::list_adapters()
-                    .iter()
-                    .any(|a| allow_cpu || a.kind != longtail_gpu::AdapterKind::Cpu)
-            }),
-        }
-    }
-
-    /// The thermal policy's lever. [`Placement::Cpu`](crate::thermal::Placement): every level
-    /// on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed on the GPU
-    /// go back; an engine Auto kept on the CPU sends its big levels to the GPU. Levels Auto
-    /// kept off the GPU of an engine that uses it stay on the CPU either way.
-    pub fn place(&self, placement: crate::thermal::Placement) {
-        let to_cpu = placement == crate::thermal::Placement::Cpu;
-        let engine_on_gpu = self.has_gpu_levels();
-        for level in &self.0.levels {
-            if let Some(worker) = &level.worker {
-                if level.started_on_gpu {
-                    worker.hold_gpu(to_cpu);
-                } else if worker.has_gpu_home() {
-                    worker.hold_gpu(to_cpu || engine_on_gpu);
-                }
-            }
-        }
-    }
-
-    /// The thermal policy's last decision for this engine, when it watches it.
-    pub fn thermal_decision(&self) -> Option<crate::thermal::Decision> {
-        *self.0.thermal.lock().ok()?
-    }
-
-    pub(crate) fn set_thermal_decision(&self, decision: crate::thermal::Decision) {
-        if let Ok(mut thermal) = self.0.thermal.lock() {
-            *thermal = Some(decision);
-        }
-    }
-
-    pub(crate) fn downgrade(&self) -> WeakProbe {
-        WeakProbe {
-            inner: std::sync::Arc::downgrade(&self.0),
-            engine_dropped: std::sync::Arc::clone(&self.0.engine_dropped),
-        }
-    }
-}
-
-/// A [`BackendProbe`] that does not keep the engine's memory alive.
-pub(crate) struct WeakProbe {
-    inner: std::sync::Weak<ProbeInner>,
-    engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl WeakProbe {
-    pub(crate) fn upgrade(&self) -> Option<BackendProbe> {
-        self.inner.upgrade().map(BackendProbe)
-    }
-
-    /// Whether the engine still lives (its probe may outlive it, in the editor's monitor).
-    pub(crate) fn is_alive(&self) -> bool {
-        !self
-            .engine_dropped
-            .load(std::sync::atomic::Ordering::Acquire)
-    }
-}
 
 /// One level and where it runs.
 enum LevelRunner {
@@ -406,211 +158,6 @@ pub fn stagger_phase(instance_idx: u64, max_partition_size: usize) -> u64 {
     const GOLDEN: u64 = 2_654_435_769;
     let fraction = instance_idx.wrapping_mul(GOLDEN) & 0xFFFF_FFFF;
     (fraction * max_partition_size as u64) >> 32
-}
-
-/// The paths for `ir` with `num_inputs` inputs and `num_outputs` outputs, each with its summed
-/// taps. Allocates.
-pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f32>)> {
-    let mut paths: Vec<(Path, Vec<f32>)> = Vec::new();
-    for (&(source, destination), taps) in ir.layout.channel_routes().iter().zip(&ir.channels) {
-        // Mono IRs act on both sides, each input to its own output.
-        let sides: &[(usize, usize)] = if ir.layout == crate::ir::IrLayout::Mono {
-            &[(0, 0), (1, 1)]
-        } else {
-            &[(source, destination)]
-        };
-        for &(source, destination) in sides {
-            let path = Path {
-                input_idx: source.min(num_inputs - 1),
-                output_idx: destination.min(num_outputs - 1),
-            };
-            // A mono output is the average of the two sides.
-            let weight = if num_outputs == 1 { 0.5 } else { 1.0 };
-            match paths.iter_mut().find(|(p, _)| *p == path) {
-                Some((_, summed)) => {
-                    summed
-                        .iter_mut()
-                        .zip(taps)
-                        .for_each(|(s, t)| *s += weight * t);
-                }
-                None => paths.push((path, taps.iter().map(|t| weight * t).collect())),
-            }
-        }
-    }
-    paths
-}
-
-/// Opens the GPU hub for `policy` and an engine of `work` path-samples of IR (with the options
-/// it was opened with), or says why the engine stays on the CPU: Auto and a small engine, no
-/// adapter, a CPU adapter that was not allowed, or (Auto) a GPU whose calibrated cost per
-/// path-partition is not below the CPU's. Opening and calibrating take a moment: call off the
-/// audio thread.
-pub fn open_gpu(
-    policy: GpuPolicy,
-    work: usize,
-) -> Result<(std::sync::Arc<longtail_gpu::Hub>, longtail_gpu::OpenOptions), String> {
-    let allow_cpu_adapter = match policy {
-        GpuPolicy::Auto if work < AUTO_MIN_WORK => {
-            return Err(format!(
-                "CPU: Auto keeps a small engine on the CPU ({work} path-samples of IR, the GPU \
-                 pays from {AUTO_MIN_WORK})"
-            ));
-        }
-        GpuPolicy::Auto => false,
-        GpuPolicy::Forced { allow_cpu_adapter } => {
-            allow_cpu_adapter || longtail_gpu::OpenOptions::from_env().allow_cpu_adapter
-        }
-    };
-    let options = longtail_gpu::OpenOptions { allow_cpu_adapter };
-    let hub = longtail_gpu::shared(options).map_err(|err| format!("CPU: {err}"))?;
-    if !allow_cpu_adapter && hub.adapter().kind == longtail_gpu::AdapterKind::Cpu {
-        return Err(format!(
-            "CPU: {} is a CPU adapter, slower than our own CPU code",
-            hub.adapter()
-        ));
-    }
-    if policy == GpuPolicy::Auto {
-        let gpu_ns = hub.calibration().partition_cost_ns;
-        let cpu_ns = cpu_partition_cost_ns();
-        if gpu_ns >= cpu_ns {
-            return Err(format!(
-                "CPU: the GPU costs {gpu_ns:.0} ns per path-partition of {}, the CPU {cpu_ns:.0}",
-                hub.calibration().partition_size
-            ));
-        }
-    }
-    Ok((hub, options))
-}
-
-/// Whether the GPU can take a level: big enough partitions, and slack for four times the
-/// round trip's 99.9th percentile (calibrated, or recent) plus one host period.
-pub fn gpu_can_take(
-    round_trip: &longtail_gpu::RoundTrip,
-    partition_size: usize,
-    slack_samples: usize,
-    max_block_size: usize,
-    sample_rate: u32,
-) -> bool {
-    partition_size >= GPU_MIN_PARTITION
-        && slack_samples as f64
-            >= 4.0 * round_trip_samples(round_trip, sample_rate) + max_block_size as f64
-}
-
-/// The round trip's 99.9th percentile, in samples at `sample_rate`.
-fn round_trip_samples(round_trip: &longtail_gpu::RoundTrip, sample_rate: u32) -> f64 {
-    round_trip.p999_us * 1e-6 * f64::from(sample_rate.max(1))
-}
-
-/// Whether results would come back within the slack (the rule for levels placed without the
-/// four-fold margin: forced ones, and those the thermal policy sends).
-fn results_on_time(
-    round_trip: &longtail_gpu::RoundTrip,
-    slack_samples: usize,
-    sample_rate: u32,
-) -> bool {
-    round_trip_samples(round_trip, sample_rate) < slack_samples as f64
-}
-
-/// Whether a level goes on the GPU when the engine is built: Forced takes every level of at
-/// least [`GPU_MIN_PARTITION`] samples, Auto only where the calibrated round trip fits
-/// ([`gpu_can_take`]).
-pub fn level_goes_to_gpu(
-    policy: GpuPolicy,
-    calibration: &longtail_gpu::Calibration,
-    partition_size: usize,
-    slack_samples: usize,
-    max_block_size: usize,
-    sample_rate: u32,
-) -> bool {
-    match policy {
-        GpuPolicy::Forced { .. } => partition_size >= GPU_MIN_PARTITION,
-        GpuPolicy::Auto => gpu_can_take(
-            &calibration.round_trip,
-            partition_size,
-            slack_samples,
-            max_block_size,
-            sample_rate,
-        ),
-    }
-}
-
-/// Whether a level that left the GPU may go back to a hub with these recent round trips:
-/// Auto asks what it asked when it placed the level ([`gpu_can_take`]); Forced placed it
-/// without asking, and asks only that results would come back within the slack.
-fn gpu_fits(
-    policy: GpuPolicy,
-    round_trip: &longtail_gpu::RoundTrip,
-    partition_size: usize,
-    slack_samples: usize,
-    max_block_size: usize,
-    sample_rate: u32,
-) -> bool {
-    match policy {
-        GpuPolicy::Auto => gpu_can_take(
-            round_trip,
-            partition_size,
-            slack_samples,
-            max_block_size,
-            sample_rate,
-        ),
-        GpuPolicy::Forced { .. } => results_on_time(round_trip, slack_samples, sample_rate),
-    }
-}
-
-/// The CPU's cost of one path-partition of the GPU calibration's partition size (4096): a
-/// true-stereo level of 16 partitions run through [`UpolsLevel::compute`], its time per job
-/// divided by its 64 path-partitions (the MAC plus a share of the transforms). Measured once
-/// per process (a few milliseconds), the median of 9 jobs after 3 to warm up.
-pub fn cpu_partition_cost_ns() -> f64 {
-    static COST: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *COST.get_or_init(|| {
-        const P: usize = 4096;
-        const N: usize = 16;
-        let paths: Vec<Path> = (0..2)
-            .flat_map(|input_idx| {
-                (0..2).map(move |output_idx| Path {
-                    input_idx,
-                    output_idx,
-                })
-            })
-            .collect();
-        let mut rng = crate::rng::Rng::new(7);
-        let taps: Vec<Vec<f32>> = paths
-            .iter()
-            .map(|_| (0..P * N).map(|_| 0.5 * rng.bipolar()).collect())
-            .collect();
-        let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
-        let mut level = UpolsLevel::new(
-            &mut RealFftPlanner::new(),
-            upols::LevelShape {
-                partition_size: P,
-                num_partitions: N,
-                ir_offset: 0,
-                output_delay: P,
-                num_inputs: 2,
-                num_outputs: 2,
-            },
-            &paths,
-            &tap_refs,
-        );
-        let windows: Vec<Vec<f32>> = (0..2)
-            .map(|_| (0..2 * P).map(|_| 0.5 * rng.bipolar()).collect())
-            .collect();
-        let mut results = vec![vec![0.0f32; P]; 2];
-        let mut times = Vec::new();
-        for job in 0..12 {
-            let started = std::time::Instant::now();
-            let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-            let mut result_refs: Vec<&mut [f32]> =
-                results.iter_mut().map(Vec::as_mut_slice).collect();
-            level.compute(&window_refs, &mut result_refs);
-            if job >= 3 {
-                times.push(started.elapsed().as_secs_f64());
-            }
-        }
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2] * 1e9 / (paths.len() * N) as f64
-    })
 }
 
 impl Drop for Engine {

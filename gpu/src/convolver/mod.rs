@@ -1,0 +1,353 @@
+//! Resident partitioned convolution on the GPU, batched over every registered level.
+//!
+//! # Data
+//!
+//! Levels are grouped in *classes* by partition size `P`. A class owns arenas on the GPU that
+//! every level of that size shares: the input history (`P` samples per input stream), the
+//! frequency-domain delay lines (`n` slots of `P + 1` bins per input stream) and the IR spectra
+//! (`n` slots per path, carrying the inverse FFT's `1 / 2P`). They stay resident: a period
+//! uploads only the new input chunks and downloads only the output chunks.
+//!
+//! # A period
+//!
+//! [`Convolver::stage`] queues one chunk of a level and returns the slice its input goes into;
+//! [`Convolver::execute`] then runs every queued chunk of every class in one command buffer, one
+//! submit and one readback. Per class, each kernel is one dispatch over the whole batch:
+//! window → history → forward FFT stages → FDL update → spectral MAC → inverse pre-pass →
+//! inverse FFT stages → overlap-save, then a copy into the readback buffer. So the number of
+//! dispatches per period does not grow with the number of instances or paths.
+//!
+//! Nothing here runs on an audio thread; the hub's thread drives it.
+//!
+//! # Parts
+//!
+//! Each part uses only the parts listed before it (and this module uses them all):
+//!
+//! - [`level`]: what a level is to the convolver ([`LevelSpec`], [`LevelId`], [`ChunkStart`]).
+//! - [`arena`]: the first-fit allocator of the arenas.
+//! - [`kernels`]: the compute pipelines and the dispatch steps of a period.
+//! - [`class`]: the levels of one partition size, their buffers, bindings and batch.
+//!
+//! This module keeps the device, the classes and the registered levels ([`Convolver`]).
+
+pub mod arena;
+pub mod class;
+pub mod kernels;
+pub mod level;
+
+use crate::GpuError;
+use crate::device::{ErrorSink, OpenDevice};
+use crate::layout::{InJob, OutJob};
+use class::{Class, LevelSlot, Staged, clear_level};
+use kernels::Pipelines;
+pub use level::{ChunkStart, LevelId, LevelSpec, MIN_PARTITION};
+
+/// How long a period may take before the device counts as hung.
+const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Resident partitioned convolution for any number of levels.
+pub struct Convolver {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    summary: crate::AdapterSummary,
+    limits: wgpu::Limits,
+    errors: ErrorSink,
+    pipelines: Pipelines,
+    classes: Vec<Class>,
+    levels: Vec<Option<LevelSlot>>,
+    /// Test hook: the device was destroyed on purpose.
+    lost: bool,
+}
+
+impl std::fmt::Debug for Convolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Convolver")
+            .field("adapter", &self.summary)
+            .field("levels", &self.levels.iter().flatten().count())
+            .finish()
+    }
+}
+
+impl Convolver {
+    /// Opens the GPU and builds the pipelines.
+    pub fn open(options: crate::OpenOptions) -> Result<Self, GpuError> {
+        let OpenDevice {
+            device,
+            queue,
+            summary,
+            limits,
+            errors,
+        } = crate::device::open(options)?;
+        let pipelines = Pipelines::new(&device);
+        let convolver = Self {
+            device,
+            queue,
+            summary,
+            limits,
+            errors,
+            pipelines,
+            classes: Vec::new(),
+            levels: Vec::new(),
+            lost: false,
+        };
+        convolver.check()?;
+        Ok(convolver)
+    }
+
+    /// The adapter in use.
+    pub fn adapter(&self) -> &crate::AdapterSummary {
+        &self.summary
+    }
+
+    /// Registered levels.
+    pub fn num_levels(&self) -> usize {
+        self.levels.iter().flatten().count()
+    }
+
+    fn check(&self) -> Result<(), GpuError> {
+        match self.errors.error() {
+            Some(message) => Err(GpuError::Device(message)),
+            None => Ok(()),
+        }
+    }
+
+    /// Test hook: destroys the device, as a driver reset or an unplugged GPU would.
+    #[doc(hidden)]
+    pub fn lose_device(&mut self) {
+        self.lost = true;
+        self.device.destroy();
+    }
+
+    /// Uploads a level's IR spectra and makes room for its history and delay lines.
+    pub fn register(&mut self, spec: &LevelSpec) -> Result<LevelId, GpuError> {
+        self.check()?;
+        let p = spec.partition_size;
+        let n = spec.num_partitions;
+        let bins = p + 1;
+        if !p.is_power_of_two() || p < MIN_PARTITION || n == 0 {
+            return Err(GpuError::Unsupported(format!(
+                "partition size {p} with {n} partitions (need a power of two >= {MIN_PARTITION})"
+            )));
+        }
+        if spec.spectra.len() != spec.paths.len()
+            || spec.spectra.iter().any(|s| s.len() != n * bins)
+            || spec
+                .paths
+                .iter()
+                .any(|&(i, o)| i >= spec.num_inputs || o >= spec.num_outputs)
+        {
+            return Err(GpuError::Unsupported(
+                "level spectra or paths do not match its shape".into(),
+            ));
+        }
+        let class_idx = match self.classes.iter().position(|c| c.partition_size == p) {
+            Some(idx) => idx,
+            None => {
+                let class = Class::new(&self.device, &self.queue, p);
+                self.classes.push(class);
+                self.classes.len() - 1
+            }
+        };
+        let class = &mut self.classes[class_idx];
+        let slot = LevelSlot {
+            class_idx,
+            num_partitions: n as u32,
+            num_inputs: spec.num_inputs as u32,
+            num_outputs: spec.num_outputs as u32,
+            stream_base: class.streams.alloc(spec.num_inputs as u32),
+            fdl_base: class.fdl.alloc((spec.num_inputs * n) as u32),
+            spectra_base: class.spectra.alloc((spec.paths.len() * n) as u32),
+            paths: spec.paths.clone(),
+            head: 0,
+        };
+        class.outputs.end += spec.num_outputs as u32;
+        class.paths.end += spec.paths.len() as u32;
+        let grew = self.classes[class_idx].ensure_capacity(
+            &self.device,
+            &self.queue,
+            &self.limits,
+            &self.pipelines,
+        )?;
+        if grew {
+            self.check()?;
+        }
+        let class = &self.classes[class_idx];
+        let buffers = class
+            .buffers
+            .as_ref()
+            .expect("allocated by ensure_capacity");
+        let slot_bytes = (bins * 8) as u64;
+        for (path_idx, spectra) in spec.spectra.iter().enumerate() {
+            let offset = (slot.spectra_base as u64 + (path_idx * n) as u64) * slot_bytes;
+            self.queue
+                .write_buffer(&buffers.spectra, offset, bytemuck::cast_slice(spectra));
+        }
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        clear_level(&mut encoder, buffers, &slot, p);
+        self.queue.submit([encoder.finish()]);
+        self.check()?;
+        let id = match self.levels.iter().position(Option::is_none) {
+            Some(idx) => {
+                self.levels[idx] = Some(slot);
+                idx
+            }
+            None => {
+                self.levels.push(Some(slot));
+                self.levels.len() - 1
+            }
+        };
+        Ok(LevelId(id))
+    }
+
+    /// Forgets a level; its place in the arenas is reused.
+    pub fn unregister(&mut self, id: LevelId) {
+        let Some(slot) = self.levels.get_mut(id.0).and_then(Option::take) else {
+            return;
+        };
+        let class = &mut self.classes[slot.class_idx];
+        class.staged.retain(|s| s.level != id.0);
+        let n = slot.num_partitions;
+        class.streams.release(slot.stream_base, slot.num_inputs);
+        class.fdl.release(slot.fdl_base, slot.num_inputs * n);
+        class
+            .spectra
+            .release(slot.spectra_base, slot.paths.len() as u32 * n);
+        // Output and path counts only bound the per-period buffers.
+        class.outputs.end -= slot.num_outputs;
+        class.paths.end -= slot.paths.len() as u32;
+    }
+
+    /// Queues the next chunk of `level` for [`Self::execute`] and returns the slice its input
+    /// goes into: `P` samples per input channel, one channel after another. At most one chunk
+    /// per level and period: a level's chunks depend on each other through its history.
+    pub fn stage(&mut self, level: LevelId, start: ChunkStart) -> &mut [f32] {
+        let slot = self.levels[level.0]
+            .as_ref()
+            .expect("staged a level that is not registered");
+        let class = &mut self.classes[slot.class_idx];
+        assert!(
+            !class.staged.iter().any(|s| s.level == level.0),
+            "one chunk per level and period"
+        );
+        let p = class.partition_size;
+        let first_in_job = class.in_jobs.len() as u32;
+        let first_out_job = class.out_jobs.len() as u32;
+        // Job tables are filled at execute time, when heads are known; reserve the rows.
+        class
+            .in_jobs
+            .extend((0..slot.num_inputs).map(|_| InJob::default()));
+        class
+            .out_jobs
+            .extend((0..slot.num_outputs).map(|_| OutJob::default()));
+        class.staged.push(Staged {
+            level: level.0,
+            start,
+            first_in_job,
+            first_out_job,
+        });
+        let upload_start = first_in_job as usize * p;
+        class
+            .upload
+            .resize(upload_start + slot.num_inputs as usize * p, 0.0);
+        &mut class.upload[upload_start..]
+    }
+
+    /// Runs every staged chunk: one command buffer, one submit, one wait, one readback. Then
+    /// [`Self::output`] has each chunk's result.
+    pub fn execute(&mut self) -> Result<(), GpuError> {
+        self.check()?;
+        if self.lost {
+            return Err(GpuError::Device("device lost (destroyed)".into()));
+        }
+        let alignment = u64::from(self.limits.min_uniform_buffer_offset_alignment).max(32);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        let mut mapped = Vec::new();
+        for class_idx in 0..self.classes.len() {
+            if self.classes[class_idx].staged.is_empty() {
+                continue;
+            }
+            self.classes[class_idx].record(
+                &mut self.levels,
+                &self.queue,
+                &self.pipelines,
+                &mut encoder,
+                alignment,
+            );
+            mapped.push(class_idx);
+        }
+        if mapped.is_empty() {
+            return Ok(());
+        }
+        self.queue.submit([encoder.finish()]);
+        let status = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        for &class_idx in &mapped {
+            let class = &self.classes[class_idx];
+            let bytes = (class.out_jobs.len() * class.partition_size * 4) as u64;
+            let buffers = class.buffers.as_ref().expect("registered class");
+            let status = std::sync::Arc::clone(&status);
+            buffers
+                .readback
+                .slice(..bytes)
+                .map_async(wgpu::MapMode::Read, move |result| {
+                    if let Ok(mut status) = status.lock() {
+                        status.push(result.map_err(|e| e.to_string()));
+                    }
+                });
+        }
+        let poll = self.device.poll(wgpu::PollType::Wait {
+            submission_index: None,
+            timeout: Some(TIMEOUT),
+        });
+        let outcome = (|| {
+            poll.map_err(|err| GpuError::Device(format!("waiting for the GPU: {err}")))?;
+            self.check()?;
+            let status = status.lock().map(|s| s.clone()).unwrap_or_default();
+            if status.len() != mapped.len() {
+                return Err(GpuError::Device("a readback never completed".into()));
+            }
+            if let Some(Err(err)) = status.into_iter().find(Result::is_err) {
+                return Err(GpuError::Device(format!("readback failed: {err}")));
+            }
+            Ok(())
+        })();
+        for &class_idx in &mapped {
+            let class = &mut self.classes[class_idx];
+            let bytes = class.out_jobs.len() * class.partition_size * 4;
+            let buffers = class.buffers.as_ref().expect("registered class");
+            if outcome.is_ok()
+                && let Ok(view) = buffers.readback.slice(..bytes as u64).get_mapped_range()
+            {
+                class.results.clear();
+                class.results.extend_from_slice(bytemuck::cast_slice(&view));
+            }
+            buffers.readback.unmap();
+        }
+        outcome
+    }
+
+    /// After [`Self::execute`]: the result of the chunk staged for `level` this period, `P`
+    /// samples per output channel.
+    pub fn output(&self, level: LevelId) -> &[f32] {
+        let slot = self.levels[level.0].as_ref().expect("registered level");
+        let class = &self.classes[slot.class_idx];
+        let staged = class
+            .staged
+            .iter()
+            .find(|s| s.level == level.0)
+            .expect("staged chunk");
+        let p = class.partition_size;
+        let start = staged.first_out_job as usize * p;
+        &class.results[start..start + slot.num_outputs as usize * p]
+    }
+
+    /// Forgets this period's batch (call after reading the outputs).
+    pub fn finish_period(&mut self) {
+        for class in &mut self.classes {
+            class.staged.clear();
+            class.upload.clear();
+            class.in_jobs.clear();
+            class.out_jobs.clear();
+            class.path_jobs.clear();
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! What other threads (the editor, the thermal governor) may see of an engine, and the
+//! thermal policy's lever on it: the [`BackendProbe`].
+//!
+//! Uses the worker levels' own views ([`LevelProbe`]), the thermal policy's
+//! types ([`crate::thermal`]) and the GPU hub's counters; nothing else of the engine, and not
+//! the governor that watches it ([`crate::governor`] uses this module, not the other way round).
+
+use super::worker::LevelProbe;
+
+/// Where an engine's worker levels run, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackendReport {
+    /// Worker levels on the GPU now.
+    pub gpu_levels: usize,
+    /// Worker levels on CPU threads now.
+    pub cpu_levels: usize,
+    /// Times levels went back to the GPU after leaving it (see [`super::worker::gpu::way_back`]).
+    pub gpu_returns: u64,
+    /// The GPU adapter, when one was opened for this engine.
+    pub adapter: Option<String>,
+    /// Why, in one line (e.g. "CPU: the Backend parameter", "GPU: 3 of 4 levels on ...").
+    pub reason: String,
+}
+
+/// Where a level of the plan runs now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsOn {
+    /// Level 0 (with the head), or every level with the inline executor.
+    AudioThread,
+    /// A worker thread.
+    CpuWorker,
+    /// The GPU hub (its worker thread the standby).
+    Gpu,
+}
+
+/// One level as a [`BackendProbe`] sees it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelStatus {
+    pub partition_size: usize,
+    pub num_partitions: usize,
+    /// Samples between the level's chunk completing and its result being due.
+    pub slack_samples: usize,
+    pub runs_on: RunsOn,
+    pub late_results: u64,
+    pub dropped_chunks: u64,
+    /// Why it left the GPU, when it did and has not gone back.
+    pub left_gpu: Option<String>,
+}
+
+/// What other threads may see of an engine: where each level runs now, why, and the GPU's
+/// round trips. Reads atomics and the levels' notes; keeps the engine's shared memory (and its
+/// GPU hub) alive, not its threads. Cheap to clone.
+#[derive(Clone)]
+pub struct BackendProbe(pub(super) std::sync::Arc<ProbeInner>);
+
+pub(super) struct ProbeInner {
+    pub(super) engine_id: u64,
+    /// The thermal policy's last decision for this engine ([`crate::governor`]).
+    pub(super) thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
+    pub(super) adapter: Option<String>,
+    /// Weak: a probe kept after its engine is gone holds no device.
+    pub(super) hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
+    pub(super) build_reason: String,
+    pub(super) levels: Vec<ProbeLevel>,
+    /// Set when the engine is dropped: the governor stops watching it.
+    pub(super) engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+pub(super) struct ProbeLevel {
+    pub(super) partition_size: usize,
+    pub(super) num_partitions: usize,
+    pub(super) slack_samples: usize,
+    pub(super) worker: Option<LevelProbe>,
+    /// Placed on the GPU when the engine was built.
+    pub(super) started_on_gpu: bool,
+}
+
+impl std::fmt::Debug for BackendProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackendProbe")
+            .field("engine_id", &self.0.engine_id)
+            .field("report", &self.report())
+            .finish()
+    }
+}
+
+impl BackendProbe {
+    /// The engine's [`Engine::id`](super::Engine::id).
+    pub fn engine_id(&self) -> u64 {
+        self.0.engine_id
+    }
+
+    /// Every level of the plan, level 0 first.
+    pub fn levels(&self) -> Vec<LevelStatus> {
+        self.0
+            .levels
+            .iter()
+            .map(|level| {
+                let (runs_on, late_results, dropped_chunks, left_gpu) = match &level.worker {
+                    Some(worker) => {
+                        let (late, dropped) = worker.lates();
+                        (
+                            if worker.on_gpu() {
+                                RunsOn::Gpu
+                            } else {
+                                RunsOn::CpuWorker
+                            },
+                            late,
+                            dropped,
+                            worker.gpu_exit(),
+                        )
+                    }
+                    None => (RunsOn::AudioThread, 0, 0, None),
+                };
+                LevelStatus {
+                    partition_size: level.partition_size,
+                    num_partitions: level.num_partitions,
+                    slack_samples: level.slack_samples,
+                    runs_on,
+                    late_results,
+                    dropped_chunks,
+                    left_gpu,
+                }
+            })
+            .collect()
+    }
+
+    /// Where the worker levels run now and why. A level that left the GPU says why.
+    pub fn report(&self) -> BackendReport {
+        let mut report = BackendReport {
+            adapter: self.0.adapter.clone(),
+            reason: self.0.build_reason.clone(),
+            ..BackendReport::default()
+        };
+        for level in &self.0.levels {
+            let Some(worker) = &level.worker else {
+                continue;
+            };
+            report.gpu_returns += worker.gpu_returns();
+            if worker.on_gpu() {
+                report.gpu_levels += 1;
+            } else {
+                report.cpu_levels += 1;
+                if let Some(exit) = worker.gpu_exit() {
+                    report.reason = format!("CPU: left the GPU: {exit}");
+                }
+            }
+        }
+        if report.gpu_levels > 0 && !self.has_gpu_levels() {
+            report.reason = format!(
+                "GPU: {} of {} worker levels sent there by the thermal policy (the CPU is hot)",
+                report.gpu_levels,
+                report.gpu_levels + report.cpu_levels
+            );
+        }
+        report
+    }
+
+    /// The GPU hub's counters and round trips, when the engine uses it.
+    pub fn gpu_stats(&self) -> Option<longtail_gpu::HubStats> {
+        self.0.hub.as_ref()?.upgrade().map(|hub| hub.stats())
+    }
+
+    /// Whether levels were placed on the GPU when the engine was built (they may have left).
+    pub fn has_gpu_levels(&self) -> bool {
+        self.0.levels.iter().any(|l| l.started_on_gpu)
+    }
+
+    /// Whether some level has a way to the GPU (it started there, or the thermal policy may
+    /// send it there).
+    pub fn can_use_gpu(&self) -> bool {
+        self.0
+            .levels
+            .iter()
+            .any(|l| l.worker.as_ref().is_some_and(LevelProbe::has_gpu_home))
+    }
+
+    /// Whether a GPU could serve this engine: its hub still serves, or, with none, a usable
+    /// adapter exists (looked up once per process).
+    pub fn gpu_available(&self) -> bool {
+        static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        match &self.0.hub {
+            Some(hub) => hub.upgrade().is_some_and(|hub| hub.broken().is_none()),
+            None => *ADAPTER.get_or_init(|| {
+                let allow_cpu = longtail_gpu::OpenOptions::from_env().allow_cpu_adapter;
+                longtail_gpu::list_adapters()
+                    .iter()
+                    .any(|a| allow_cpu || a.kind != longtail_gpu::AdapterKind::Cpu)
+            }),
+        }
+    }
+
+    /// The thermal policy's lever. [`Placement::Cpu`](crate::thermal::Placement): every level
+    /// on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed on the GPU
+    /// go back; an engine Auto kept on the CPU sends its big levels to the GPU. Levels Auto
+    /// kept off the GPU of an engine that uses it stay on the CPU either way.
+    pub fn place(&self, placement: crate::thermal::Placement) {
+        let to_cpu = placement == crate::thermal::Placement::Cpu;
+        let engine_on_gpu = self.has_gpu_levels();
+        for level in &self.0.levels {
+            if let Some(worker) = &level.worker {
+                if level.started_on_gpu {
+                    worker.hold_gpu(to_cpu);
+                } else if worker.has_gpu_home() {
+                    worker.hold_gpu(to_cpu || engine_on_gpu);
+                }
+            }
+        }
+    }
+
+    /// The thermal policy's last decision for this engine, when it watches it.
+    pub fn thermal_decision(&self) -> Option<crate::thermal::Decision> {
+        *self.0.thermal.lock().ok()?
+    }
+
+    pub(crate) fn set_thermal_decision(&self, decision: crate::thermal::Decision) {
+        if let Ok(mut thermal) = self.0.thermal.lock() {
+            *thermal = Some(decision);
+        }
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakProbe {
+        WeakProbe {
+            inner: std::sync::Arc::downgrade(&self.0),
+            engine_dropped: std::sync::Arc::clone(&self.0.engine_dropped),
+        }
+    }
+}
+
+/// A [`BackendProbe`] that does not keep the engine's memory alive.
+pub(crate) struct WeakProbe {
+    inner: std::sync::Weak<ProbeInner>,
+    engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl WeakProbe {
+    pub(crate) fn upgrade(&self) -> Option<BackendProbe> {
+        self.inner.upgrade().map(BackendProbe)
+    }
+
+    /// Whether the engine still lives (its probe may outlive it, in the editor's monitor).
+    pub(crate) fn is_alive(&self) -> bool {
+        !self
+            .engine_dropped
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+}

@@ -1,0 +1,90 @@
+//! A level's running state on a CPU thread (`JobRunner`): the overlap-save windows and where
+//! the chunks stood, shared by the worker's live jobs and the standby's replay.
+//!
+//! Uses the job protocol ([`super::protocol`]) and the FFT level ([`super::super::upols`]).
+
+use super::protocol::Shared;
+use crate::engine::routing::MAX_CHANNELS;
+use crate::engine::upols::UpolsLevel;
+
+/// A level's running state on a worker thread: the overlap-save windows and where the chunks
+/// stood, so gaps and resets are handled the same whether jobs come live or are replayed.
+pub(crate) struct JobRunner {
+    partition_size: usize,
+    /// `[input][2P]`: the previous chunk followed by the current one.
+    windows: Vec<Vec<f32>>,
+    /// `[output][P]`: the last job's result.
+    pub(crate) results: Vec<Vec<f32>>,
+    last_chunk_end: Option<u64>,
+    epoch: u64,
+}
+
+impl JobRunner {
+    pub(crate) fn new(shared: &Shared) -> Self {
+        let partition_size = shared.partition_size;
+        Self {
+            partition_size,
+            windows: vec![vec![0.0; 2 * partition_size]; shared.num_inputs],
+            results: vec![vec![0.0; partition_size]; shared.num_outputs],
+            last_chunk_end: None,
+            epoch: 0,
+        }
+    }
+
+    /// Runs the chunk that ends at `chunk_end` through `level`; `chunk(input_idx)` is its
+    /// input. The result is in `self.results`.
+    pub(crate) fn run(
+        &mut self,
+        level: &mut UpolsLevel,
+        chunk_end: u64,
+        chunk_epoch: u64,
+        chunk: impl Fn(usize) -> *const f32,
+    ) {
+        let partition_size = self.partition_size;
+        if chunk_epoch != self.epoch {
+            // The engine was reset: time starts again from zero with empty history.
+            level.reset();
+            self.windows.iter_mut().for_each(|w| w.fill(0.0));
+            self.last_chunk_end = None;
+            self.epoch = chunk_epoch;
+        }
+        // Chunks dropped by the audio thread leave a gap: the delay line gets silence for
+        // them, and the window's older half is silence too.
+        let expected = self
+            .last_chunk_end
+            .map_or(partition_size as u64, |end| end + partition_size as u64);
+        if chunk_end != expected {
+            let missing = (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
+            level.push_silence(missing);
+            self.windows
+                .iter_mut()
+                .for_each(|w| w[..partition_size].fill(0.0));
+        }
+        for (input_idx, window) in self.windows.iter_mut().enumerate() {
+            // SAFETY: the caller hands a chunk of `P` samples that nobody writes meanwhile (a
+            // submitted job's slot, or a history slot after the hand-over).
+            let chunk = unsafe { std::slice::from_raw_parts(chunk(input_idx), partition_size) };
+            window[partition_size..].copy_from_slice(chunk);
+        }
+        {
+            let num_outputs = self.results.len();
+            let mut window_refs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            for (slot, window) in window_refs.iter_mut().zip(&self.windows) {
+                *slot = window;
+            }
+            let mut result_refs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+            for (slot, result) in result_refs.iter_mut().zip(self.results.iter_mut()) {
+                *slot = result;
+            }
+            level.compute(
+                &window_refs[..self.windows.len()],
+                &mut result_refs[..num_outputs],
+            );
+        }
+        // The current chunk becomes the older half of the next window.
+        for window in &mut self.windows {
+            window.copy_within(partition_size.., 0);
+        }
+        self.last_chunk_end = Some(chunk_end);
+    }
+}

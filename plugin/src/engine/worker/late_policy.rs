@@ -1,0 +1,46 @@
+//! The late policy: what happens when a worker level's result is not there when due, and the
+//! counters that say how often it was ([`LevelStats`]).
+//!
+//! A result is due when the audio thread is about to play its first sample, `D - P` samples
+//! after its input chunk completed (the level's slack).
+//!
+//! - Real-time mode never waits. A result that is not complete when due is *late*: it is
+//!   counted once ([`LevelStats::late_results`]), and when it arrives only the samples that
+//!   are still in the future are used, faded in over [`LATE_FADE_SAMPLES`]; the part of the
+//!   slot that has already played stays silent for this level.
+//! - When every slot is still busy at a chunk boundary the chunk cannot be handed over; it is
+//!   counted as dropped ([`LevelStats::dropped_chunks`]) and the worker feeds silence into its
+//!   delay line in its place, so the level keeps its timing and recovers by itself.
+//! - [`LevelStats::consecutive_lates`] counts lates in a row; at [`DEGRADED_AFTER_LATES`]
+//!   the level raises its degraded flag (for the editor) until a result is on time again.
+//! - Offline mode (`ProcessMode::Offline`, `longtail-cli render`) waits for every result, so
+//!
+//! The audio thread's side of the policy is in [`WorkerLevel::collect`] and
+//! [`WorkerLevel::submit`](super::WorkerLevel::submit). Uses nothing of the engine.
+//!
+//! [`WorkerLevel::collect`]: super::WorkerLevel::collect
+
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+/// Fade-in of a late result's remaining samples.
+pub const LATE_FADE_SAMPLES: usize = 64;
+/// Consecutive lates after which a level reports itself degraded.
+pub const DEGRADED_AFTER_LATES: u64 = 3;
+
+/// Counters of one worker level, written by the audio thread, readable from any thread.
+#[derive(Debug, Default)]
+pub struct LevelStats {
+    /// Results that were not complete when due.
+    pub late_results: AtomicU64,
+    /// Input chunks that could not be handed to the worker (all slots busy).
+    pub dropped_chunks: AtomicU64,
+    /// Lates in a row (reset by a result on time).
+    pub consecutive_lates: AtomicU64,
+    /// Set after [`DEGRADED_AFTER_LATES`] consecutive lates, cleared by a result on time.
+    pub degraded: AtomicBool,
+    /// Wall time the worker spent computing jobs, in nanoseconds (written by the worker).
+    pub busy_ns: AtomicU64,
+    /// Times the audio thread woke the worker in real-time mode: a system call each (see
+    /// [`super::chunk_clock`]).
+    pub wakes: AtomicU64,
+}

@@ -1,0 +1,506 @@
+//! The CPU tail executor: one background thread per level, fed through preallocated job slots.
+//!
+//! # Threads and allocation
+//!
+//! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread,
+//! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::feed`],
+//! [`WorkerLevel::submit`] and [`WorkerLevel::collect`] only copy samples (a quantum at a time)
+//! and touch atomics, and call `Thread::unpark` (a futex wake that never blocks) only when the
+//! worker asked for it; they never allocate, lock or wait in real-time mode. Dropping a
+//! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
+//!
+//! # Parts
+//!
+//! Each part uses only the parts listed before it (and this module uses them all):
+//!
+//! - [`late_policy`]: what happens to a result that comes late, and the level's counters.
+//! - [`chunk_clock`]: how an idle worker times its own wake-ups.
+//! - [`realtime`]: real-time scheduling for the worker threads.
+//! - [`protocol`]: the job slots and counters the threads share, and who runs the jobs.
+//! - [`job_runner`]: a level's overlap-save state on a CPU thread.
+//! - [`level_probe`]: a view of one level for other threads.
+//! - [`gpu`]: the hub's feed, the migration to the CPU and the way back.
+//! - [`thread`]: the worker thread itself.
+//!
+//! This module keeps the audio thread's handle on a level ([`WorkerLevel`]).
+
+pub mod chunk_clock;
+pub mod gpu;
+pub mod job_runner;
+pub mod late_policy;
+pub mod level_probe;
+pub mod protocol;
+pub mod realtime;
+pub mod thread;
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use longtail_gpu::{Feed, Hub, Registration};
+
+use super::rings::{InputRing, OutputRing};
+use super::upols::{GpuSpecSource, UpolsLevel};
+pub use chunk_clock::{POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
+use gpu::GpuFeed;
+pub use gpu::{GPU_RETRY_AFTER, GPU_RETRY_MAX, GpuHome, HELD_REASON, MAX_GPU_RETURNS};
+pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LevelStats};
+pub use level_probe::LevelProbe;
+pub use protocol::{MIN_SLOTS, num_slots};
+use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion};
+pub use realtime::RealtimeGuard;
+use thread::worker_main;
+
+/// The audio thread's handle on one level that runs on its own worker thread.
+pub struct WorkerLevel {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+    /// GPU levels: the first place on the hub (dropped first, so the hub stops feeding). The
+    /// places taken on the way back belong to the worker thread.
+    registration: Option<Registration>,
+    /// Copy of `submitted`, owned by the audio thread.
+    submitted: u64,
+    /// Copy of `consumed`, owned by the audio thread.
+    consumed: u64,
+    /// Job numbers already counted as late, so each late counts once.
+    late_counted_up_to: u64,
+    /// Samples of job `consumed`'s result already added to the output rings.
+    added: usize,
+    /// A chunk is being gathered into slot `submitted` by [`Self::feed`].
+    gathering: bool,
+    /// Samples of that chunk in the slot.
+    gathered: usize,
+    /// The gathered chunk has its slot (else it will be dropped).
+    slot_reserved: bool,
+    /// Reset epoch, owned by the audio thread.
+    epoch: u64,
+    partition_size: usize,
+    output_delay: usize,
+}
+
+impl WorkerLevel {
+    /// Moves `level` onto a new worker thread (named `longtail-level-P`). `level_idx` orders
+    /// the real-time priorities: smaller partitions have shorter deadlines and run at higher
+    /// priority (rate-monotonic, as zita-convolver does). Allocates the slots; call off the
+    /// audio thread.
+    pub fn spawn(level: UpolsLevel, num_inputs: usize, level_idx: usize) -> std::io::Result<Self> {
+        Self::spawn_on(level, num_inputs, level_idx, None, false)
+    }
+
+    /// Registers `level` with the GPU `hub`, its worker thread started as the standby (see
+    /// [`gpu`]); once the level left, `home` says how it may go back ([`gpu::way_back`]).
+    /// Allocates; call off the audio thread. When the hub refuses the level (memory, a broken
+    /// device), the standby runs it from the start and [`LevelProbe::gpu_exit`] says why.
+    pub fn spawn_gpu(
+        level: UpolsLevel,
+        num_inputs: usize,
+        level_idx: usize,
+        hub: &Arc<Hub>,
+        home: GpuHome,
+    ) -> std::io::Result<Self> {
+        let source = level.gpu_spec_source(num_inputs);
+        let spec = source.spec();
+        let mut worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)), true)?;
+        let _ = worker.shared.hub_wakers[0].set(hub.thread().clone());
+        let feed = Arc::new(GpuFeed::new(
+            Arc::clone(&worker.shared),
+            worker.thread.as_ref().map(|t| t.thread().clone()),
+        ));
+        match hub.register(&spec, Arc::clone(&feed) as Arc<dyn Feed>) {
+            Ok(registration) => worker.registration = Some(registration),
+            // The standby takes the level from the start.
+            Err(err) => feed.fail(&err.to_string()),
+        }
+        Ok(worker)
+    }
+
+    /// Whether the level was placed on the GPU (it may have left since).
+    pub fn started_on_gpu(&self) -> bool {
+        self.shared.started_on_gpu
+    }
+
+    /// A view of this level for other threads.
+    pub fn probe(&self) -> LevelProbe {
+        LevelProbe::new(&self.shared)
+    }
+
+    /// Starts `level` on its worker thread, held off the GPU ([`LevelProbe::hold_gpu`]) with
+    /// `home` as its way there: the thermal policy lets it go when the CPU is hot and the GPU
+    /// cool (see [`gpu::way_back`]). Allocates; call off the audio thread.
+    pub fn spawn_held(
+        level: UpolsLevel,
+        num_inputs: usize,
+        level_idx: usize,
+        home: GpuHome,
+    ) -> std::io::Result<Self> {
+        let source = level.gpu_spec_source(num_inputs);
+        let worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)), false)?;
+        worker.shared.gpu_held.store(true, Ordering::Relaxed);
+        Ok(worker)
+    }
+
+    /// Whether the level runs on the GPU now.
+    pub fn on_gpu(&self) -> bool {
+        self.shared.executor.load(Ordering::Relaxed) == ON_GPU
+    }
+
+    /// Test hook: a level that leaves the GPU tries to go back after `wait` (doubling as
+    /// usual) instead of [`GPU_RETRY_AFTER`].
+    #[doc(hidden)]
+    pub fn set_gpu_retry_after(&self, wait: Duration) {
+        self.shared
+            .retry_after_ms
+            .store(wait.as_millis().max(1) as u64, Ordering::Relaxed);
+    }
+
+    fn spawn_on(
+        level: UpolsLevel,
+        num_inputs: usize,
+        level_idx: usize,
+        home: Option<(GpuHome, GpuSpecSource)>,
+        on_gpu: bool,
+    ) -> std::io::Result<Self> {
+        let partition_size = level.partition_size();
+        let output_delay = level.output_delay();
+        let num_outputs = level.num_outputs();
+        let num_slots = num_slots(partition_size, output_delay.saturating_sub(partition_size));
+        let atomics = |count: usize| (0..count).map(|_| AtomicU64::new(0)).collect();
+        let cells = |count: usize| {
+            (0..count)
+                .map(|_| UnsafeCell::new(0.0f32))
+                .collect::<Box<[_]>>()
+        };
+        // A GPU level's standby rebuilds from `n + 1` chunks; one more slot for the chunk the
+        // hub may have taken but not finished.
+        let history_chunks = if home.is_some() {
+            level.num_partitions() + 2
+        } else {
+            0
+        };
+        let history = OnceLock::new();
+        if on_gpu {
+            let _ = history.set(cells(history_chunks * num_inputs * partition_size));
+        }
+        let shared = Arc::new(Shared {
+            partition_size,
+            num_inputs,
+            num_outputs,
+            num_slots,
+            input_slots: cells(num_slots * num_inputs * partition_size),
+            output_slots: cells(num_slots * num_outputs * partition_size),
+            chunk_ends: atomics(num_slots),
+            chunk_epochs: atomics(num_slots),
+            submit_times: atomics(num_slots),
+            created: Instant::now(),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            completed_seq: AtomicU32::new(0),
+            waiting: AtomicBool::new(false),
+            needs_wake: AtomicBool::new(false),
+            consumed: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            stalled: AtomicBool::new(false),
+            stats: LevelStats::default(),
+            executor: AtomicU8::new(if on_gpu { ON_GPU } else { ON_CPU }),
+            history,
+            history_chunks,
+            started_on_gpu: on_gpu,
+            history_ends: atomics(history_chunks),
+            history_epochs: atomics(history_chunks),
+            history_written: AtomicU64::new(0),
+            shadow_from: AtomicU64::new(0),
+            handover_job: AtomicU64::new(0),
+            hub_wakers: (0..=MAX_GPU_RETURNS).map(|_| OnceLock::new()).collect(),
+            hub_waker: AtomicUsize::new(0),
+            gpu_returns: AtomicU64::new(0),
+            retry_after_ms: AtomicU64::new(0),
+            gpu_held: AtomicBool::new(false),
+            gpu_exit: Mutex::new(None),
+            gpu_not_back: Mutex::new(None),
+        });
+        let thread_shared = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name(format!("longtail-level-{partition_size}"))
+            .spawn(move || worker_main(level, thread_shared, level_idx, home))?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+            registration: None,
+            submitted: 0,
+            consumed: 0,
+            late_counted_up_to: 0,
+            added: 0,
+            gathering: false,
+            gathered: 0,
+            slot_reserved: false,
+            epoch: 0,
+            partition_size,
+            output_delay,
+        })
+    }
+
+    /// Partition size `P`.
+    pub fn partition_size(&self) -> usize {
+        self.partition_size
+    }
+
+    /// Counters of this level.
+    pub fn stats(&self) -> &LevelStats {
+        &self.shared.stats
+    }
+
+    /// Test hook: stalls (`true`) or releases the worker, as a fault-injection point.
+    #[doc(hidden)]
+    pub fn set_stalled(&self, stalled: bool) {
+        self.shared.stalled.store(stalled, Ordering::Release);
+        if !stalled {
+            self.wake();
+        }
+    }
+
+    fn wake(&self) {
+        if self.shared.executor.load(Ordering::Acquire) == ON_GPU
+            && let Some(hub) = self.shared.hub_thread()
+        {
+            hub.unpark();
+        } else if let Some(thread) = &self.thread {
+            thread.thread().unpark();
+        }
+    }
+
+    /// Copies the quantum that ends at `time` (`quantum` samples, a divisor of `P`) from the
+    /// input rings into the slot of the chunk being gathered, so a big level's chunk costs each
+    /// callback a little instead of one callback a lot. The chunk's first quantum reserves the
+    /// slot: when every slot is busy, real-time mode will drop the chunk and count it (see the
+    /// late policy); offline mode (`wait`) waits for the worker and takes its finished results
+    /// early. Audio thread; never allocates; waits only when `wait` is set.
+    pub fn feed(
+        &mut self,
+        time: u64,
+        quantum: usize,
+        inputs: &[InputRing],
+        outputs: &mut [OutputRing],
+        wait: bool,
+    ) {
+        let start = time - quantum as u64;
+        let offset = (start % self.partition_size as u64) as usize;
+        if !self.gathering {
+            // The chunk's first quantum, or the first after a reset in mid-chunk.
+            self.gathering = true;
+            self.slot_reserved = self.reserve_slot(time, outputs, wait);
+        }
+        if !self.slot_reserved {
+            return;
+        }
+        let shared = &*self.shared;
+        let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
+        for (input_idx, ring) in inputs.iter().enumerate().take(shared.num_inputs) {
+            // SAFETY: job `submitted - num_slots` (the slot's previous user) is completed and
+            // consumed (checked by `reserve_slot`), and the worker does not read this slot
+            // before it sees the `submitted` store in `submit`, so the audio thread is the
+            // slot's only accessor.
+            let slot = unsafe {
+                std::slice::from_raw_parts_mut(
+                    shared.input_slot(slot_idx, input_idx),
+                    self.partition_size,
+                )
+            };
+            if self.gathered < offset {
+                // Started in mid-chunk (after a reset): the history before it is silence.
+                slot[self.gathered..offset].fill(0.0);
+            }
+            slot[offset..offset + quantum].copy_from_slice(ring.window(time, quantum));
+        }
+        self.gathered = offset + quantum;
+    }
+
+    /// Whether job `submitted` may use its slot now: its previous user is completed and
+    /// consumed. Offline mode (`wait`) waits for it; real-time mode answers at once.
+    fn reserve_slot(&mut self, now: u64, outputs: &mut [OutputRing], wait: bool) -> bool {
+        loop {
+            let completed = self.shared.completed.load(Ordering::Acquire);
+            if self.submitted - completed.min(self.consumed) < self.shared.num_slots as u64 {
+                return true;
+            }
+            if !wait {
+                return false;
+            }
+            if completed >= self.submitted {
+                // Only unconsumed results hold the slots (not expected: `num_slots` leaves
+                // room for the slack): take them early rather than wait forever.
+                self.collect(now, u64::MAX, outputs, false);
+            } else {
+                self.wake();
+                wait_for_completion(&self.shared, completed);
+            }
+        }
+    }
+
+    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), gathered by [`Self::feed`],
+    /// to the worker, or counts it as dropped when it had no slot. Audio thread; never
+    /// allocates, locks or waits.
+    pub fn submit(&mut self, chunk_end: u64, wait: bool) {
+        let reserved = std::mem::take(&mut self.slot_reserved);
+        self.gathering = false;
+        self.gathered = 0;
+        if !reserved {
+            let stats = &self.shared.stats;
+            stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
+            // A dropped chunk is as bad as a late result for the degraded flag.
+            let lates = stats.consecutive_lates.fetch_add(1, Ordering::Relaxed) + 1;
+            if lates >= DEGRADED_AFTER_LATES {
+                stats.degraded.store(true, Ordering::Relaxed);
+            }
+            return;
+        }
+        let shared = &*self.shared;
+        let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
+        shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
+        shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
+        // A clock read (the vDSO, no system call where the clock source allows), so the
+        // worker knows when the chunk came however late it looks. Offline, the worker is woken
+        // for every chunk and the times would teach it a pace that is not the host's.
+        let stamp = if wait {
+            UNSTAMPED
+        } else {
+            shared.created.elapsed().as_nanos() as u64
+        };
+        shared.submit_times[slot_idx].store(stamp, Ordering::Relaxed);
+        self.submitted += 1;
+        // SeqCst, paired with the worker's `needs_wake` store and `submitted` load: either the
+        // worker sees this job before it sleeps, or this thread sees that it must wake it.
+        shared.submitted.store(self.submitted, Ordering::SeqCst);
+        // The GPU hub is always woken: one futex wake per big chunk, and its batch starts at
+        // once instead of at its next poll.
+        if wait
+            || shared.executor.load(Ordering::Relaxed) == ON_GPU
+            || shared.needs_wake.load(Ordering::SeqCst)
+        {
+            if !wait {
+                shared.stats.wakes.fetch_add(1, Ordering::Relaxed);
+            }
+            self.wake();
+        }
+    }
+
+    /// Forgets pending results and makes the worker clear its history before the next chunk.
+    /// Audio thread; never allocates or waits (jobs still running finish unread).
+    pub fn reset(&mut self) {
+        self.epoch += 1;
+        self.consumed = self.submitted;
+        self.late_counted_up_to = self.submitted;
+        self.added = 0;
+        self.gathering = false;
+        self.gathered = 0;
+        self.slot_reserved = false;
+        self.shared.consumed.store(self.consumed, Ordering::Release);
+        self.shared
+            .stats
+            .consecutive_lates
+            .store(0, Ordering::Relaxed);
+        self.shared.stats.degraded.store(false, Ordering::Relaxed);
+    }
+
+    /// Adds the parts of results that fall due before `horizon` (the next quantum boundary) to
+    /// the output rings. `now` is the time of the next sample to play. A due result that is not
+    /// complete is late, or, when `wait` is set (offline mode), waited for. Audio thread; never
+    /// allocates; waits only when `wait` is set.
+    pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: bool) {
+        let shared = &*self.shared;
+        let partition_size = self.partition_size;
+        while self.consumed < self.submitted {
+            let job = self.consumed;
+            let slot_idx = (job % shared.num_slots as u64) as usize;
+            let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
+            let due = chunk_end - partition_size as u64 + self.output_delay as u64;
+            if due >= horizon {
+                // Not needed yet. Results are added to the rings only as they fall due, so the
+                // order of additions (and so the rounding) does not depend on the worker's timing.
+                break;
+            }
+            // SAFETY (both reads of the slot below): the worker published `completed > job`
+            // (acquire, checked when the job was first touched) and will not write this slot
+            // again until the `consumed` store below and a new submission.
+            let result = |output_idx: usize| unsafe {
+                std::slice::from_raw_parts(shared.output_slot(slot_idx, output_idx), partition_size)
+            };
+            if self.added == 0 {
+                let mut completed = shared.completed.load(Ordering::Acquire) > job;
+                if !completed && wait {
+                    self.wake();
+                    wait_for_completion(shared, job);
+                    completed = true;
+                }
+                if !completed {
+                    if self.late_counted_up_to <= job {
+                        self.late_counted_up_to = job + 1;
+                        shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
+                        let lates = shared
+                            .stats
+                            .consecutive_lates
+                            .fetch_add(1, Ordering::Relaxed)
+                            + 1;
+                        if lates >= DEGRADED_AFTER_LATES {
+                            shared.stats.degraded.store(true, Ordering::Relaxed);
+                        }
+                    }
+                    // Results arrive in order: nothing after this job is complete either.
+                    break;
+                }
+                if self.late_counted_up_to > job {
+                    // Late: only the part that has not been played yet can still be used,
+                    // faded in, all at once.
+                    let skip = now.saturating_sub(due).min(partition_size as u64) as usize;
+                    if skip < partition_size {
+                        for (output_idx, ring) in
+                            outputs.iter_mut().enumerate().take(shared.num_outputs)
+                        {
+                            let rest = &result(output_idx)[skip..];
+                            ring.add_faded_in(now, rest, LATE_FADE_SAMPLES);
+                        }
+                    }
+                    consume(&mut self.consumed, &mut self.added, shared);
+                    continue;
+                }
+                shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
+                shared.stats.degraded.store(false, Ordering::Relaxed);
+            }
+            // On time: add what falls due before the horizon.
+            let end = (horizon - due).min(partition_size as u64) as usize;
+            for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
+                ring.add(
+                    due + self.added as u64,
+                    &result(output_idx)[self.added..end],
+                );
+            }
+            self.added = end;
+            if end < partition_size {
+                break;
+            }
+            consume(&mut self.consumed, &mut self.added, shared);
+        }
+    }
+}
+
+/// The oldest unconsumed job is fully in the output rings: its slot may be reused. Audio
+/// thread.
+fn consume(consumed: &mut u64, added: &mut usize, shared: &Shared) {
+    *added = 0;
+    *consumed += 1;
+    shared.consumed.store(*consumed, Ordering::Release);
+}
+
+impl Drop for WorkerLevel {
+    fn drop(&mut self) {
+        // Off the hub first, so it takes no more chunks; then stop the worker (or standby).
+        drop(self.registration.take());
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.stalled.store(false, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
+}

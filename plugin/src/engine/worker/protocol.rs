@@ -1,0 +1,206 @@
+//! The job protocol: the memory one level's audio thread, worker thread and GPU hub share
+//! (`Shared`): job slots, sequence counters, and who runs the jobs now.
+//!
+//! Jobs are numbered. The audio thread gathers job `j`'s input chunk (`P` samples of every input)
+//! into slot `j % num_slots` a quantum at a time as it arrives, then stores the chunk's end time
+//! and publishes `submitted = j + 1` (release). The worker keeps the previous chunk itself to form
+//! the `2P` overlap-save window, runs the level, writes `P` output samples per output channel into
+//! the same slot, and publishes `completed = j + 1` (release). The audio thread reads the result
+//! after seeing `completed > j` (acquire), a quantum at a time as it falls due (so a big level's
+//! result costs each callback a little instead of one callback a lot), and publishes
+//! `consumed = j + 1` once all of it is in the output rings. A slot is reused for job
+//! `j + num_slots` only when job `j` is both completed and consumed, so neither side ever touches
+//! a slot the other may be using. A level has room for the chunks its slack keeps in flight plus
+//! two ([`num_slots`]).
+//!
+//! Uses the late policy's counters ([`super::late_policy`]); every other part of the worker
+//! uses it.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use super::late_policy::LevelStats;
+
+/// Fewest job slots of a level.
+pub const MIN_SLOTS: usize = 4;
+
+/// Job slots of a level with partition size `P` and `slack_samples` of slack: the results a
+/// slack holds back (due or playing), the chunk just handed over, the chunk being gathered and
+/// one late result, so chunks are dropped only when the worker is more than a chunk behind.
+pub fn num_slots(partition_size: usize, slack_samples: usize) -> usize {
+    (slack_samples.div_ceil(partition_size.max(1)) + 3).max(MIN_SLOTS)
+}
+
+/// How long an idle worker sleeps before it checks its stop flag again (it is normally woken
+/// by `unpark` as soon as a job arrives).
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The hand-over time of a chunk submitted offline, when the worker is always woken.
+pub(crate) const UNSTAMPED: u64 = u64::MAX;
+
+/// Memory shared by the audio thread and one worker thread.
+pub(crate) struct Shared {
+    pub(crate) partition_size: usize,
+    pub(crate) num_inputs: usize,
+    pub(crate) num_outputs: usize,
+    /// Job slots ([`num_slots`]).
+    pub(crate) num_slots: usize,
+    /// `num_slots` input chunks, `[slot][input][sample]`. Written by the audio thread for job
+    /// `j` only while job `j - num_slots` is completed and consumed; read by the worker between
+    /// seeing `submitted > j` and publishing `completed > j`.
+    pub(crate) input_slots: Box<[UnsafeCell<f32>]>,
+    /// `num_slots` results, `[slot][output][sample]`. Written by the worker for job `j`, read by
+    /// the audio thread after `completed > j` and before it publishes `consumed > j`.
+    pub(crate) output_slots: Box<[UnsafeCell<f32>]>,
+    /// End time of each slot's input chunk (absolute samples), written with the chunk.
+    pub(crate) chunk_ends: Box<[AtomicU64]>,
+    /// Reset epoch of each slot's chunk: a chunk from a newer epoch makes the worker clear its
+    /// level's history first (the audio thread called `reset()`).
+    pub(crate) chunk_epochs: Box<[AtomicU64]>,
+    /// When each slot's chunk was handed over, in nanoseconds since `created` ([`UNSTAMPED`]
+    /// offline): the worker's chunk clock learns the host's timing from these
+    /// ([`super::chunk_clock`]).
+    pub(crate) submit_times: Box<[AtomicU64]>,
+    pub(crate) created: Instant,
+    pub(crate) submitted: AtomicU64,
+    pub(crate) completed: AtomicU64,
+    /// Low 32 bits of `completed`, stored after it: the futex word an offline wait sleeps on.
+    pub(crate) completed_seq: AtomicU32,
+    /// Set while the audio thread sleeps on `completed_seq` (offline mode only), so the worker
+    /// makes the wake system call only when someone waits.
+    pub(crate) waiting: AtomicBool,
+    /// Set while the worker sleeps until it is woken (not on its own timer), so the audio
+    /// thread makes the wake system call only then ([`super::chunk_clock`]).
+    pub(crate) needs_wake: AtomicBool,
+    pub(crate) consumed: AtomicU64,
+    pub(crate) stop: AtomicBool,
+    /// Test hook: while set, the worker does not start new jobs (a stalled executor).
+    pub(crate) stalled: AtomicBool,
+    pub(crate) stats: LevelStats,
+    /// Who runs the jobs: [`ON_CPU`], [`ON_GPU`], [`MIGRATING`] (from the GPU to the CPU) or
+    /// [`RETURNING`] (from the CPU back to the GPU).
+    pub(crate) executor: AtomicU8,
+    /// GPU levels: the last chunks, `[slot][input][sample]` with slot `job % history_chunks`.
+    /// Written by the hub's thread while the level is on the GPU (read by the standby after it
+    /// saw [`MIGRATING`], acquire), and by the worker while it runs the level (read by the hub
+    /// while the level goes back, after `history_written`, acquire).
+    /// Allocated with the level when it starts on the GPU, else by the worker before its first
+    /// try to go there.
+    pub(crate) history: OnceLock<Box<[UnsafeCell<f32>]>>,
+    pub(crate) history_chunks: usize,
+    /// The level started on the GPU (else it has a way there, or none).
+    pub(crate) started_on_gpu: bool,
+    /// End time and epoch of each history slot's chunk.
+    pub(crate) history_ends: Box<[AtomicU64]>,
+    pub(crate) history_epochs: Box<[AtomicU64]>,
+    /// Jobs below this are in the history (stored by the worker after it wrote them).
+    pub(crate) history_written: AtomicU64,
+    /// Going back to the GPU: the first job the hub warms up on (from the history), and the
+    /// first it serves ([`super::gpu::way_back`]). Stored before [`RETURNING`].
+    pub(crate) shadow_from: AtomicU64,
+    pub(crate) handover_job: AtomicU64,
+    /// The hub threads this level has been on: the first hub's, then one per registration on
+    /// the way back. `hub_waker` indexes the current one (stored before [`ON_GPU`]).
+    pub(crate) hub_wakers: Box<[OnceLock<Thread>]>,
+    pub(crate) hub_waker: AtomicUsize,
+    /// Times the level went back to the GPU.
+    pub(crate) gpu_returns: AtomicU64,
+    /// Test hook: the first retry's wait in milliseconds instead of
+    /// [`GPU_RETRY_AFTER`](super::GPU_RETRY_AFTER) (0).
+    pub(crate) retry_after_ms: AtomicU64,
+    /// Set by the thermal policy: the level leaves the GPU and does not try to go back until
+    /// it is cleared (see [`LevelProbe::hold_gpu`](super::LevelProbe::hold_gpu)).
+    pub(crate) gpu_held: AtomicBool,
+    /// Why the level left the GPU (never touched by the audio thread).
+    pub(crate) gpu_exit: Mutex<Option<String>>,
+    /// Why the last try to go back failed.
+    pub(crate) gpu_not_back: Mutex<Option<String>>,
+}
+
+/// The level runs on its worker thread.
+pub(crate) const ON_CPU: u8 = 0;
+/// The level runs on the GPU hub; the worker thread is its standby.
+pub(crate) const ON_GPU: u8 = 1;
+/// The hub gave the level up; the standby is rebuilding it.
+pub(crate) const MIGRATING: u8 = 2;
+/// The worker runs the level while the hub warms up to take it back.
+pub(crate) const RETURNING: u8 = 3;
+
+// SAFETY: the `UnsafeCell` slots are only accessed under the job protocol in the module docs:
+// a slot has exactly one accessor at a time, handed over with release/acquire on the sequence
+// counters. Everything else in `Shared` is atomic or immutable.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    pub(crate) fn input_slot(&self, slot_idx: usize, input_idx: usize) -> *mut f32 {
+        let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
+        self.input_slots[offset].get()
+    }
+
+    pub(crate) fn output_slot(&self, slot_idx: usize, output_idx: usize) -> *mut f32 {
+        let offset = (slot_idx * self.num_outputs + output_idx) * self.partition_size;
+        self.output_slots[offset].get()
+    }
+
+    /// The thread of the hub the level is on (or was last on).
+    pub(crate) fn hub_thread(&self) -> Option<&Thread> {
+        self.hub_wakers
+            .get(self.hub_waker.load(Ordering::Acquire))?
+            .get()
+    }
+
+    pub(crate) fn history_chunk(&self, job: u64, input_idx: usize) -> *mut f32 {
+        let slot_idx = (job % self.history_chunks as u64) as usize;
+        let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
+        // Present: the history is allocated before anyone reads or writes it (see `history`).
+        self.history.get().expect("history allocated")[offset].get()
+    }
+
+    /// Job `job`'s result is in its output slot: publish it, and wake an offline wait. Worker
+    /// or hub thread.
+    pub(crate) fn publish_completed(&self, job: u64) {
+        self.completed.store(job + 1, Ordering::Release);
+        self.completed_seq.store((job + 1) as u32, Ordering::SeqCst);
+        if self.waiting.load(Ordering::SeqCst) {
+            atomic_wait::wake_all(&self.completed_seq);
+        }
+    }
+}
+
+/// Offline waiting for job `job`: sleeps on the `completed_seq` futex word until the worker
+/// publishes it, so a bounce that waits for its workers costs no CPU while it waits (as
+/// zita-convolver's `process(sync)` sleeps on a semaphore). Never used in real-time mode.
+///
+/// No wake-up is lost: the audio thread raises `waiting` before it reads the sequence word,
+/// and the worker stores the word before it reads `waiting` (all `SeqCst`), so either the
+/// worker sees `waiting` and wakes the futex, or the audio thread sees the new word and does
+/// not sleep.
+pub(crate) fn wait_for_completion(shared: &Shared, job: u64) {
+    shared.waiting.store(true, Ordering::SeqCst);
+    loop {
+        let seq = shared.completed_seq.load(Ordering::SeqCst);
+        if shared.completed.load(Ordering::Acquire) > job {
+            break;
+        }
+        atomic_wait::wait(&shared.completed_seq, seq);
+    }
+    shared.waiting.store(false, Ordering::SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_level_has_slots_for_what_its_slack_holds_back() {
+        // 1536 samples of slack at P = 512: three results due or playing, the chunk handed
+        // over, the one being gathered, one late result.
+        assert_eq!(num_slots(512, 1536), 6);
+        assert_eq!(num_slots(512, 1537), 7);
+        assert_eq!(num_slots(16_384, 16_384), MIN_SLOTS);
+        assert_eq!(num_slots(512, 8192), 19);
+    }
+}
