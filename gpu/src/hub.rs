@@ -213,7 +213,7 @@ static LAST_FAILURE: Mutex<Option<(Instant, OpenOptions, GpuError)>> = Mutex::ne
 
 /// The process's hub: the running one, or a new one on the preferred adapter (opening the
 /// device, building the pipelines and calibrating take a moment: call off the audio thread).
-/// A failed open is remembered for [`REOPEN_AFTER`]; a broken hub is replaced once nobody
+/// A failed open is remembered for `REOPEN_AFTER`; a broken hub is replaced once nobody
 /// holds it.
 pub fn shared(options: OpenOptions) -> Result<Arc<Hub>, GpuError> {
     let mut shared = SHARED.lock().unwrap_or_else(|p| p.into_inner());
@@ -339,7 +339,7 @@ impl Hub {
     }
 
     /// Whether the hub can serve now, and how fast: the round trips of its last
-    /// [`HEALTH_WINDOW`] periods, or, when no level is registered (nothing has run lately, or
+    /// `HEALTH_WINDOW` periods, or, when no level is registered (nothing has run lately, or
     /// what ran was what failed), a fresh measurement of the light calibration batch (2
     /// periods to warm up, 16 measured). Takes the hub's lock: call off the audio thread,
     /// where waiting a period is fine.

@@ -26,7 +26,7 @@ use rubato::{Fft, FixedSync, Indexing, Resampler, WindowFunction};
 
 use super::IrError;
 
-/// Input frames per FFT chunk, at least (rounded up as [`chunk_frames`] says).
+/// Input frames per FFT chunk, at least (rounded up as `chunk_frames` says).
 pub const CHUNK_FRAMES: usize = 1024;
 /// Error of a conversion against a float64 windowed-sinc reference, in dB relative to the
 /// signal, for content below 90 % of the lower Nyquist frequency (see the module docs).
