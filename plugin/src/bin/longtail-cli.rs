@@ -11,8 +11,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use longtail::bench::{self, BenchConfig};
-use longtail::demo;
 use longtail::engine::LatencyMode;
 use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir::builtin::BuiltinIr;
@@ -21,7 +19,9 @@ use longtail::ir::edit::{self, DEFAULT_AUTO_TRIM_DB, EditSettings};
 use longtail::ir::{Ir, IrError, wav};
 use longtail::params::DEFAULT_MIX;
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
-use longtail::soak::{self, SoakOptions};
+use longtail::tools::bench::{self, BenchConfig};
+use longtail::tools::soak::{self, SoakOptions};
+use longtail::tools::{demo, status};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -430,7 +430,7 @@ fn main() -> ExitCode {
             thermal_root,
             json,
         } => run_status(
-            longtail::status::StatusRequest {
+            status::StatusRequest {
                 ir_seconds,
                 block,
                 rate,
@@ -764,7 +764,7 @@ fn parse_fixed_work(text: &str) -> Result<f64, String> {
     }
 }
 
-fn run_status(request: longtail::status::StatusRequest, json: bool) -> Result<(), String> {
+fn run_status(request: status::StatusRequest, json: bool) -> Result<(), String> {
     if !(request.ir_seconds > 0.0 && request.ir_seconds <= longtail::ir::MAX_IR_SECONDS) {
         return Err(format!(
             "--ir-seconds must be above 0 and at most {}",
@@ -777,7 +777,7 @@ fn run_status(request: longtail::status::StatusRequest, json: bool) -> Result<()
     if !(1..=1 << 16).contains(&request.paths) {
         return Err("--paths must be from 1 to 65536".to_owned());
     }
-    let report = longtail::status::gather(request);
+    let report = status::gather(request);
     if json {
         println!("{}", report.to_json());
     } else {
@@ -817,7 +817,7 @@ fn run_bench_gpu(
     if json {
         println!(
             "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1}}}",
-            longtail::status::json_string(&adapter.to_string()),
+            status::json_string(&adapter.to_string()),
             batch.levels,
             batch.partition_size,
             batch.partitions,
