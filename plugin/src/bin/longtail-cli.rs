@@ -21,7 +21,7 @@ use longtail::params::DEFAULT_MIX;
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 use longtail::tools::bench::{self, BenchConfig};
 use longtail::tools::soak::{self, SoakOptions};
-use longtail::tools::{demo, status};
+use longtail::tools::{demo, json, status};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -817,7 +817,7 @@ fn run_bench_gpu(
     if json {
         println!(
             "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1}}}",
-            status::json_string(&adapter.to_string()),
+            json::json_string(&adapter.to_string()),
             batch.levels,
             batch.partition_size,
             batch.partitions,
