@@ -3,6 +3,9 @@
 //!
 //! Uses the library only for the types and defaults of flag values; runs nothing.
 
+// The doc comments here are clap's --help texts, where `<id>` is literal text, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
