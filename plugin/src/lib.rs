@@ -10,9 +10,7 @@
 // Proving that engines holding a GPU hub handle are Send walks wgpu's deep types.
 #![recursion_limit = "256"]
 
-pub mod bench;
 pub mod cpu_time;
-pub mod demo;
 pub mod denormals;
 pub mod editor;
 pub mod engine;
@@ -24,10 +22,9 @@ pub mod preparer;
 pub mod processor;
 pub mod render;
 pub mod rng;
-pub mod soak;
 pub mod spectrogram;
-pub mod status;
 pub mod thermal;
+pub mod tools;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;

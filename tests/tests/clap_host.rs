@@ -1858,7 +1858,7 @@ fn edits_that_leave_nothing_do_not_stop_activation() {
 fn scale_64_instances_of_the_cathedral() {
     const INSTANCES: usize = 64;
     const BLOCK: u32 = 128;
-    let before = longtail::soak::Resources::sample();
+    let before = longtail::tools::resources::Resources::sample();
     let mut hosts = Vec::with_capacity(INSTANCES);
     for _ in 0..INSTANCES {
         let mut host = TestHost::new();
@@ -1874,7 +1874,7 @@ fn scale_64_instances_of_the_cathedral() {
         assert_finite(&host.process([&input[0], &input[1]], &sizes, &[]));
     }
     let cpu_s = longtail::cpu_time::process_seconds() - cpu_start;
-    let after = longtail::soak::Resources::sample();
+    let after = longtail::tools::resources::Resources::sample();
     println!(
         "{{\"kind\":\"scale\",\"instances\":{INSTANCES},\"block\":{BLOCK},\"ir\":\"cathedral\",\
          \"rss_before_kb\":{},\"rss_after_kb\":{},\"mem_per_instance_kb\":{},\"threads\":{},\

@@ -176,7 +176,7 @@ impl BenchResult {
             self.mem_per_instance_kb,
             self.gpu_adapter
                 .as_deref()
-                .map_or("null".to_string(), crate::status::json_string),
+                .map_or("null".to_string(), crate::tools::json::json_string),
             self.gpu_rt_us[0],
             self.gpu_rt_us[1],
             self.gpu_rt_us[2],
@@ -272,7 +272,7 @@ pub fn run(
     let num_frames = input.first().map_or(0, Vec::len);
     let block = config.block.max(1);
 
-    let rss_before = crate::soak::Resources::sample().rss_kb;
+    let rss_before = crate::tools::resources::Resources::sample().rss_kb;
     let setup_start = Instant::now();
     let engine_config = EngineConfig {
         max_block_size: block,
@@ -299,7 +299,7 @@ pub fn run(
     // Let the worker threads start before the clock runs.
     std::thread::sleep(Duration::from_millis(20));
     let setup_s = setup_start.elapsed().as_secs_f64();
-    let rss_kb = crate::soak::Resources::sample().rss_kb;
+    let rss_kb = crate::tools::resources::Resources::sample().rss_kb;
     let mem_per_instance_kb = rss_kb.saturating_sub(rss_before) / engines.len().max(1) as u64;
 
     let num_blocks = num_frames.div_ceil(block);

@@ -13,6 +13,8 @@ use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
 use crate::engine::{Executor, GpuPolicy, cpu_partition_cost_ns, level_goes_to_gpu, open_gpu};
 use crate::thermal::{GpuStatus, Placement, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 
+use super::json::json_string;
+
 /// What to report on.
 #[derive(Debug, Clone)]
 pub struct StatusRequest {
@@ -147,24 +149,6 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         gpu,
         cpu_partition_ns: cpu_partition_cost_ns(),
     }
-}
-
-/// `text` as a JSON string literal, quotes included.
-pub fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 impl StatusReport {

@@ -1,0 +1,396 @@
+//! The command line of `longtail-cli`: every subcommand, flag and default, and the `--help`
+//! texts clap derives from their doc comments, plus the parsers and conversions of flag values.
+//!
+//! Uses the library only for the types and defaults of flag values; runs nothing.
+
+// The doc comments here are clap's --help texts, where `<id>` is literal text, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use longtail::engine::LatencyMode;
+use longtail::engine::{Executor, GpuPolicy};
+use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
+use longtail::params::DEFAULT_MIX;
+use longtail::render::BlockSizes;
+use longtail::tools::soak;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "longtail-cli",
+    version,
+    about = "Longtail convolution: offline render, IR inspection, benchmarks, the demo, soak and status"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Convolve an audio file with an IR, exactly as the plugin would, into a 32-bit float WAV.
+    ///
+    /// The output has the input's sample rate, input length + IR length - 1 frames (IR length
+    /// after resampling and edits), and is time-aligned with the input (no latency offset). It
+    /// is stereo when the input or the IR is stereo. Without edit flags the IR is applied exactly
+    /// as stored (only resampled when its rate differs from the input's); edits apply only when
+    /// their flags are given, in the order of `longtail::ir::edit`.
+    Render {
+        /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis with 1 (mono), 2 (stereo) or 4 (true
+        /// stereo: LL, LR, RL, RR) channels, at any rate (resampled to the input's). Give two
+        /// stereo files for true stereo: the left input's (LL, LR), then the right input's (RL,
+        /// RR).
+        #[arg(long, required = true, num_args = 1..=2)]
+        ir: Vec<PathBuf>,
+        /// Dry signal: a mono or stereo audio file (WAV, FLAC, AIFF or Ogg Vorbis).
+        #[arg(long)]
+        input: PathBuf,
+        /// Where to write the result (32-bit float WAV).
+        #[arg(long)]
+        output: PathBuf,
+        /// Host block size: a number of samples, or `random` (seeded sizes from 1 to 1024).
+        #[arg(long, default_value = "512", value_parser = parse_blocks)]
+        block: BlockSizes,
+        /// Wet share from 0 to 1, linear: out = mix x wet + (1 - mix) x dry.
+        #[arg(long, default_value_t = 1.0, value_parser = parse_mix)]
+        mix: f32,
+        /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU.
+        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        latency: LatencyArg,
+        /// Where the tail runs: `auto` (the GPU for big IRs on a real GPU whose round trip
+        /// fits, else the CPU), `cpu`, or `gpu` (every level of 1024+ samples on the GPU;
+        /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        #[command(flatten)]
+        edits: EditArgs,
+    },
+    /// Describe an IR file (or two stereo files making true stereo): format, rate, channels,
+    /// length, peak, layout, and what the plugin's default edits would do to it (where the
+    /// automatic end trim would cut, the normalisation gain).
+    IrInfo {
+        /// The IR file; a second stereo file makes a true-stereo pair (left input's first).
+        #[arg(required = true, num_args = 1..=2)]
+        files: Vec<PathBuf>,
+        /// Session rate to describe the preparation for (default: the file's own rate).
+        #[arg(long)]
+        rate: Option<u32>,
+        /// Threshold of the automatic end trim, in dB below the peak.
+        #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
+        auto_trim_db: f64,
+    },
+    /// Measure the engine like a host would: blocks fed back to back (engines wait for their
+    /// workers, as offline) or, with --paced, at real-time pace (real-time mode, lates
+    /// counted). Prints one JSON line per configuration with --json (the harness contract of
+    /// shared/bench/peers/RESULTS.md), else a table.
+    ///
+    /// Generated workload (default): seeded white noise through seeded decaying-noise IRs of
+    /// --ir-seconds. Harness mode (--input and --ir): raw f32 interleaved files as the peer
+    /// benchmark driver passes them; --out writes the output for its accuracy pass.
+    Bench {
+        /// Harness mode: raw f32 LE interleaved input with --channels channels.
+        #[arg(long, requires = "ir")]
+        input: Option<PathBuf>,
+        /// Harness mode: raw f32 LE interleaved IR, channel c for path c -> c.
+        #[arg(long, requires = "input")]
+        ir: Option<PathBuf>,
+        /// Host block sizes, comma separated.
+        #[arg(long, default_value = "64", value_delimiter = ',')]
+        block: Vec<usize>,
+        /// Sample rate in Hz.
+        #[arg(long, default_value_t = 48_000)]
+        rate: u32,
+        /// Channels (paths: 1 mono, 2 stereo).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+        channels: u8,
+        /// IR lengths in seconds for the generated workload, comma separated.
+        #[arg(long, default_value = "10", value_delimiter = ',')]
+        ir_seconds: Vec<f64>,
+        /// Plugin instances per block (each its own engine), comma separated.
+        #[arg(long, default_value = "1", value_delimiter = ',')]
+        instances: Vec<usize>,
+        /// Seconds of audio (harness mode: at most this much of the input).
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// Stop once the timed loop has run this many seconds (0: no cap).
+        #[arg(long, default_value_t = 0.0)]
+        max_wall: f64,
+        /// Blocks in the first seconds are left out of the per-block statistics.
+        #[arg(long, default_value_t = 1.0)]
+        warmup_s: f64,
+        /// Name of the configuration in the output.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Harness mode: write the output (raw f32 interleaved) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Release blocks at real-time pace (real-time mode: lates are possible and counted).
+        #[arg(long)]
+        paced: bool,
+        /// With --paced, run the measuring thread at this SCHED_FIFO priority, as a host's audio
+        /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below). 0
+        /// leaves the thread as it is. Quietly ignored where the OS refuses.
+        #[arg(long, default_value_t = 70)]
+        audio_priority: u32,
+        /// Where the tail runs: `auto`, `cpu` or `gpu` (as for render). The JSON line then
+        /// has `gpu_adapter` and the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
+        /// `gpu_rt_max_us`).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Where levels after the first run: worker threads, or inline on the audio thread
+        /// (the single-thread reference).
+        #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]
+        executor: ExecutorArg,
+        /// `zero` or `low` latency.
+        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        latency: LatencyArg,
+        /// Measure the machine instead of the engine: no engine runs, and each call spins this
+        /// many microseconds over a 512 KiB buffer, timed, paced and prioritised exactly as the
+        /// engines are. With --paced it shows the per-call tail (blk_p99_us, blk_max_us) that
+        /// the machine adds to a job of known length, to read an engine's figures against.
+        /// The JSON line says "engine":"fixed-work"; --ir-seconds and --instances are unused.
+        #[arg(long, value_parser = parse_fixed_work)]
+        fixed_work_us: Option<f64>,
+        /// One JSON line per configuration instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Time the GPU alone (no engine, no audio thread): the round trip of one period's batch
+    /// (upload, FFTs, MAC, download, in one submit) for --levels levels of --inputs x
+    /// --outputs paths, each --partitions partitions of --partition samples, random data. The
+    /// defaults are the round-trip target: 64 paths (16 true-stereo levels) of P = 8192.
+    /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe.
+    BenchGpu {
+        /// Levels (instances) in the batch.
+        #[arg(long, default_value_t = 16)]
+        levels: usize,
+        /// Inputs of each level.
+        #[arg(long, default_value_t = 2)]
+        inputs: usize,
+        /// Outputs of each level.
+        #[arg(long, default_value_t = 2)]
+        outputs: usize,
+        /// Partition size P (a power of two from 64 to 65536).
+        #[arg(long, default_value_t = 8192)]
+        partition: usize,
+        /// Partitions per path.
+        #[arg(long, default_value_t = 4)]
+        partitions: usize,
+        /// Periods measured (after 16 to warm up).
+        #[arg(long, default_value_t = 1000)]
+        periods: usize,
+        /// One JSON line instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Render a built-in dry signal (plucks, drums, a voice-like tone) through every built-in
+    /// IR and print what ran: backend, partition plan, real-time factor. Also writes each
+    /// built-in IR as a WAV file.
+    Demo {
+        /// Directory for dry.wav, and per built-in IR the IR itself (ir-<id>.wav, usable with
+        /// `render --ir`) and the render (demo-<id>.wav).
+        #[arg(long, default_value = "demo-out")]
+        output: PathBuf,
+        /// Sample rate of the demo, in Hz.
+        #[arg(long, default_value_t = 48_000)]
+        rate: u32,
+        /// Host block size in samples.
+        #[arg(long, default_value = "64", value_parser = parse_blocks)]
+        block: BlockSizes,
+        /// Wet share from 0 to 1 (the plugin's default when inserted).
+        #[arg(long, default_value_t = DEFAULT_MIX, value_parser = parse_mix)]
+        mix: f32,
+    },
+    /// What this machine offers and what Longtail would do: executors, the GPU adapters found
+    /// and, unless `--backend cpu`, the one the backend would use (opened and calibrated as an
+    /// engine would: round trip and cost per partition), the partition plan for an IR length,
+    /// path count and block size with where each level runs, thermal readings (Linux thermal
+    /// zones and hwmon, NVIDIA GPUs through NVML when its library is present) and the thermal
+    /// policy's decision.
+    Status {
+        /// IR length the plan is shown for, in seconds.
+        #[arg(long, default_value_t = 10.0)]
+        ir_seconds: f64,
+        /// Host block size the plan is shown for.
+        #[arg(long, default_value_t = 64)]
+        block: usize,
+        /// Sample rate in Hz.
+        #[arg(long, default_value_t = 48_000)]
+        rate: u32,
+        /// `zero` or `low` latency.
+        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        latency: LatencyArg,
+        /// Paths of the engine: 2 for a stereo IR on a stereo track, 4 for true stereo, more
+        /// for a matrix of instances (Auto weighs paths times IR length).
+        #[arg(long, default_value_t = 2)]
+        paths: usize,
+        /// The backend to report on: `auto`, `cpu` or `gpu` (as for render).
+        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+        backend: BackendArg,
+        /// Read thermal sensors from this directory instead of /sys (a fake sysfs tree).
+        #[arg(long)]
+        thermal_root: Option<PathBuf>,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the plugin's real-time path through hours of audio as fast as the machine allows,
+    /// with random block sizes (some empty), automation, IR switches and sleep, and check that
+    /// the output stays finite and memory, threads and file descriptors do not grow. Exits
+    /// with status 1 when a check fails.
+    Soak(SoakArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SoakArgs {
+    /// Seconds of audio to process (default: 8 hours).
+    #[arg(long, default_value_t = 28_800.0)]
+    pub(crate) audio_seconds: f64,
+    /// Seconds of audio before the warm-up checkpoint (at most a quarter of the run).
+    #[arg(long, default_value_t = soak::DEFAULT_WARMUP_SECONDS)]
+    pub(crate) warmup_seconds: f64,
+    /// Sample rate in Hz.
+    #[arg(long, default_value_t = 48_000)]
+    pub(crate) rate: u32,
+    /// The host's maximum block size; each call carries 0 to this many frames.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub(crate) max_block: u32,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// One JSON line instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// IR edits of `render`; each applies only when its flag is given.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct EditArgs {
+    /// Cut this many milliseconds from the start of the IR (file time).
+    #[arg(long, value_name = "MS")]
+    trim_start_ms: Option<f64>,
+    /// Cut this many milliseconds from the end of the IR (file time).
+    #[arg(long, value_name = "MS")]
+    trim_end_ms: Option<f64>,
+    /// Cut the end where the IR stays below this level relative to its peak (the plugin uses
+    /// -80).
+    #[arg(long, value_name = "DB", allow_hyphen_values = true)]
+    auto_trim_db: Option<f64>,
+    /// Silence in front of the IR, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    predelay_ms: Option<f64>,
+    /// Raised-cosine fade in over this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    fade_in_ms: Option<f64>,
+    /// Raised-cosine fade out over the last milliseconds.
+    #[arg(long, value_name = "MS")]
+    fade_out_ms: Option<f64>,
+    /// Play the IR backwards.
+    #[arg(long)]
+    reverse: bool,
+    /// Time-scale the IR (0.5 to 2; 2 is twice as long), through the resampler.
+    #[arg(long, value_name = "FACTOR")]
+    stretch: Option<f64>,
+    /// Scale the IR to unit energy per output (as the plugin does by default).
+    #[arg(long)]
+    normalize: bool,
+    /// Wet low cut: 12 dB/octave high-pass at this frequency.
+    #[arg(long, value_name = "HZ")]
+    low_cut_hz: Option<f64>,
+    /// Wet high cut: 12 dB/octave low-pass at this frequency.
+    #[arg(long, value_name = "HZ")]
+    high_cut_hz: Option<f64>,
+}
+
+impl EditArgs {
+    pub(crate) fn settings(&self) -> EditSettings {
+        let none = EditSettings::NONE;
+        EditSettings {
+            trim_start_ms: self.trim_start_ms.unwrap_or(none.trim_start_ms),
+            trim_end_ms: self.trim_end_ms.unwrap_or(none.trim_end_ms),
+            auto_trim_db: self.auto_trim_db,
+            predelay_ms: self.predelay_ms.unwrap_or(none.predelay_ms),
+            fade_in_ms: self.fade_in_ms.unwrap_or(none.fade_in_ms),
+            fade_out_ms: self.fade_out_ms.unwrap_or(none.fade_out_ms),
+            reverse: self.reverse,
+            stretch: self.stretch.unwrap_or(none.stretch),
+            normalize: self.normalize,
+            low_cut_hz: self.low_cut_hz,
+            high_cut_hz: self.high_cut_hz,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum LatencyArg {
+    Zero,
+    Low,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum ExecutorArg {
+    Workers,
+    Inline,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum BackendArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl BackendArg {
+    /// The engine executor for this backend (`LONGTAIL_GPU_ALLOW_CPU=1` lets `gpu` use a CPU
+    /// adapter such as lavapipe).
+    pub(crate) fn executor(self) -> Executor {
+        match self {
+            Self::Auto => Executor::Gpu(GpuPolicy::Auto),
+            Self::Cpu => Executor::Workers,
+            Self::Gpu => Executor::Gpu(GpuPolicy::Forced {
+                allow_cpu_adapter: false,
+            }),
+        }
+    }
+}
+
+impl From<LatencyArg> for LatencyMode {
+    fn from(arg: LatencyArg) -> Self {
+        match arg {
+            LatencyArg::Zero => LatencyMode::Zero,
+            LatencyArg::Low => LatencyMode::LowCpu,
+        }
+    }
+}
+
+fn parse_blocks(text: &str) -> Result<BlockSizes, String> {
+    if text == "random" {
+        return Ok(BlockSizes::Random);
+    }
+    match text.parse::<usize>() {
+        Ok(size) if (1..=1 << 16).contains(&size) => Ok(BlockSizes::Fixed(size)),
+        _ => Err(format!(
+            "'{text}' is not a block size: use 1 to 65536, or 'random'"
+        )),
+    }
+}
+
+fn parse_mix(text: &str) -> Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(mix) if (0.0..=1.0).contains(&mix) => Ok(mix),
+        _ => Err(format!("'{text}' is not a mix: use a number from 0 to 1")),
+    }
+}
+
+fn parse_fixed_work(text: &str) -> Result<f64, String> {
+    let micros: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of microseconds"))?;
+    if micros.is_finite() && (0.0..=1_000_000.0).contains(&micros) {
+        Ok(micros)
+    } else {
+        Err("must be from 0 to 1000000 microseconds".to_owned())
+    }
+}

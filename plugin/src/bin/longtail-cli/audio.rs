@@ -1,0 +1,184 @@
+//! The runners of the subcommands that read or write audio files: `render` (a file through
+//! the plugin's engine), `ir-info` (what an IR file holds and what the default edits would do)
+//! and `demo` (the built-in dry signal through every built-in IR).
+//!
+//! Uses the library's IR loading, edits, WAV writing and offline render, and the demo's dry
+//! signal from `longtail::tools`.
+
+use std::path::Path;
+
+use longtail::engine::{Executor, GpuPolicy, LatencyMode};
+use longtail::ir::builtin::BuiltinIr;
+use longtail::ir::decode::{self, Limits};
+use longtail::ir::edit::{self, EditSettings};
+use longtail::ir::{IrError, wav};
+use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
+use longtail::tools::demo;
+
+pub(crate) fn run_render(
+    ir_paths: &[&Path],
+    input_path: &Path,
+    output_path: &Path,
+    options: RenderOptions,
+    edits: &EditSettings,
+) -> Result<(), String> {
+    let (source, _) = longtail::ir::load(ir_paths).map_err(|err| format!("IR: {err}"))?;
+    let limits = Limits {
+        max_channels: 2,
+        max_seconds: None,
+    };
+    let (input, _) = decode::read(input_path, limits).map_err(|err| match err {
+        IrError::UnsupportedChannels(n) => {
+            format!(
+                "input '{}' has {n} channels; supported are 1 (mono) and 2 (stereo)",
+                input_path.display()
+            )
+        }
+        other => format!("input: {other}"),
+    })?;
+    if input.num_frames() == 0 {
+        return Err(format!("input '{}' has no samples", input_path.display()));
+    }
+    if let Some((channel, frame)) = first_non_finite(&input.channels) {
+        return Err(format!(
+            "input '{}' contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}",
+            input_path.display()
+        ));
+    }
+    // The IR follows the input's rate, as it follows the session's rate in the plugin.
+    let (ir, report) =
+        edit::prepare(&source, edits, input.sample_rate).map_err(|err| format!("IR: {err}"))?;
+    let (output, render_report) =
+        render(&ir, &input.channels, options).map_err(|err| err.to_string())?;
+    wav::write_f32(output_path, input.sample_rate, &output)
+        .map_err(|err| format!("cannot write '{}': {err}", output_path.display()))?;
+    println!(
+        "rendered {} -> {} ({} ch, {} frames, IR {} ch {} taps, {})",
+        input_path.display(),
+        output_path.display(),
+        output.len(),
+        output.first().map_or(0, Vec::len),
+        ir.channels.len(),
+        ir.len(),
+        ir.layout.name()
+    );
+    if let Some((from, to)) = report.resampled {
+        println!("  IR resampled from {from} Hz to {to} Hz");
+    }
+    print_report(&render_report);
+    Ok(())
+}
+
+pub(crate) fn run_ir_info(
+    paths: &[&Path],
+    rate: Option<u32>,
+    auto_trim_db: f64,
+) -> Result<(), String> {
+    let (ir, infos) = longtail::ir::load(paths).map_err(|err| err.to_string())?;
+    for (path, info) in paths.iter().zip(&infos) {
+        println!("file:       {}", path.display());
+        println!("format:     {} ({} bytes)", info.format, info.file_bytes);
+        println!("rate:       {} Hz", info.sample_rate);
+        println!("channels:   {}", info.num_channels);
+    }
+    let peak = edit::peak(&ir.channels);
+    println!("length:     {} frames ({:.3} s)", ir.len(), ir.seconds());
+    println!("peak:       {:.2} dBFS", 20.0 * peak.max(1e-30).log10());
+    let layout = match (ir.layout, paths.len()) {
+        (longtail::ir::IrLayout::TrueStereo, 2) => {
+            "true stereo from two files (LL, LR from the first; RL, RR from the second)".into()
+        }
+        (longtail::ir::IrLayout::TrueStereo, _) => "true stereo (LL, LR, RL, RR)".into(),
+        (layout, _) => layout.name().to_string(),
+    };
+    println!("layout:     {layout}");
+    let session_rate = rate.unwrap_or(ir.sample_rate);
+    let edits = EditSettings {
+        auto_trim_db: Some(auto_trim_db),
+        ..EditSettings::FILE_DEFAULT
+    };
+    let (prepared, report) =
+        edit::prepare(&ir, &edits, session_rate).map_err(|err| err.to_string())?;
+    match report.auto_trim_at_s {
+        Some(at) => println!(
+            "auto trim:  at {auto_trim_db} dB would cut at {at:.3} s (keeps {:.1} % of the length)",
+            100.0 * at / ir.seconds()
+        ),
+        None => println!("auto trim:  at {auto_trim_db} dB would cut nothing"),
+    }
+    if let Some((from, to)) = report.resampled {
+        println!("resample:   {from} Hz -> {to} Hz");
+    }
+    if let Some(gain_db) = report.normalize_gain_db {
+        println!("normalise:  {gain_db:+.2} dB (unit energy per output)");
+    }
+    println!(
+        "prepared:   {} frames ({:.3} s) at {session_rate} Hz",
+        prepared.len(),
+        prepared.seconds()
+    );
+    Ok(())
+}
+
+pub(crate) fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|err| format!("cannot create '{}': {err}", dir.display()))?;
+    let dry = demo::dry_signal(rate);
+    let dry_path = dir.join("dry.wav");
+    wav::write_f32(&dry_path, rate, &dry)
+        .map_err(|err| format!("cannot write '{}': {err}", dry_path.display()))?;
+    println!(
+        "dry signal: {} ({:.1} s, stereo, {rate} Hz)",
+        dry_path.display(),
+        demo::DRY_SECONDS
+    );
+    let options = RenderOptions {
+        blocks,
+        mix,
+        latency_mode: LatencyMode::Zero,
+        executor: Executor::Gpu(GpuPolicy::Auto),
+    };
+    for builtin in BuiltinIr::ALL {
+        let ir = builtin.generate(rate);
+        let (output, report) = render(&ir, &dry, options).map_err(|err| err.to_string())?;
+        let ir_path = dir.join(format!("ir-{}.wav", builtin.id()));
+        wav::write_f32(&ir_path, rate, &ir.channels)
+            .map_err(|err| format!("cannot write '{}': {err}", ir_path.display()))?;
+        let path = dir.join(format!("demo-{}.wav", builtin.id()));
+        wav::write_f32(&path, rate, &output)
+            .map_err(|err| format!("cannot write '{}': {err}", path.display()))?;
+        println!(
+            "{} ({}, {:.1} s) -> {}",
+            builtin.name(),
+            ir.layout.name(),
+            ir.seconds(),
+            path.display()
+        );
+        print_report(&report);
+    }
+    Ok(())
+}
+
+fn print_report(report: &RenderReport) {
+    println!(
+        "  {} ({} worker threads) | plan {} | {} paths | {:.1} s audio in {:.3} s CPU \
+         (audio thread {:.3} s), real-time factor {:.4}",
+        report.backend.reason,
+        report.num_workers,
+        report.plan,
+        report.num_paths,
+        report.audio_seconds,
+        report.cpu_seconds,
+        report.audio_thread_cpu_seconds,
+        report.real_time_factor()
+    );
+}
+
+fn first_non_finite(channels: &[Vec<f32>]) -> Option<(usize, usize)> {
+    channels.iter().enumerate().find_map(|(channel, samples)| {
+        samples
+            .iter()
+            .position(|s| !s.is_finite())
+            .map(|frame| (channel, frame))
+    })
+}

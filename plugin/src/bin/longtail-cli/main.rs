@@ -1,0 +1,185 @@
+//! `longtail-cli`: offline render, IR inspection, benchmarks, the built-in demo, the soak test
+//! and the status report, through the plugin's own engine.
+//!
+//! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
+//!
+//! This file parses the command line and hands each subcommand to its runner: `args` defines
+//! the command line (the `--help` texts live there), `audio` runs the subcommands that read or
+//! write audio files (render, ir-info, demo), `measure` the ones that measure the engine and
+//! the machine (bench, bench-gpu, status, soak). Runners use the library (and its
+//! `longtail::tools`) and the argument types of `args`, never each other.
+
+// Proving the plugin's types `Send`/`Sync` goes through wgpu's deep types (as in lib.rs).
+#![recursion_limit = "256"]
+
+mod args;
+mod audio;
+mod measure;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use longtail::engine::Executor;
+use longtail::render::RenderOptions;
+use longtail::tools::bench::BenchConfig;
+use longtail::tools::status;
+
+use args::{Cli, Command, ExecutorArg};
+use audio::{run_demo, run_ir_info, run_render};
+use measure::{run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Render {
+            ir,
+            input,
+            output,
+            block,
+            mix,
+            latency,
+            backend,
+            edits,
+        } => {
+            let options = RenderOptions {
+                blocks: block,
+                mix,
+                latency_mode: latency.into(),
+                executor: backend.executor(),
+            };
+            let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
+            run_render(&ir, &input, &output, options, &edits.settings())
+        }
+        Command::IrInfo {
+            files,
+            rate,
+            auto_trim_db,
+        } => {
+            let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+            run_ir_info(&files, rate, auto_trim_db)
+        }
+        Command::Status {
+            ir_seconds,
+            block,
+            rate,
+            latency,
+            paths,
+            backend,
+            thermal_root,
+            json,
+        } => run_status(
+            status::StatusRequest {
+                ir_seconds,
+                block,
+                rate,
+                latency_mode: latency.into(),
+                paths,
+                executor: backend.executor(),
+                thermal_root,
+            },
+            json,
+        ),
+        Command::Demo {
+            output,
+            rate,
+            block,
+            mix,
+        } => run_demo(&output, rate, block, mix),
+        Command::Soak(args) => run_soak(&args),
+        Command::BenchGpu {
+            levels,
+            inputs,
+            outputs,
+            partition,
+            partitions,
+            periods,
+            json,
+        } => run_bench_gpu(
+            longtail_gpu::BenchBatch {
+                levels,
+                inputs,
+                outputs,
+                partition_size: partition,
+                partitions,
+            },
+            periods,
+            json,
+        ),
+        Command::Bench {
+            input,
+            ir,
+            block,
+            rate,
+            channels,
+            ir_seconds,
+            instances,
+            seconds,
+            max_wall,
+            warmup_s,
+            variant,
+            out,
+            paced,
+            audio_priority,
+            backend,
+            executor,
+            latency,
+            fixed_work_us,
+            json,
+        } => {
+            let executor_name = match executor {
+                ExecutorArg::Workers => "workers",
+                ExecutorArg::Inline => "inline",
+            };
+            let template = BenchConfig {
+                block: 0,
+                rate,
+                instances: 1,
+                latency_mode: latency.into(),
+                paced,
+                audio_priority: (paced && audio_priority > 0).then_some(audio_priority),
+                warmup_s,
+                max_wall_s: (max_wall > 0.0).then_some(max_wall),
+                executor: match executor {
+                    ExecutorArg::Workers => backend.executor(),
+                    ExecutorArg::Inline => Executor::Inline,
+                },
+                variant: variant.unwrap_or_else(|| {
+                    let pace = if paced { "paced" } else { "fed" };
+                    match fixed_work_us {
+                        Some(micros) => format!("{pace}-fixed-work-{micros}us"),
+                        None => format!("{pace}-{executor_name}"),
+                    }
+                }),
+                fixed_work_us,
+            };
+            let channels = usize::from(channels);
+            match (input, ir) {
+                (Some(input), Some(ir)) => {
+                    let out = out.as_deref();
+                    run_bench_harness(&input, &ir, channels, seconds, &block, &template, out)
+                }
+                _ => {
+                    let seconds = seconds.unwrap_or(60.0);
+                    run_bench_generated(
+                        channels,
+                        &ir_seconds,
+                        &block,
+                        &instances,
+                        seconds,
+                        &template,
+                        json,
+                    )
+                }
+            }
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("longtail-cli: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

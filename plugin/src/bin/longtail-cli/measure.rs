@@ -1,0 +1,227 @@
+//! The runners of the subcommands that measure the engine and the machine: `bench` (harness
+//! and generated workloads), `bench-gpu` (the GPU round trip alone), `status` (what this
+//! machine offers and what Longtail would do) and `soak` (hours of audio through the plugin).
+//!
+//! Uses `longtail::tools` (bench, status, soak, JSON strings), the library's IRs and the GPU
+//! crate, and the soak's arguments from `args`.
+
+use std::path::Path;
+
+use longtail::ir::Ir;
+use longtail::tools::bench::{self, BenchConfig};
+use longtail::tools::json::json_string;
+use longtail::tools::soak::{self, SoakOptions};
+use longtail::tools::status;
+
+use crate::args::SoakArgs;
+
+pub(crate) fn run_bench_harness(
+    input_path: &Path,
+    ir_path: &Path,
+    channels: usize,
+    seconds: Option<f64>,
+    blocks: &[usize],
+    template: &BenchConfig,
+    out: Option<&Path>,
+) -> Result<(), String> {
+    let max_frames = seconds.map(|s| (s * f64::from(template.rate)) as usize);
+    let input = bench::read_raw_f32(input_path, channels, max_frames)
+        .map_err(|err| format!("cannot read '{}': {err}", input_path.display()))?;
+    let ir_channels = bench::read_raw_f32(ir_path, channels, None)
+        .map_err(|err| format!("cannot read '{}': {err}", ir_path.display()))?;
+    let ir = Ir::new("bench", template.rate, ir_channels).map_err(|err| format!("IR: {err}"))?;
+    for &block in blocks {
+        let config = BenchConfig {
+            block,
+            ..template.clone()
+        };
+        let mut output = Vec::new();
+        let result = bench::run(&ir, &input, &config, out.is_some().then_some(&mut output))
+            .map_err(|err| err.to_string())?;
+        if let Some(out) = out {
+            bench::write_raw_f32(out, &output)
+                .map_err(|err| format!("cannot write '{}': {err}", out.display()))?;
+        }
+        println!("{}", result.to_json());
+    }
+    Ok(())
+}
+
+pub(crate) fn run_bench_generated(
+    channels: usize,
+    ir_seconds: &[f64],
+    blocks: &[usize],
+    instances: &[usize],
+    seconds: f64,
+    template: &BenchConfig,
+    json: bool,
+) -> Result<(), String> {
+    let input = bench::noise_input(
+        channels,
+        (seconds * f64::from(template.rate)) as usize,
+        20_240_601,
+    );
+    if !json {
+        println!(
+            "{:>6} {:>6} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>7}",
+            "ir_s",
+            "block",
+            "inst",
+            "rtf",
+            "rtf_main",
+            "audio_s",
+            "blk_med_us",
+            "blk_p99_us",
+            "blk_max_us",
+            "oncpu_max",
+            "max/ddl",
+            "late",
+            "threads"
+        );
+    }
+    // Fixed work has no IR and no instances: one run per block size.
+    let (ir_seconds, instances) = if template.fixed_work_us.is_some() {
+        (&ir_seconds[..1], &[1][..])
+    } else {
+        (ir_seconds, instances)
+    };
+    for &ir_s in ir_seconds {
+        let num_taps = (ir_s * f64::from(template.rate)).round().max(1.0) as usize;
+        let ir = bench::decaying_noise_ir(channels, num_taps, template.rate, 777);
+        for &num_instances in instances {
+            for &block in blocks {
+                let config = BenchConfig {
+                    block,
+                    instances: num_instances,
+                    ..template.clone()
+                };
+                let result =
+                    bench::run(&ir, &input, &config, None).map_err(|err| err.to_string())?;
+                if json {
+                    println!("{}", result.to_json());
+                } else {
+                    println!(
+                        "{:>6} {:>6} {:>4} {:>9.5} {:>9.5} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.3} {:>6} {:>7}",
+                        ir_s,
+                        block,
+                        num_instances,
+                        result.rtf(),
+                        result.cpu_main_s / result.audio_s,
+                        result.audio_s,
+                        result.blk_med_us,
+                        result.blk_p99_us,
+                        result.blk_max_us,
+                        result.oncpu_max_us,
+                        result.blk_max_us / result.deadline_us,
+                        result.late_blocks,
+                        result.threads
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn run_status(request: status::StatusRequest, json: bool) -> Result<(), String> {
+    if !(request.ir_seconds > 0.0 && request.ir_seconds <= longtail::ir::MAX_IR_SECONDS) {
+        return Err(format!(
+            "--ir-seconds must be above 0 and at most {}",
+            longtail::ir::MAX_IR_SECONDS
+        ));
+    }
+    if !(1..=1 << 16).contains(&request.block) {
+        return Err("--block must be from 1 to 65536".to_owned());
+    }
+    if !(1..=1 << 16).contains(&request.paths) {
+        return Err("--paths must be from 1 to 65536".to_owned());
+    }
+    let report = status::gather(request);
+    if json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+pub(crate) fn run_bench_gpu(
+    batch: longtail_gpu::BenchBatch,
+    periods: usize,
+    json: bool,
+) -> Result<(), String> {
+    if !batch.partition_size.is_power_of_two()
+        || !(longtail_gpu::MIN_PARTITION..=1 << 16).contains(&batch.partition_size)
+    {
+        return Err(format!(
+            "--partition must be a power of two from {} to 65536",
+            longtail_gpu::MIN_PARTITION
+        ));
+    }
+    for (name, value, max) in [
+        ("--levels", batch.levels, 4096),
+        ("--inputs", batch.inputs, 64),
+        ("--outputs", batch.outputs, 64),
+        ("--partitions", batch.partitions, 4096),
+        ("--periods", periods, 1_000_000),
+    ] {
+        if !(1..=max).contains(&value) {
+            return Err(format!("{name} must be from 1 to {max}"));
+        }
+    }
+    let (adapter, rt) =
+        longtail_gpu::bench_round_trip(longtail_gpu::OpenOptions::from_env(), batch, 16, periods)
+            .map_err(|err| err.to_string())?;
+    let paths = batch.levels * batch.inputs * batch.outputs;
+    if json {
+        println!(
+            "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1}}}",
+            json_string(&adapter.to_string()),
+            batch.levels,
+            batch.partition_size,
+            batch.partitions,
+            rt.count,
+            rt.p50_us,
+            rt.p99_us,
+            rt.p999_us,
+            rt.max_us
+        );
+    } else {
+        println!(
+            "{adapter}: {paths} paths ({} levels of {}x{}), {} x {} partitions, {} periods: \
+             round trip p50 {:.0} us, p99 {:.0} us, p99.9 {:.0} us, max {:.0} us",
+            batch.levels,
+            batch.inputs,
+            batch.outputs,
+            batch.partitions,
+            batch.partition_size,
+            rt.count,
+            rt.p50_us,
+            rt.p99_us,
+            rt.p999_us,
+            rt.max_us
+        );
+    }
+    Ok(())
+}
+
+pub(crate) fn run_soak(args: &SoakArgs) -> Result<(), String> {
+    let options = SoakOptions {
+        audio_seconds: args.audio_seconds,
+        warmup_seconds: args.warmup_seconds,
+        rate: args.rate,
+        max_block: args.max_block as usize,
+        seed: args.seed,
+        progress: true,
+    };
+    let report = soak::run(&options, |process| process())?;
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_table());
+    }
+    match report.failures().as_slice() {
+        [] => Ok(()),
+        failures => Err(format!("soak failed: {}", failures.join("; "))),
+    }
+}

@@ -1,0 +1,23 @@
+//! The command line's tools, not the plugin: what `longtail-cli` runs besides rendering.
+//!
+//! - [`bench`](mod@bench): engines driven block by block like a host, measured (`longtail-cli bench`),
+//! - [`soak`]: hours of audio through the plugin as a host drives it (`longtail-cli soak`),
+//! - [`status`]: what this machine offers and what Longtail would do (`longtail-cli status`),
+//! - [`demo`]: the built-in dry signal of `longtail-cli demo`,
+//! - [`resources`]: this process's memory, file descriptors and threads (`bench` and `soak`),
+//! - [`json`]: JSON string literals for the one-line reports (`bench` and `status`).
+//!
+//! Tools use the library (the plugin, the engine, IRs, the thermal probes), never the other
+//! way round: nothing else in the library names this folder. The four tools do not use one
+//! another; what two of them share lives in `resources` and `json`, which use nothing of the
+//! crate. They are public only so that `longtail-cli` and the tests (which soak the plugin and
+//! sample resources as the CLI does) reach them as `longtail::tools::soak` and so on.
+//! [`crate::render`] is not here: it is the library's offline render, shared by the CLI, the
+//! demo and the tests.
+
+pub mod bench;
+pub mod demo;
+pub mod json;
+pub mod resources;
+pub mod soak;
+pub mod status;
