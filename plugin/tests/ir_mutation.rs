@@ -239,7 +239,10 @@ fn write_fuzz_seeds() {
     let mut num_states = 0;
     for (name, bytes) in &seeds {
         let extension = name.rsplit('.').next().unwrap();
-        let pick = FUZZ_EXTENSIONS.iter().position(|e| *e == extension).unwrap();
+        let pick = FUZZ_EXTENSIONS
+            .iter()
+            .position(|e| *e == extension)
+            .unwrap();
         let mut input = vec![pick as u8];
         input.extend(bytes);
         std::fs::write(decode_dir.join(name), input).unwrap();
