@@ -14,7 +14,6 @@ pub mod cpu_time;
 pub mod denormals;
 pub mod editor;
 pub mod engine;
-pub mod governor;
 pub mod ir;
 pub mod monitor;
 pub mod params;

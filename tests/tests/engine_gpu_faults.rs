@@ -89,7 +89,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     };
     std::fs::write(gpu_zone.join("type"), "amdgpu\n").unwrap();
     set_gpu_temp(50);
-    longtail::governor::set_thermal_root(Some(thermal_root.clone()));
+    longtail::engine::governor::set_thermal_root(Some(thermal_root.clone()));
 
     for fault in ["slow", "hot", "lost"] {
         let mut engine = Engine::new(&ir, config()).unwrap();
@@ -180,7 +180,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     std::fs::create_dir_all(&cpu_zone).unwrap();
     std::fs::write(cpu_zone.join("type"), "x86_pkg_temp\n").unwrap();
     std::fs::write(cpu_zone.join("temp"), "97000\n").unwrap();
-    longtail::governor::set_return_after_polls(1);
+    longtail::engine::governor::set_return_after_polls(1);
     let auto = EngineConfig {
         executor: Executor::Gpu(GpuPolicy::Auto),
         ..config()

@@ -47,9 +47,12 @@
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
-//!   policy's lever; the governor ([`crate::governor`]) uses it.
+//!   policy's lever.
+//! - [`governor`]: the thread that runs the thermal policy for every watched engine through its
+//!   probe; [`Engine`] starts watching and lets go.
 
 pub mod direct;
+pub mod governor;
 pub mod gpu_placement;
 pub mod plan;
 pub mod probe;
@@ -167,7 +170,7 @@ impl Drop for Engine {
             .0
             .engine_dropped
             .store(true, std::sync::atomic::Ordering::Release);
-        crate::governor::release();
+        governor::release();
     }
 }
 
@@ -372,7 +375,7 @@ impl Engine {
             && probe.can_use_gpu()
             && probe.gpu_available()
         {
-            crate::governor::watch(&probe);
+            governor::watch(&probe);
         }
         Ok(Self {
             probe,
@@ -499,7 +502,7 @@ impl Engine {
     /// Auto engines with GPU levels by itself).
     #[doc(hidden)]
     pub fn watch_thermal(&self) {
-        crate::governor::watch(&self.probe);
+        governor::watch(&self.probe);
     }
 
     /// Test hook: the GPU hub this engine uses, for fault injection.

@@ -3,7 +3,7 @@
 //!
 //! Uses the worker levels' own views ([`LevelProbe`]), the thermal policy's
 //! types ([`crate::thermal`]) and the GPU hub's counters; nothing else of the engine, and not
-//! the governor that watches it ([`crate::governor`] uses this module, not the other way round).
+//! the governor that watches it ([`crate::engine::governor`] uses this module, not the other way round).
 
 use super::worker::LevelProbe;
 
@@ -55,7 +55,7 @@ pub struct BackendProbe(pub(super) std::sync::Arc<ProbeInner>);
 
 pub(super) struct ProbeInner {
     pub(super) engine_id: u64,
-    /// The thermal policy's last decision for this engine ([`crate::governor`]).
+    /// The thermal policy's last decision for this engine ([`crate::engine::governor`]).
     pub(super) thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
     pub(super) adapter: Option<String>,
     /// Weak: a probe kept after its engine is gone holds no device.
