@@ -18,6 +18,7 @@ pub mod editor;
 pub mod engine;
 pub mod governor;
 pub mod ir;
+pub mod logging;
 pub mod monitor;
 pub mod params;
 pub mod preparer;
@@ -272,6 +273,12 @@ impl Plugin for Longtail {
     type Editor = nice_plug_egui::EguiEditor<editor::EditorApp>;
     type SysExMessage = ();
     type BackgroundTask = ();
+
+    fn setup_logger() -> Option<bool> {
+        // Silent unless LONGTAIL_LOG says where to write (see `logging`); `Some` keeps
+        // nice-plug from installing its own logger, which writes to the host's stderr.
+        Some(logging::init())
+    }
 
     fn params(&self) -> Arc<dyn Params> {
         self.params.clone()

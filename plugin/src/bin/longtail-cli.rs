@@ -391,6 +391,8 @@ fn parse_mix(text: &str) -> Result<f32, String> {
 }
 
 fn main() -> ExitCode {
+    // Our messages are the lines below; library logs (wgpu, nice-plug) only with LONGTAIL_LOG.
+    longtail::logging::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render {
