@@ -279,8 +279,8 @@ struct TestHost {
     tail: PluginTail,
     /// Maximum block size of the current (or last) activation.
     max_frames: u32,
-    /// Sample rate of the current (or last) activation, in Hz.
-    sample_rate: u32,
+    /// Sample rate of the current (or last) activation, in Hz (hosts may pass any number).
+    sample_rate: f64,
     /// Samples processed so far, passed as `steady_time`.
     steady_time: u64,
     /// Restarts the host made on the plugin's request right after activating.
@@ -332,7 +332,7 @@ impl TestHost {
             latency,
             tail,
             max_frames: MAX_BLOCK,
-            sample_rate: SAMPLE_RATE,
+            sample_rate: f64::from(SAMPLE_RATE),
             steady_time: 0,
             restarts: 0,
         };
@@ -483,11 +483,16 @@ impl TestHost {
     /// `latency.changed()` during the next activation.)
     fn activate(&mut self, max_frames: u32) {
         let sample_rate = self.sample_rate;
-        self.activate_at(sample_rate, max_frames);
+        self.activate_at_hz(sample_rate, max_frames);
     }
 
     /// [`activate`](Self::activate) at another sample rate, which later activations keep.
     fn activate_at(&mut self, sample_rate: u32, max_frames: u32) {
+        self.activate_at_hz(f64::from(sample_rate), max_frames);
+    }
+
+    /// [`activate_at`](Self::activate_at) with any number as the sample rate.
+    fn activate_at_hz(&mut self, sample_rate: f64, max_frames: u32) {
         self.sample_rate = sample_rate;
         self.activate_once(max_frames);
         let mut restarts = 0;
@@ -503,7 +508,7 @@ impl TestHost {
     fn activate_once(&mut self, max_frames: u32) {
         assert!(self.processor.is_none(), "already active");
         let configuration = PluginAudioConfiguration {
-            sample_rate: f64::from(self.sample_rate),
+            sample_rate: self.sample_rate,
             min_frames_count: 1,
             max_frames_count: max_frames,
         };
@@ -1617,6 +1622,42 @@ fn reactivates_at_other_sample_rates_and_block_sizes() {
         host.deactivate();
         // Flushed while inactive, between activations: the next one starts with it.
         host.flush(&[(mix, 1.0)]);
+    }
+    host.assert_threading_respected();
+}
+
+/// Activation succeeds at any sample rate a host sets. Outside 1 kHz to 768 kHz (1 Hz,
+/// 1 234 567.8 Hz, 3 MHz) the plugin reports no latency and plays the input unchanged,
+/// whatever the mix; at 1 kHz it convolves, with finite output. Each activation processes
+/// noise in ragged blocks (nothing in `process()` may allocate: this library aborts if it does),
+/// and a later activation at 48 kHz convolves again.
+#[test]
+fn activates_at_any_sample_rate() {
+    let mut host = TestHost::new();
+    let mix = host.param(MIX);
+    host.flush(&[(mix, 1.0)]);
+    let input = stereo_noise(8_192, RNG_SEED + 80);
+    let sizes = block_sizes(input[0].len(), MAX_BLOCK as usize);
+    for (rate, passes_through) in [
+        (1.0, true),
+        (1_000.0, false),
+        (1_234_567.8, true),
+        (3e6, true),
+        (f64::from(SAMPLE_RATE), false),
+    ] {
+        host.activate_at_hz(rate, MAX_BLOCK);
+        assert_eq!(host.latency(), 0, "{rate} Hz");
+        let run = host.process([&input[0], &input[1]], &sizes, &[]);
+        assert_finite(&run);
+        let dry = run.outputs == input;
+        assert_eq!(dry, passes_through, "{rate} Hz: the output is the input");
+        if !passes_through {
+            assert!(
+                rms(&run.outputs[0]) > 0.01,
+                "{rate} Hz: the wet signal plays"
+            );
+        }
+        host.deactivate();
     }
     host.assert_threading_respected();
 }

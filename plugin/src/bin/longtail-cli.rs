@@ -18,7 +18,7 @@ use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, DEFAULT_AUTO_TRIM_DB, EditSettings};
-use longtail::ir::{Ir, IrError, wav};
+use longtail::ir::{self, Ir, IrError, wav};
 use longtail::params::DEFAULT_MIX;
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 use longtail::soak::{self, SoakOptions};
@@ -81,7 +81,7 @@ enum Command {
         #[arg(required = true, num_args = 1..=2)]
         files: Vec<PathBuf>,
         /// Session rate to describe the preparation for (default: the file's own rate).
-        #[arg(long)]
+        #[arg(long, value_parser = parse_rate)]
         rate: Option<u32>,
         /// Threshold of the automatic end trim, in dB below the peak.
         #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
@@ -106,7 +106,7 @@ enum Command {
         #[arg(long, default_value = "64", value_delimiter = ',')]
         block: Vec<usize>,
         /// Sample rate in Hz.
-        #[arg(long, default_value_t = 48_000)]
+        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// Channels (paths: 1 mono, 2 stereo).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
@@ -200,7 +200,7 @@ enum Command {
         #[arg(long, default_value = "demo-out")]
         output: PathBuf,
         /// Sample rate of the demo, in Hz.
-        #[arg(long, default_value_t = 48_000)]
+        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// Host block size in samples.
         #[arg(long, default_value = "64", value_parser = parse_blocks)]
@@ -223,7 +223,7 @@ enum Command {
         #[arg(long, default_value_t = 64)]
         block: usize,
         /// Sample rate in Hz.
-        #[arg(long, default_value_t = 48_000)]
+        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// `zero` or `low` latency.
         #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
@@ -258,7 +258,7 @@ struct SoakArgs {
     #[arg(long, default_value_t = soak::DEFAULT_WARMUP_SECONDS)]
     warmup_seconds: f64,
     /// Sample rate in Hz.
-    #[arg(long, default_value_t = 48_000)]
+    #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
     rate: u32,
     /// The host's maximum block size; each call carries 0 to this many frames.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65_536))]
@@ -387,6 +387,16 @@ fn parse_mix(text: &str) -> Result<f32, String> {
     match text.parse::<f32>() {
         Ok(mix) if (0.0..=1.0).contains(&mix) => Ok(mix),
         _ => Err(format!("'{text}' is not a mix: use a number from 0 to 1")),
+    }
+}
+
+fn parse_rate(text: &str) -> Result<u32, String> {
+    let (min, max) = (ir::MIN_SAMPLE_RATE_HZ, ir::MAX_SAMPLE_RATE_HZ);
+    match text.parse::<u32>() {
+        Ok(rate) if (min..=max).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a sample rate Longtail convolves at: use whole hertz from {min} to {max}"
+        )),
     }
 }
 
