@@ -15,11 +15,6 @@ if [ "${CI:-}" = true ]; then
     export CARGO_INCREMENTAL=0
     export LONGTAIL_REQUIRE_GPU=1
 fi
-# The Vulkan loader complains (harmlessly) on every device open without a runtime directory.
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-    XDG_RUNTIME_DIR=$(mktemp -d)
-    export XDG_RUNTIME_DIR
-fi
 cargo test --workspace --exclude xtask --locked
 
 # The editor test leaves its Xvfb screenshot here (a CI artifact).

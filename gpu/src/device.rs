@@ -156,10 +156,11 @@ const WINDOW_SYSTEM_EXTENSIONS: [&std::ffi::CStr; 3] = [
     c"VK_KHR_wayland_surface",
 ];
 
-/// A Vulkan instance without [`WINDOW_SYSTEM_EXTENSIONS`]. Without a Vulkan loader, an
-/// instance with no adapter (as wgpu's own would be).
+/// The instance every adapter of this crate comes from (its kernel tests use it too): on Linux
+/// a Vulkan instance without [`WINDOW_SYSTEM_EXTENSIONS`], and without a Vulkan loader one
+/// with no adapter (as wgpu's own would be).
 #[cfg(any(target_os = "linux", target_os = "freebsd"))]
-fn instance() -> wgpu::Instance {
+pub fn instance() -> wgpu::Instance {
     use wgpu::hal::vulkan;
     let descriptor = wgpu::hal::InstanceDescriptor {
         name: "longtail",
@@ -187,8 +188,10 @@ fn instance() -> wgpu::Instance {
     }
 }
 
+/// The instance every adapter of this crate comes from (its kernel tests use it too): Vulkan,
+/// Metal and DX12, as the platform offers.
 #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
-fn instance() -> wgpu::Instance {
+pub fn instance() -> wgpu::Instance {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
     wgpu::Instance::new(descriptor)

@@ -5,8 +5,10 @@
 //! sample-accurate automation events, the latency (reported, and measured on the audio),
 //! engine swaps while playing, the tail extension and sleep, state save and load (also from the
 //! main thread while the audio thread plays), activation cycles at other sample rates and block
-//! sizes, 0-frame calls, parameter flushes while inactive, and many instances created and
-//! destroyed without leaving threads or file descriptors behind.
+//! sizes, activation at any rate a host sets (the dry signal outside 1 kHz to 768 kHz), 0-frame
+//! calls, parameter flushes while inactive, many instances created and destroyed without
+//! leaving threads or file descriptors behind, and a session that prints nothing to the host's
+//! stdout or stderr.
 //!
 //! The plugin library is the one cargo builds for this test binary, with `assert_process_allocs`:
 //! any allocation inside `process()` aborts this test binary (see [`plugin_library`]).
@@ -1865,6 +1867,75 @@ fn many_instances_in_a_process_of_their_own() {
         }
     }
     println!("{NUM_INSTANCES} instances, (threads, fds) after each: {baseline:?}");
+}
+
+/// Nothing of the plugin or its libraries reaches the host's stdout or stderr in normal
+/// operation. Runs [`quiet_in_a_process_of_its_own`] in a child process with `XDG_RUNTIME_DIR`
+/// (whose absence makes Wayland's client library complain) and the log variables unset, and
+/// fails on any line that is not the test harness's own.
+#[test]
+fn prints_nothing_to_the_hosts_stdout_or_stderr() {
+    const CHILD: &str = "quiet_in_a_process_of_its_own";
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let output = std::process::Command::new(exe)
+        .args([
+            CHILD,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("LONGTAIL_LOG")
+        .env_remove("NICE_LOG")
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the child failed:\n{stdout}{stderr}"
+    );
+    let harness = |line: &str| {
+        line.is_empty()
+            || line == "running 1 test"
+            || line == format!("test {CHILD} ... ok")
+            || line.starts_with("test result: ok. 1 passed;")
+    };
+    let printed: Vec<&str> = stdout.lines().filter(|line| !harness(line)).collect();
+    assert!(
+        printed.is_empty(),
+        "printed to stdout:\n{}",
+        printed.join("\n")
+    );
+    assert!(stderr.is_empty(), "printed to stderr:\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran no test:\n{stdout}"
+    );
+}
+
+/// The child of [`prints_nothing_to_the_hosts_stdout_or_stderr`]: a session as a host runs
+/// it. The backend on Auto with the Cathedral at 96 kHz (an engine big enough for Auto to look
+/// for a GPU, which loads Vulkan and its implicit layers), a state round trip, then activations
+/// at rates the plugin passes through and at 48 kHz, each playing noise.
+#[test]
+#[ignore = "run in a process of its own by prints_nothing_to_the_hosts_stdout_or_stderr"]
+fn quiet_in_a_process_of_its_own() {
+    let mut host = TestHost::new();
+    let (backend, ir) = (host.param(BACKEND), host.param(IMPULSE_RESPONSE));
+    let auto = host.text_to_value(backend, c"Auto");
+    host.flush(&[(backend, auto), (ir, IR_CATHEDRAL)]);
+    let input = stereo_noise(16_384, RNG_SEED + 90);
+    let sizes = block_sizes(input[0].len(), MAX_BLOCK as usize);
+    for rate in [96_000.0, 1.0, 3e6, 1_234_567.8, f64::from(SAMPLE_RATE)] {
+        host.activate_at_hz(rate, MAX_BLOCK);
+        assert_finite(&host.process([&input[0], &input[1]], &sizes, &[]));
+        let state = host.save_state();
+        host.deactivate();
+        host.load_state(&state);
+    }
+    host.assert_threading_respected();
 }
 
 /// Edits that leave nothing of the IR (the start trimmed past its end, as clap-validator's
