@@ -44,8 +44,8 @@ pub struct EngineMonitor {
     pub load_p99_permille: AtomicU32,
     /// Largest callback time over the deadline, in per mille, over the last window.
     pub load_max_permille: AtomicU32,
-    /// Messages for the user (activation failures, IR load errors). Written and read off the
-    /// audio thread only.
+    /// Messages for the user, added with [`report_error`](Self::report_error). Written and
+    /// read off the audio thread only.
     pub errors: Mutex<Vec<String>>,
     /// [`crate::engine::Engine::id`] of the engine playing now.
     pub playing_engine: AtomicU64,
