@@ -1629,8 +1629,8 @@ fn reactivates_at_other_sample_rates_and_block_sizes() {
 }
 
 /// Activation succeeds at any sample rate a host sets. Outside 1 kHz to 768 kHz (1 Hz,
-/// 1 234 567.8 Hz, 3 MHz) the plugin reports no latency and plays the input unchanged,
-/// whatever the mix; at 1 kHz it convolves, with finite output. Each activation processes
+/// 1 234 567.8 Hz, 3 MHz, 0 Hz) the plugin reports no latency and plays the input unchanged,
+/// whatever the mix; at 1 kHz and at a fractional 44 100.4 Hz it convolves, with finite output. Each activation processes
 /// noise in ragged blocks (nothing in `process()` may allocate: this library aborts if it does),
 /// and a later activation at 48 kHz convolves again.
 #[test]
@@ -1645,6 +1645,8 @@ fn activates_at_any_sample_rate() {
         (1_000.0, false),
         (1_234_567.8, true),
         (3e6, true),
+        (0.0, true),
+        (44_100.4, false),
         (f64::from(SAMPLE_RATE), false),
     ] {
         host.activate_at_hz(rate, MAX_BLOCK);
