@@ -127,8 +127,9 @@ impl Default for Longtail {
 }
 
 impl Longtail {
-    /// The signal path of the current activation (`None` before the first one), for hosts of
-    /// our own (`longtail-cli soak`) to read its counters between `process()` calls.
+    /// The signal path of the current activation (`None` before the first one and while
+    /// passing through), for hosts of our own (`longtail-cli soak`) to read its counters
+    /// between `process()` calls.
     pub fn processor(&self) -> Option<&Processor> {
         self.active.as_ref().map(|active| &active.processor)
     }
@@ -149,9 +150,7 @@ impl Longtail {
             executor: self.params.backend.value().executor(),
         }
     }
-}
 
-impl Longtail {
     /// Makes this activation play the dry signal (see [`passthrough`]) and tells the editor
     /// `reason`. Main thread; drops the previous activation's engines here.
     fn activate_pass_through(
