@@ -80,7 +80,8 @@ enum Command {
         /// The IR file; a second stereo file makes a true-stereo pair (left input's first).
         #[arg(required = true, num_args = 1..=2)]
         files: Vec<PathBuf>,
-        /// Session rate to describe the preparation for (default: the file's own rate).
+        /// Session rate in Hz to describe the preparation for, 1000 to 768000 (default: the
+        /// file's own rate).
         #[arg(long, value_parser = parse_rate)]
         rate: Option<u32>,
         /// Threshold of the automatic end trim, in dB below the peak.
@@ -105,7 +106,7 @@ enum Command {
         /// Host block sizes, comma separated.
         #[arg(long, default_value = "64", value_delimiter = ',')]
         block: Vec<usize>,
-        /// Sample rate in Hz.
+        /// Sample rate in Hz, 1000 to 768000.
         #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// Channels (paths: 1 mono, 2 stereo).
@@ -199,7 +200,7 @@ enum Command {
         /// `render --ir`) and the render (demo-<id>.wav).
         #[arg(long, default_value = "demo-out")]
         output: PathBuf,
-        /// Sample rate of the demo, in Hz.
+        /// Sample rate of the demo in Hz, 1000 to 768000.
         #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// Host block size in samples.
@@ -222,7 +223,7 @@ enum Command {
         /// Host block size the plan is shown for.
         #[arg(long, default_value_t = 64)]
         block: usize,
-        /// Sample rate in Hz.
+        /// Sample rate in Hz, 1000 to 768000.
         #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// `zero` or `low` latency.
@@ -257,7 +258,7 @@ struct SoakArgs {
     /// Seconds of audio before the warm-up checkpoint (at most a quarter of the run).
     #[arg(long, default_value_t = soak::DEFAULT_WARMUP_SECONDS)]
     warmup_seconds: f64,
-    /// Sample rate in Hz.
+    /// Sample rate in Hz, 1000 to 768000.
     #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
     rate: u32,
     /// The host's maximum block size; each call carries 0 to this many frames.
