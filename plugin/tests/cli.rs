@@ -514,3 +514,26 @@ fn status_and_bench_print_nothing_but_their_own_lines() {
         assert!(!stdout.contains("XDG_RUNTIME_DIR"), "{args:?}:\n{stdout}");
     }
 }
+
+/// A `--rate` Longtail does not convolve at is refused with one clear line, not a panic (the
+/// built-in IRs cannot be generated there).
+#[test]
+fn rates_outside_the_range_are_refused_clearly() {
+    for args in [
+        &[
+            "demo",
+            "--rate",
+            "3000000",
+            "--output",
+            "/nonexistent/longtail-demo",
+        ][..],
+        &["status", "--rate", "1"][..],
+        &["bench", "--rate", "999"][..],
+    ] {
+        let result = cli(args);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success(), "{args:?} should fail");
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+        assert!(stderr.contains("1000 to 768000"), "{args:?}: {stderr}");
+    }
+}
