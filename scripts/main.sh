@@ -6,13 +6,6 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 longtail_install_deps
 
-# The Vulkan loader complains (harmlessly) on every instance without a runtime directory, and
-# Auto looks for a GPU adapter once per process.
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-    XDG_RUNTIME_DIR=$(mktemp -d)
-    export XDG_RUNTIME_DIR
-fi
-
 cargo xtask bundle longtail --release
 ls -l target/bundled/
 ./target/release/longtail-cli demo --output demo-out

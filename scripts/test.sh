@@ -15,11 +15,6 @@ if [ "${CI:-}" = true ]; then
     export CARGO_INCREMENTAL=0
     export LONGTAIL_REQUIRE_GPU=1
 fi
-# The Vulkan loader complains (harmlessly) on every device open without a runtime directory.
-if [ -z "${XDG_RUNTIME_DIR:-}" ]; then
-    XDG_RUNTIME_DIR=$(mktemp -d)
-    export XDG_RUNTIME_DIR
-fi
 # The IR decoder and state tests under the tests' allocation guard (any single allocation over
 # 1 GiB fails them; plugin/tests/support/alloc_guard.rs). The workspace run below turns on
 # nice-plug's `assert_process_allocs` for the plugin (the host tests need it), whose allocator is

@@ -8,6 +8,10 @@
 //! The device is opened with the adapter's own limits (the IR spectra of many long IRs need
 //! storage buffers far above WebGPU's defaults), and errors are captured instead of panicking:
 //! wgpu's default handler for an uncaptured error panics, which must never take a host down.
+//!
+//! On Linux the Vulkan instance enables no window-system extension (see
+//! `WINDOW_SYSTEM_EXTENSIONS`), so that looking for an adapter inside a host neither prints to
+//! the host's stderr nor connects to its display server.
 
 use std::sync::{Arc, Mutex};
 
@@ -136,7 +140,58 @@ impl OpenOptions {
     }
 }
 
-fn instance() -> wgpu::Instance {
+/// Window-system extensions wgpu enables on Linux and the BSDs when the driver offers them.
+///
+/// Longtail's instance leaves them out. Mesa's device-selection layer (an implicit Vulkan layer
+/// the loader puts into every instance, `VK_LAYER_MESA_device_select`) looks for the display
+/// server of each window system an instance enabled when the adapters are enumerated: for
+/// Wayland it calls `wl_display_connect`, which prints `error: XDG_RUNTIME_DIR is invalid or
+/// not set in the environment.` to the host's stderr where that variable is unset (a plain
+/// shell, CI, some hosts' audio engines), and for X11 it connects to `$DISPLAY`. We compute and
+/// never present, so we enable none of them.
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+const WINDOW_SYSTEM_EXTENSIONS: [&std::ffi::CStr; 3] = [
+    c"VK_KHR_xlib_surface",
+    c"VK_KHR_xcb_surface",
+    c"VK_KHR_wayland_surface",
+];
+
+/// The instance every adapter of this crate comes from (its kernel tests use it too): on Linux
+/// a Vulkan instance without [`WINDOW_SYSTEM_EXTENSIONS`], and without a Vulkan loader one
+/// with no adapter (as wgpu's own would be).
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+pub fn instance() -> wgpu::Instance {
+    use wgpu::hal::vulkan;
+    let descriptor = wgpu::hal::InstanceDescriptor {
+        name: "longtail",
+        flags: wgpu::InstanceFlags::default(),
+        memory_budget_thresholds: wgpu::MemoryBudgetThresholds::default(),
+        backend_options: wgpu::BackendOptions::default(),
+        telemetry: None,
+        display: None,
+    };
+    let callback: Box<vulkan::CreateInstanceCallback> =
+        Box::new(|args: vulkan::CreateInstanceCallbackArgs| {
+            args.extensions
+                .retain(|name| !WINDOW_SYSTEM_EXTENSIONS.contains(name));
+        });
+    // SAFETY: the descriptor is wgpu's default one. The callback only takes the window-system
+    // extensions out of the list, where wgpu-hal's callback contract asks to only add: wgpu-hal
+    // reads those three from the list solely to create a surface of their kind, and refuses
+    // that with an error when the extension is not in the list. This instance creates no
+    // surface (it never leaves this module).
+    let hal = unsafe { vulkan::Instance::init_with_callback(&descriptor, Some(callback)) };
+    match hal {
+        // SAFETY: a Vulkan instance wgpu-hal has just created, handed over whole.
+        Ok(hal) => unsafe { wgpu::Instance::from_hal::<wgpu::hal::api::Vulkan>(hal) },
+        Err(_) => wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle()),
+    }
+}
+
+/// The instance every adapter of this crate comes from (its kernel tests use it too): Vulkan,
+/// Metal and DX12, as the platform offers.
+#[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+pub fn instance() -> wgpu::Instance {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
     wgpu::Instance::new(descriptor)

@@ -537,6 +537,9 @@ impl EditorApp {
             });
         }
         let mut messages = Vec::new();
+        if let Some(reason) = self.monitor.pass_through() {
+            messages.push(reason);
+        }
         if let Ok(errors) = self.monitor.errors.lock() {
             messages.extend(errors.iter().cloned());
         }
@@ -815,6 +818,12 @@ impl EditorApp {
         let monitor = &self.monitor;
         if !monitor.active.load(Relaxed) {
             ui.label("Not processing yet: the host has not activated the plugin.");
+            return;
+        }
+        if let Some(reason) = monitor.pass_through() {
+            ui.add_space(8.0);
+            ui.heading("Passing through");
+            ui.label(format!("No convolution: {reason}."));
             return;
         }
         let ir_len = monitor.ir_len.load(Relaxed).max(1) as usize;

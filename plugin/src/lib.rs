@@ -2,7 +2,9 @@
 //!
 //! This file is the nice-plug glue only: metadata, `activate()`, `reset()`, `process()` and the
 //! exports. The signal path is [`processor::Processor`] around [`engine::Engine`]; engines are
-//! built on the [`preparer`] thread and swapped in with a crossfade.
+//! built on the [`preparer`] thread and swapped in with a crossfade. Activation never fails:
+//! where Longtail cannot convolve (a sample rate outside 1 kHz to 768 kHz), it plays the dry
+//! signal through [`passthrough::PassThrough`] and the editor says why.
 //!
 //! Threads: `activate()` and `deactivate()` run on the host's main thread and may allocate;
 //! `reset()` and `process()` run on the audio thread and never allocate, lock, log or wait
@@ -15,8 +17,10 @@ pub mod denormals;
 pub mod editor;
 pub mod engine;
 pub mod ir;
+pub mod logging;
 pub mod monitor;
 pub mod params;
+pub mod passthrough;
 pub mod preparer;
 pub mod processor;
 pub mod render;
@@ -37,6 +41,7 @@ use ir::edit::EditSettings;
 use ir::store::IrFileState;
 use monitor::{EngineMonitor, LoadMeter};
 use params::{EDIT_DEBOUNCE_MS, LongtailParams};
+use passthrough::PassThrough;
 use preparer::{IrSource, Preparer, Request};
 use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 
@@ -45,8 +50,11 @@ pub struct Longtail {
     params: Arc<LongtailParams>,
     /// What the audio thread tells the editor.
     monitor: Arc<EngineMonitor>,
-    /// Everything built for the current activation; `None` before the first `activate()`.
+    /// Everything built for the current activation; `None` before the first `activate()` and
+    /// while passing through.
     active: Option<Active>,
+    /// The dry path of an activation that cannot convolve (see [`passthrough`]).
+    pass_through: Option<PassThrough>,
     /// The preparation thread, started on the first activation.
     preparer: Option<Preparer>,
     /// Counts activations, so engines prepared for an older one are recognised and dropped.
@@ -106,6 +114,7 @@ impl Default for Longtail {
             params: Arc::new(LongtailParams::default()),
             monitor: Arc::new(EngineMonitor::default()),
             active: None,
+            pass_through: None,
             preparer: None,
             generation: 0,
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -114,8 +123,9 @@ impl Default for Longtail {
 }
 
 impl Longtail {
-    /// The signal path of the current activation (`None` before the first one), for hosts of
-    /// our own (`longtail-cli soak`) to read its counters between `process()` calls.
+    /// The signal path of the current activation (`None` before the first one and while
+    /// passing through), for hosts of our own (`longtail-cli soak`) to read its counters
+    /// between `process()` calls.
     pub fn processor(&self) -> Option<&Processor> {
         self.active.as_ref().map(|active| &active.processor)
     }
@@ -135,6 +145,37 @@ impl Longtail {
             latency_mode: self.params.latency_mode.value().into(),
             executor: self.params.backend.value().executor(),
         }
+    }
+
+    /// Makes this activation play the dry signal (see [`passthrough`]) and tells the editor
+    /// `reason`. Main thread; drops the previous activation's engines here.
+    fn activate_pass_through(
+        &mut self,
+        num_inputs: usize,
+        num_outputs: usize,
+        buffer_config: &BufferConfig,
+        reason: String,
+        context: &mut impl ActivateContext<Self>,
+    ) {
+        // Answers the preparation thread still owes the dropped activation are recognised as
+        // stale by the next one.
+        self.generation += 1;
+        self.active = None;
+        self.pass_through = Some(PassThrough::new(num_inputs, num_outputs));
+        context.set_latency_samples(0);
+        let monitor = &self.monitor;
+        monitor.set_pass_through(Some(format!(
+            "{reason}: the dry signal passes through unchanged"
+        )));
+        // Saturates: the editor shows what the host asked for, within u32.
+        monitor
+            .sample_rate
+            .store(buffer_config.sample_rate.round() as u32, Relaxed);
+        monitor
+            .max_block_size
+            .store(buffer_config.max_buffer_size, Relaxed);
+        monitor.publish_engine(0, 0, false, 0, 0);
+        monitor.active.store(true, Relaxed);
     }
 }
 
@@ -269,6 +310,12 @@ impl Plugin for Longtail {
     type SysExMessage = ();
     type BackgroundTask = ();
 
+    fn setup_logger() -> Option<bool> {
+        // Silent unless LONGTAIL_LOG says where to write (see `logging`); `Some` keeps
+        // nice-plug from installing its own logger, which writes to the host's stderr.
+        Some(logging::init())
+    }
+
     fn params(&self) -> Arc<dyn Params> {
         self.params.clone()
     }
@@ -292,10 +339,13 @@ impl Plugin for Longtail {
         let num_outputs = audio_io_layout
             .main_output_channels
             .map_or(0, NonZeroU32::get) as usize;
-        let sample_rate = buffer_config.sample_rate.round() as u32;
-        if ir::validate_sample_rate(sample_rate).is_err() {
-            return false;
-        }
+        let sample_rate = match passthrough::session_rate(buffer_config.sample_rate) {
+            Ok(sample_rate) => sample_rate,
+            Err(reason) => {
+                self.activate_pass_through(num_inputs, num_outputs, buffer_config, reason, context);
+                return true;
+            }
+        };
         let key = self.desired_key();
         let offline = buffer_config.process_mode == ProcessMode::Offline;
         let config = EngineConfig {
@@ -341,10 +391,16 @@ impl Plugin for Longtail {
                     engine
                 }
                 Err(err) => {
-                    nice_error!("Longtail cannot activate: {err}");
-                    self.monitor
-                        .report_error(format!("Longtail cannot activate: {err}"));
-                    return false;
+                    let reason = format!("Longtail cannot build its engine: {err}");
+                    nice_error!("{reason}");
+                    self.activate_pass_through(
+                        num_inputs,
+                        num_outputs,
+                        buffer_config,
+                        reason,
+                        context,
+                    );
+                    return true;
                 }
             };
             let key = EngineKey {
@@ -383,6 +439,8 @@ impl Plugin for Longtail {
                 Err(err) => nice_error!("Longtail cannot start its preparation thread: {err}"),
             }
         }
+        self.pass_through = None;
+        self.monitor.set_pass_through(None);
         if let Some(active) = &self.active {
             context.set_latency_samples(active.processor.latency_samples() as u32);
             let monitor = &self.monitor;
@@ -408,6 +466,10 @@ impl Plugin for Longtail {
         _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
+        if let Some(pass_through) = &self.pass_through {
+            pass_through.process(buffer.as_slice());
+            return ProcessStatus::Normal;
+        }
         let callback_start = Instant::now();
         let desired = self.desired_key();
         let generation = self.generation;

@@ -1,4 +1,5 @@
-//! What the audio thread tells the editor: the running engine's shape, lateness and load.
+//! What the audio thread tells the editor: the running engine's shape, lateness and load, and
+//! (from `activate()`) why the plugin passes the dry signal through when it cannot convolve.
 //!
 //! [`EngineMonitor`] is shared (`Arc`) between the plugin and its editor. The audio thread only
 //! stores atomics into it (relaxed stores of plain numbers, never a lock or an allocation); the
@@ -43,11 +44,15 @@ pub struct EngineMonitor {
     pub load_p99_permille: AtomicU32,
     /// Largest callback time over the deadline, in per mille, over the last window.
     pub load_max_permille: AtomicU32,
-    /// Messages for the user (activation failures, IR load errors). Written and read off the
-    /// audio thread only.
+    /// Messages for the user, added with [`report_error`](Self::report_error). Written and
+    /// read off the audio thread only.
     pub errors: Mutex<Vec<String>>,
     /// [`crate::engine::Engine::id`] of the engine playing now.
     pub playing_engine: AtomicU64,
+    /// Why this activation passes the dry signal through instead of convolving (see
+    /// [`crate::passthrough`]); `None` while it convolves. Written by `activate()`, read by the
+    /// editor, never touched by the audio thread.
+    pass_through: Mutex<Option<String>>,
     /// Probes of the engines built lately (newest last), offered by the threads that build
     /// them; the editor shows the one playing.
     backends: Mutex<Vec<BackendProbe>>,
@@ -99,6 +104,19 @@ impl EngineMonitor {
                 errors.push(message);
             }
         }
+    }
+
+    /// Records why the activation passes the dry signal through (`None`: it convolves). Main
+    /// thread (`activate()`); locks.
+    pub fn set_pass_through(&self, reason: Option<String>) {
+        if let Ok(mut slot) = self.pass_through.lock() {
+            *slot = reason;
+        }
+    }
+
+    /// Why the activation passes the dry signal through, if it does. Off the audio thread.
+    pub fn pass_through(&self) -> Option<String> {
+        self.pass_through.lock().ok()?.clone()
     }
 
     /// Publishes the playing engine's lateness. Atomics only: safe on the audio thread.

@@ -71,14 +71,17 @@ pub struct Prepared {
 }
 
 /// The IR a request describes, prepared for the session. Off the audio thread; allocates.
-/// Errors when the file of that generation is no longer the current one, or when the edits
-/// fail.
+/// Errors when the session rate is one no IR may have, when the file of that generation is no
+/// longer the current one, or when the edits fail.
 pub fn prepare_ir(
     source: IrSource,
     edits: &EditSettings,
     sample_rate: u32,
     files: &IrFileState,
 ) -> Result<Ir, IrError> {
+    // A built-in IR cannot be generated at a rate no IR may have (the editor's preview asks
+    // for the session's rate whatever it is).
+    crate::ir::validate_sample_rate(sample_rate)?;
     // The high cut parameter reaches 20 kHz, above what a 32 kHz session can filter: there a
     // cut at or above 0.49 x the session rate leaves nothing to cut and is off.
     let mut edits = *edits;

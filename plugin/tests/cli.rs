@@ -479,3 +479,61 @@ fn bench_harness_mode_writes_the_convolution() {
         assert!(snr > 100.0, "channel {channel}: SNR {snr:.1} dB");
     }
 }
+
+/// `status` and `bench` print their own lines and nothing else, even where the Vulkan loader's
+/// layers would complain: without `XDG_RUNTIME_DIR` (Wayland's client library prints an error
+/// when a layer looks for a Wayland display) and with the library logs off. `status` opens the
+/// GPU as Auto would and `bench --backend gpu` uses it, when there is one.
+#[test]
+fn status_and_bench_print_nothing_but_their_own_lines() {
+    for args in [
+        &["status"][..],
+        &[
+            "bench",
+            "--ir-seconds",
+            "0.5",
+            "--block",
+            "64",
+            "--seconds",
+            "1",
+            "--backend",
+            "gpu",
+        ][..],
+    ] {
+        let result = Command::new(CLI)
+            .args(args)
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("LONGTAIL_LOG")
+            .output()
+            .expect("run longtail-cli");
+        let stdout = String::from_utf8_lossy(&result.stdout);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(result.status.success(), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?} printed to stderr:\n{stderr}");
+        assert!(!stdout.is_empty(), "{args:?} printed nothing");
+        assert!(!stdout.contains("XDG_RUNTIME_DIR"), "{args:?}:\n{stdout}");
+    }
+}
+
+/// A `--rate` Longtail does not convolve at is refused with one clear line, not a panic (the
+/// built-in IRs cannot be generated there).
+#[test]
+fn rates_outside_the_range_are_refused_clearly() {
+    for args in [
+        &[
+            "demo",
+            "--rate",
+            "3000000",
+            "--output",
+            "/nonexistent/longtail-demo",
+        ][..],
+        &["status", "--rate", "1"][..],
+        &["bench", "--rate", "999"][..],
+    ] {
+        let result = cli(args);
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success(), "{args:?} should fail");
+        assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+        assert!(stderr.contains("1000 to 768000"), "{args:?}: {stderr}");
+    }
+}

@@ -5,8 +5,10 @@
 //! sample-accurate automation events, the latency (reported, and measured on the audio),
 //! engine swaps while playing, the tail extension and sleep, state save and load (also from the
 //! main thread while the audio thread plays), activation cycles at other sample rates and block
-//! sizes, 0-frame calls, parameter flushes while inactive, and many instances created and
-//! destroyed without leaving threads or file descriptors behind.
+//! sizes, activation at any rate a host sets (the dry signal outside 1 kHz to 768 kHz), 0-frame
+//! calls, parameter flushes while inactive, many instances created and destroyed without
+//! leaving threads or file descriptors behind, and a session that prints nothing to the host's
+//! stdout or stderr.
 //!
 //! The plugin library is the one cargo builds for this test binary, with `assert_process_allocs`:
 //! any allocation inside `process()` aborts this test binary (see [`plugin_library`]).
@@ -279,8 +281,8 @@ struct TestHost {
     tail: PluginTail,
     /// Maximum block size of the current (or last) activation.
     max_frames: u32,
-    /// Sample rate of the current (or last) activation, in Hz.
-    sample_rate: u32,
+    /// Sample rate of the current (or last) activation, in Hz (hosts may pass any number).
+    sample_rate: f64,
     /// Samples processed so far, passed as `steady_time`.
     steady_time: u64,
     /// Restarts the host made on the plugin's request right after activating.
@@ -332,7 +334,7 @@ impl TestHost {
             latency,
             tail,
             max_frames: MAX_BLOCK,
-            sample_rate: SAMPLE_RATE,
+            sample_rate: f64::from(SAMPLE_RATE),
             steady_time: 0,
             restarts: 0,
         };
@@ -483,11 +485,16 @@ impl TestHost {
     /// `latency.changed()` during the next activation.)
     fn activate(&mut self, max_frames: u32) {
         let sample_rate = self.sample_rate;
-        self.activate_at(sample_rate, max_frames);
+        self.activate_at_hz(sample_rate, max_frames);
     }
 
     /// [`activate`](Self::activate) at another sample rate, which later activations keep.
     fn activate_at(&mut self, sample_rate: u32, max_frames: u32) {
+        self.activate_at_hz(f64::from(sample_rate), max_frames);
+    }
+
+    /// [`activate_at`](Self::activate_at) with any number as the sample rate.
+    fn activate_at_hz(&mut self, sample_rate: f64, max_frames: u32) {
         self.sample_rate = sample_rate;
         self.activate_once(max_frames);
         let mut restarts = 0;
@@ -503,7 +510,7 @@ impl TestHost {
     fn activate_once(&mut self, max_frames: u32) {
         assert!(self.processor.is_none(), "already active");
         let configuration = PluginAudioConfiguration {
-            sample_rate: f64::from(self.sample_rate),
+            sample_rate: self.sample_rate,
             min_frames_count: 1,
             max_frames_count: max_frames,
         };
@@ -1621,6 +1628,44 @@ fn reactivates_at_other_sample_rates_and_block_sizes() {
     host.assert_threading_respected();
 }
 
+/// Activation succeeds at any sample rate a host sets. Outside 1 kHz to 768 kHz (1 Hz,
+/// 1 234 567.8 Hz, 3 MHz, 0 Hz) the plugin reports no latency and plays the input unchanged,
+/// whatever the mix; at 1 kHz and at a fractional 44 100.4 Hz it convolves, with finite output. Each activation processes
+/// noise in ragged blocks (nothing in `process()` may allocate: this library aborts if it does),
+/// and a later activation at 48 kHz convolves again.
+#[test]
+fn activates_at_any_sample_rate() {
+    let mut host = TestHost::new();
+    let mix = host.param(MIX);
+    host.flush(&[(mix, 1.0)]);
+    let input = stereo_noise(8_192, RNG_SEED + 80);
+    let sizes = block_sizes(input[0].len(), MAX_BLOCK as usize);
+    for (rate, passes_through) in [
+        (1.0, true),
+        (1_000.0, false),
+        (1_234_567.8, true),
+        (3e6, true),
+        (0.0, true),
+        (44_100.4, false),
+        (f64::from(SAMPLE_RATE), false),
+    ] {
+        host.activate_at_hz(rate, MAX_BLOCK);
+        assert_eq!(host.latency(), 0, "{rate} Hz");
+        let run = host.process([&input[0], &input[1]], &sizes, &[]);
+        assert_finite(&run);
+        let dry = run.outputs == input;
+        assert_eq!(dry, passes_through, "{rate} Hz: the output is the input");
+        if !passes_through {
+            assert!(
+                rms(&run.outputs[0]) > 0.01,
+                "{rate} Hz: the wet signal plays"
+            );
+        }
+        host.deactivate();
+    }
+    host.assert_threading_respected();
+}
+
 /// `process()` calls with 0 frames, first thing after activation and between ordinary blocks,
 /// change nothing: the output is bit for bit that of an instance that never got them.
 /// (nice-plug's CLAP wrapper answers them itself, with a debug warning, and does not call the
@@ -1824,6 +1869,75 @@ fn many_instances_in_a_process_of_their_own() {
         }
     }
     println!("{NUM_INSTANCES} instances, (threads, fds) after each: {baseline:?}");
+}
+
+/// Nothing of the plugin or its libraries reaches the host's stdout or stderr in normal
+/// operation. Runs [`quiet_in_a_process_of_its_own`] in a child process with `XDG_RUNTIME_DIR`
+/// (whose absence makes Wayland's client library complain) and the log variables unset, and
+/// fails on any line that is not the test harness's own.
+#[test]
+fn prints_nothing_to_the_hosts_stdout_or_stderr() {
+    const CHILD: &str = "quiet_in_a_process_of_its_own";
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let output = std::process::Command::new(exe)
+        .args([
+            CHILD,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("LONGTAIL_LOG")
+        .env_remove("NICE_LOG")
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the child failed:\n{stdout}{stderr}"
+    );
+    let harness = |line: &str| {
+        line.is_empty()
+            || line == "running 1 test"
+            || line == format!("test {CHILD} ... ok")
+            || line.starts_with("test result: ok. 1 passed;")
+    };
+    let printed: Vec<&str> = stdout.lines().filter(|line| !harness(line)).collect();
+    assert!(
+        printed.is_empty(),
+        "printed to stdout:\n{}",
+        printed.join("\n")
+    );
+    assert!(stderr.is_empty(), "printed to stderr:\n{stderr}");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran no test:\n{stdout}"
+    );
+}
+
+/// The child of [`prints_nothing_to_the_hosts_stdout_or_stderr`]: a session as a host runs
+/// it. The backend on Auto with the Cathedral at 96 kHz (an engine big enough for Auto to look
+/// for a GPU, which loads Vulkan and its implicit layers), a state round trip, then activations
+/// at rates the plugin passes through and at 48 kHz, each playing noise.
+#[test]
+#[ignore = "run in a process of its own by prints_nothing_to_the_hosts_stdout_or_stderr"]
+fn quiet_in_a_process_of_its_own() {
+    let mut host = TestHost::new();
+    let (backend, ir) = (host.param(BACKEND), host.param(IMPULSE_RESPONSE));
+    let auto = host.text_to_value(backend, c"Auto");
+    host.flush(&[(backend, auto), (ir, IR_CATHEDRAL)]);
+    let input = stereo_noise(16_384, RNG_SEED + 90);
+    let sizes = block_sizes(input[0].len(), MAX_BLOCK as usize);
+    for rate in [96_000.0, 1.0, 3e6, 1_234_567.8, f64::from(SAMPLE_RATE)] {
+        host.activate_at_hz(rate, MAX_BLOCK);
+        assert_finite(&host.process([&input[0], &input[1]], &sizes, &[]));
+        let state = host.save_state();
+        host.deactivate();
+        host.load_state(&state);
+    }
+    host.assert_threading_respected();
 }
 
 /// Edits that leave nothing of the IR (the start trimmed past its end, as clap-validator's

@@ -12,6 +12,8 @@ use longtail::Longtail;
 use nice_plug::prelude::nice_export_standalone_with_args;
 
 fn main() -> ExitCode {
+    // The standalone's own process: its log goes to stderr unless LONGTAIL_LOG says otherwise.
+    longtail::logging::init_with_default(longtail::logging::Destination::Stderr);
     let mut args: Vec<String> = std::env::args().collect();
     if let Some(idx) = args.iter().position(|arg| arg == "--headless") {
         args.remove(idx);

@@ -152,6 +152,11 @@ impl BuiltinIr {
     }
 
     /// Generates the IR at `sample_rate`. Allocates; takes a few milliseconds per second of IR.
+    ///
+    /// # Panics
+    ///
+    /// When `sample_rate` is outside [`super::validate_sample_rate`]'s range: check it first
+    /// (the preparation thread and the command line do).
     pub fn generate(self, sample_rate: u32) -> Ir {
         let model = self.model();
         let num_channels = self.layout().num_channels();

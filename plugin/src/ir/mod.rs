@@ -31,6 +31,10 @@ use decode::{FileInfo, Limits};
 pub const MAX_IR_CHANNELS: usize = 4;
 /// Longest IR accepted, in seconds.
 pub const MAX_IR_SECONDS: f64 = 60.0;
+/// Lowest sample rate of an IR (and of a session Longtail convolves in), in Hz.
+pub const MIN_SAMPLE_RATE_HZ: u32 = 1_000;
+/// Highest sample rate of an IR (and of a session Longtail convolves in), in Hz.
+pub const MAX_SAMPLE_RATE_HZ: u32 = 768_000;
 
 /// How the channels of an IR map inputs to outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -203,9 +207,11 @@ impl Ir {
     }
 }
 
-/// Refuses sample rates no audio file should have.
+/// Refuses sample rates no audio file should have ([`MIN_SAMPLE_RATE_HZ`] to
+/// [`MAX_SAMPLE_RATE_HZ`]); sessions outside that range play the dry signal (see
+/// [`crate::passthrough`]).
 pub fn validate_sample_rate(sample_rate: u32) -> Result<(), IrError> {
-    if (1_000..=768_000).contains(&sample_rate) {
+    if (MIN_SAMPLE_RATE_HZ..=MAX_SAMPLE_RATE_HZ).contains(&sample_rate) {
         Ok(())
     } else {
         Err(IrError::InvalidSampleRate(sample_rate))

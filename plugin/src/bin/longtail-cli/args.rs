@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use longtail::engine::LatencyMode;
 use longtail::engine::{Executor, GpuPolicy};
+use longtail::ir;
 use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
 use longtail::params::DEFAULT_MIX;
 use longtail::render::BlockSizes;
@@ -74,8 +75,9 @@ pub(crate) enum Command {
         /// The IR file; a second stereo file makes a true-stereo pair (left input's first).
         #[arg(required = true, num_args = 1..=2)]
         files: Vec<PathBuf>,
-        /// Session rate to describe the preparation for (default: the file's own rate).
-        #[arg(long)]
+        /// Session rate in Hz to describe the preparation for, 1000 to 768000 (default: the
+        /// file's own rate).
+        #[arg(long, value_parser = parse_rate)]
         rate: Option<u32>,
         /// Threshold of the automatic end trim, in dB below the peak.
         #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
@@ -99,8 +101,8 @@ pub(crate) enum Command {
         /// Host block sizes, comma separated.
         #[arg(long, default_value = "64", value_delimiter = ',')]
         block: Vec<usize>,
-        /// Sample rate in Hz.
-        #[arg(long, default_value_t = 48_000)]
+        /// Sample rate in Hz, 1000 to 768000.
+        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// Channels (paths: 1 mono, 2 stereo).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
@@ -193,8 +195,8 @@ pub(crate) enum Command {
         /// `render --ir`) and the render (demo-<id>.wav).
         #[arg(long, default_value = "demo-out")]
         output: PathBuf,
-        /// Sample rate of the demo, in Hz.
-        #[arg(long, default_value_t = 48_000)]
+        /// Sample rate of the demo in Hz, 1000 to 768000.
+        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// Host block size in samples.
         #[arg(long, default_value = "64", value_parser = parse_blocks)]
@@ -216,8 +218,8 @@ pub(crate) enum Command {
         /// Host block size the plan is shown for.
         #[arg(long, default_value_t = 64)]
         block: usize,
-        /// Sample rate in Hz.
-        #[arg(long, default_value_t = 48_000)]
+        /// Sample rate in Hz, 1000 to 768000.
+        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
         /// `zero` or `low` latency.
         #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
@@ -251,8 +253,8 @@ pub(crate) struct SoakArgs {
     /// Seconds of audio before the warm-up checkpoint (at most a quarter of the run).
     #[arg(long, default_value_t = soak::DEFAULT_WARMUP_SECONDS)]
     pub(crate) warmup_seconds: f64,
-    /// Sample rate in Hz.
-    #[arg(long, default_value_t = 48_000)]
+    /// Sample rate in Hz, 1000 to 768000.
+    #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
     pub(crate) rate: u32,
     /// The host's maximum block size; each call carries 0 to this many frames.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=65_536))]
@@ -373,6 +375,16 @@ fn parse_blocks(text: &str) -> Result<BlockSizes, String> {
         Ok(size) if (1..=1 << 16).contains(&size) => Ok(BlockSizes::Fixed(size)),
         _ => Err(format!(
             "'{text}' is not a block size: use 1 to 65536, or 'random'"
+        )),
+    }
+}
+
+fn parse_rate(text: &str) -> Result<u32, String> {
+    let (min, max) = (ir::MIN_SAMPLE_RATE_HZ, ir::MAX_SAMPLE_RATE_HZ);
+    match text.parse::<u32>() {
+        Ok(rate) if (min..=max).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a sample rate Longtail convolves at: use whole hertz from {min} to {max}"
         )),
     }
 }

@@ -31,6 +31,8 @@ use audio::{run_demo, run_ir_info, run_render};
 use measure::{run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status};
 
 fn main() -> ExitCode {
+    // Our messages are the lines below; library logs (wgpu, nice-plug) only with LONGTAIL_LOG.
+    longtail::logging::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render {

@@ -1,0 +1,144 @@
+//! What the plugin plays when it cannot convolve: the dry input, unchanged.
+//!
+//! # When
+//!
+//! Activation never fails. Longtail convolves at session rates from [`MIN_SESSION_RATE_HZ`] to
+//! [`MAX_SESSION_RATE_HZ`] (1 kHz to 768 kHz), the rates an IR file may have: the built-in IRs
+//! are generated at the session rate and files are resampled to it, so below that range an IR
+//! would keep only what lies under a few hundred hertz, and above it a 60 s IR would run to
+//! hundreds of millions of samples per channel. A fractional rate is rounded to the nearest
+//! hertz for that (44 100.4 Hz builds the IR at 44 100 Hz, 9 ppm off). When the host asks for
+//! a rate outside the range (1 Hz, 1 234 567.8 Hz, 3 MHz, or no number at all), or when no
+//! engine can be built even from the built-in IR (a worker thread that cannot start), the
+//! activation succeeds and passes the signal through instead, and the editor says why: its
+//! problem line ([`crate::monitor::EngineMonitor::pass_through`]), its Engine tab, and the IR
+//! preview ("Not playable: ...").
+//!
+//! # What
+//!
+//! The output is the input, sample for sample, as the host's own bypass would give: zero
+//! latency (reported as such), no wet signal and no tail, and Mix and Output gain have no
+//! effect (with no wet signal to mix, a gain alone would make the bypass louder or quieter than
+//! the track). A mono input feeds both outputs of the mono-to-stereo layout. Non-finite input
+//! samples become silence, as on the convolving path. The next activation at a supported rate
+//! convolves again.
+//!
+//! [`PassThrough::process`] runs on the audio thread: it never allocates, locks or waits.
+
+use std::fmt::Write as _;
+
+use crate::ir::{MAX_SAMPLE_RATE_HZ, MIN_SAMPLE_RATE_HZ};
+
+/// Lowest session rate Longtail convolves at, in Hz.
+pub const MIN_SESSION_RATE_HZ: u32 = MIN_SAMPLE_RATE_HZ;
+/// Highest session rate Longtail convolves at, in Hz.
+pub const MAX_SESSION_RATE_HZ: u32 = MAX_SAMPLE_RATE_HZ;
+
+/// The rate, in whole hertz, at which Longtail convolves for a host running at `host_rate_hz`,
+/// or why it passes the signal through instead (a line for the editor). Allocates only for the
+/// message.
+pub fn session_rate(host_rate_hz: f32) -> Result<u32, String> {
+    let range = f64::from(MIN_SESSION_RATE_HZ)..=f64::from(MAX_SESSION_RATE_HZ);
+    let rounded = f64::from(host_rate_hz).round();
+    if range.contains(&rounded) {
+        Ok(rounded as u32)
+    } else {
+        let mut message = String::from("the host runs at ");
+        if host_rate_hz.is_finite() {
+            let _ = write!(message, "{host_rate_hz} Hz");
+        } else {
+            let _ = write!(message, "no valid sample rate ({host_rate_hz})");
+        }
+        let _ = write!(
+            message,
+            "; Longtail convolves at {MIN_SESSION_RATE_HZ} Hz to {MAX_SESSION_RATE_HZ} Hz"
+        );
+        Err(message)
+    }
+}
+
+/// The dry path of an activation that cannot convolve (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassThrough {
+    num_inputs: usize,
+    num_outputs: usize,
+}
+
+impl PassThrough {
+    /// For a layout of `num_inputs` inputs and `num_outputs` outputs.
+    pub fn new(num_inputs: usize, num_outputs: usize) -> Self {
+        Self {
+            num_inputs,
+            num_outputs,
+        }
+    }
+
+    /// Turns one host block, processed in place (the first `num_inputs` slices hold the input,
+    /// further outputs arrive silent), into the dry output. Never allocates.
+    pub fn process(&self, channels: &mut [&mut [f32]]) {
+        let num_channels = channels.len();
+        for channel in channels
+            .iter_mut()
+            .take(self.num_inputs.max(self.num_outputs))
+        {
+            for sample in channel.iter_mut() {
+                if !sample.is_finite() {
+                    *sample = 0.0;
+                }
+            }
+        }
+        // Mono in, stereo out: the one input on both sides.
+        if self.num_inputs == 1 && self.num_outputs > 1 && num_channels > 1 {
+            let (input, outputs) = channels.split_at_mut(1);
+            for output in outputs.iter_mut().take(self.num_outputs - 1) {
+                output.copy_from_slice(&input[0][..output.len()]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn supported_rates_are_rounded_and_others_explained() {
+        assert_eq!(session_rate(48_000.0), Ok(48_000));
+        assert_eq!(session_rate(44_100.4), Ok(44_100));
+        assert_eq!(session_rate(999.6), Ok(1_000));
+        assert_eq!(session_rate(768_000.0), Ok(768_000));
+        for rate in [1.0, 999.4, 768_001.0, 1_234_567.8, 3e6, 0.0, -48_000.0] {
+            let message = session_rate(rate).unwrap_err();
+            assert!(message.contains("1000 Hz to 768000 Hz"), "{message}");
+        }
+        assert_eq!(
+            session_rate(1_234_567.8).unwrap_err(),
+            "the host runs at 1234567.8 Hz; Longtail convolves at 1000 Hz to 768000 Hz"
+        );
+        for rate in [f32::NAN, f32::INFINITY] {
+            assert!(
+                session_rate(rate)
+                    .unwrap_err()
+                    .contains("no valid sample rate")
+            );
+        }
+    }
+
+    #[test]
+    fn the_output_is_the_input_and_finite() {
+        let mut left = [0.5, f32::NAN, -0.25, f32::INFINITY];
+        let mut right = [0.1, 0.2, 0.3, 0.4];
+        PassThrough::new(2, 2).process(&mut [&mut left, &mut right]);
+        assert_eq!(left, [0.5, 0.0, -0.25, 0.0]);
+        assert_eq!(right, [0.1, 0.2, 0.3, 0.4]);
+
+        let mut mono = [0.5, -0.5, 0.25];
+        let mut silent = [0.0; 3];
+        PassThrough::new(1, 2).process(&mut [&mut mono, &mut silent]);
+        assert_eq!(silent, mono);
+
+        let mut mono = [0.5, -0.5];
+        PassThrough::new(1, 1).process(&mut [&mut mono]);
+        assert_eq!(mono, [0.5, -0.5]);
+    }
+}
