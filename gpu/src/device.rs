@@ -157,7 +157,7 @@ const WINDOW_SYSTEM_EXTENSIONS: [&std::ffi::CStr; 3] = [
 ];
 
 /// The instance every adapter of this crate comes from (its kernel tests use it too): on Linux
-/// a Vulkan instance without [`WINDOW_SYSTEM_EXTENSIONS`], and without a Vulkan loader one
+/// a Vulkan instance without `WINDOW_SYSTEM_EXTENSIONS`, and without a Vulkan loader one
 /// with no adapter (as wgpu's own would be).
 #[cfg(any(target_os = "linux", target_os = "freebsd"))]
 pub fn instance() -> wgpu::Instance {

@@ -6,7 +6,7 @@
 //! - [`device`]: adapter choice (discrete, then integrated; a CPU adapter such as lavapipe
 //!   only when allowed), the device opened with the adapter's limits, errors captured.
 //! - `shaders/*.wgsl`: one kernel per file (window, history, Stockham FFT, FDL update, spectral
-//!   MAC, inverse pre-pass, overlap-save), each with a CPU twin in [`reference`].
+//!   MAC, inverse pre-pass, overlap-save), each with a CPU twin in [`mod@reference`].
 //! - [`convolver`]: resident IR spectra and delay lines; every registered level's due chunk in
 //!   one batch, one command buffer, one submit and one readback per period.
 //! - [`hub`]: the process's one device and thread; engines register levels with a [`Feed`],

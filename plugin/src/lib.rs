@@ -9,11 +9,33 @@
 //! Threads: `activate()` and `deactivate()` run on the host's main thread and may allocate;
 //! `reset()` and `process()` run on the audio thread and never allocate, lock, log or wait
 //! (debug and test builds abort on allocation through nice-plug's `assert_process_allocs`).
+//!
+//! # Where things are
+//!
+//! The plugin, read as one story from the host's call to the engine:
+//!
+//! - this file: the host's calls (`activate()`, `process()`, state, editor);
+//! - [`params`]: the parameters and what the state persists;
+//! - [`processor`]: the audio thread's signal path (mix, gain, crossfaded engine swaps) and
+//!   [`passthrough`], the dry path where no engine can run;
+//! - [`preparer`]: the preparation thread that builds engines off the audio thread;
+//! - [`monitor`]: the audio thread's numbers for the editor (atomics only);
+//! - [`engine`]: the convolution engine: the plan, the head, the FFT levels, the workers and the
+//!   GPU side, and the thermal governor that moves levels;
+//! - [`ir`]: impulse responses: decoding files, the built-ins, edits, resampling, the user file
+//!   in the project state;
+//! - [`editor`]: the egui editor, one file per tab;
+//! - [`thermal`]: CPU and GPU thermal probes, one file per source, and the thermal policy;
+//! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
+//! - [`render`]: offline renders, shared by the tests and the command line;
+//! - [`tools`]: what only `longtail-cli` uses (bench, soak, status, demo), not the plugin;
+//! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above.
+//!
+//! The binaries are in `bin/`: the standalone (`longtail`) and `longtail-cli/`.
 // Proving that engines holding a GPU hub handle are Send walks wgpu's deep types.
 #![recursion_limit = "256"]
 
 pub mod cpu_time;
-pub mod denormals;
 pub mod editor;
 pub mod engine;
 pub mod ir;
@@ -25,7 +47,6 @@ pub mod preparer;
 pub mod processor;
 pub mod render;
 pub mod rng;
-pub mod spectrogram;
 pub mod thermal;
 pub mod tools;
 

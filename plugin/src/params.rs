@@ -11,6 +11,9 @@
 
 use std::sync::Arc;
 
+/// Size of a new editor window, in logical pixels (persisted with the state once resized).
+pub const DEFAULT_EDITOR_SIZE: (u32, u32) = (720, 480);
+
 use std::sync::atomic::{AtomicU8, AtomicU32};
 
 use nice_plug::prelude::*;
@@ -279,8 +282,8 @@ impl Default for LongtailParams {
             ir: EnumParam::new("Impulse response", BuiltinIr::Hall),
             latency_mode: EnumParam::new("Latency", LatencyModeParam::Zero),
             backend: EnumParam::new("Backend", BackendParam::Auto),
-            editor_width: AtomicU32::new(crate::editor::DEFAULT_SIZE.0),
-            editor_height: AtomicU32::new(crate::editor::DEFAULT_SIZE.1),
+            editor_width: AtomicU32::new(DEFAULT_EDITOR_SIZE.0),
+            editor_height: AtomicU32::new(DEFAULT_EDITOR_SIZE.1),
             editor_tab: AtomicU8::new(0),
             editor_ir_view: AtomicU8::new(0),
             ir_source: EnumParam::new("IR source", IrSourceParam::Builtin),

@@ -146,7 +146,7 @@ impl Preparer {
         let thread = std::thread::Builder::new()
             .name("longtail-prepare".into())
             .spawn(move || {
-                let _ftz = crate::denormals::ScopedFtz::enable();
+                let _ftz = crate::engine::denormals::ScopedFtz::enable();
                 while !thread_stop.load(Ordering::Acquire) {
                     // Drop what the audio thread retired.
                     while retire_rx.pop().is_ok() {}

@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 use crate::cpu_time;
-use crate::denormals::ScopedFtz;
+use crate::engine::denormals::ScopedFtz;
 use crate::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
 use crate::ir::Ir;
 use crate::processor::{Controls, Processor};

@@ -39,6 +39,8 @@
 //! Each part uses only the parts listed before it (and this module uses them all), so no two
 //! parts import from each other:
 //!
+//! - [`denormals`]: the scope that flushes denormal floats to zero, on every thread that
+//!   convolves.
 //! - [`routing`]: the paths and their summed taps.
 //! - [`plan`]: the partition plan (quantum, head, levels, latency).
 //! - [`rings`]: the input history and output accumulator rings.
@@ -51,6 +53,7 @@
 //! - [`governor`]: the thread that runs the thermal policy for every watched engine through its
 //!   probe; [`Engine`] starts watching and lets go.
 
+pub mod denormals;
 pub mod direct;
 pub mod governor;
 pub mod gpu_placement;

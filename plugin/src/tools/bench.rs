@@ -267,7 +267,7 @@ pub fn run(
     config: &BenchConfig,
     mut output: Option<&mut Vec<Vec<f32>>>,
 ) -> Result<BenchResult, EngineError> {
-    let _ftz = crate::denormals::ScopedFtz::enable();
+    let _ftz = crate::engine::denormals::ScopedFtz::enable();
     let num_channels = input.len();
     let num_frames = input.first().map_or(0, Vec::len);
     let block = config.block.max(1);

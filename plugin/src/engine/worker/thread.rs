@@ -24,7 +24,7 @@ pub(crate) fn worker_main(
     level_idx: usize,
     home: Option<(GpuHome, GpuSpecSource)>,
 ) {
-    let _ftz = crate::denormals::ScopedFtz::enable();
+    let _ftz = crate::engine::denormals::ScopedFtz::enable();
     raise_priority(level_idx);
     let partition_size = shared.partition_size;
     let mut runner = JobRunner::new(&shared);

@@ -1,0 +1,188 @@
+//! The Engine tab: the backend, where each level of the playing engine runs and why (read
+//! from its probe, never from the audio thread's objects), the GPU round trips and the loads.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use nice_plug::prelude::*;
+use nice_plug_egui::widgets;
+
+use super::*;
+use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
+use crate::engine::{BackendProbe, RunsOn};
+use crate::params::BackendParam;
+
+impl EditorApp {
+    /// Where the playing engine's levels run now: its probe, never the audio thread's objects.
+    pub(super) fn playing_backend(&self) -> Option<BackendProbe> {
+        self.monitor
+            .active
+            .load(Relaxed)
+            .then(|| self.monitor.playing_backend())
+            .flatten()
+    }
+
+    pub(super) fn engine_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let backend = self.playing_backend();
+        ui.heading("Backend");
+        egui::Grid::new("backend-grid")
+            .num_columns(2)
+            .show(ui, |ui| {
+                ui.label("Backend");
+                ui.add(
+                    widgets::ParamSlider::for_param(&self.params.backend, setter).with_width(200.0),
+                );
+                ui.end_row();
+                ui.label("Rule");
+                let rule = match self.params.backend.value() {
+                    BackendParam::Auto => {
+                        "Auto: big engines put their big levels on a real GPU when its measured \
+                         round trip fits and it is faster per partition; else the CPU"
+                    }
+                    BackendParam::Cpu => "CPU: forced by the Backend parameter",
+                    BackendParam::Gpu => {
+                        "GPU: big levels on the GPU; each falls back to its CPU standby on failure"
+                    }
+                };
+                ui.label(rule);
+                ui.end_row();
+                if let Some(probe) = &backend {
+                    let report = probe.report();
+                    ui.label("Now");
+                    ui.label(&report.reason);
+                    ui.end_row();
+                    if let Some(stats) = probe.gpu_stats() {
+                        ui.label("GPU round trip");
+                        ui.label(format!(
+                            "p50 {:.2} ms, p99 {:.2} ms over {} periods; {} levels left for the \
+                             CPU, {} went back",
+                            stats.round_trip.p50_us / 1e3,
+                            stats.round_trip.p99_us / 1e3,
+                            stats.periods,
+                            stats.levels_failed_over,
+                            report.gpu_returns
+                        ));
+                        ui.end_row();
+                    }
+                }
+            });
+
+        let monitor = &self.monitor;
+        if !monitor.active.load(Relaxed) {
+            ui.label("Not processing yet: the host has not activated the plugin.");
+            return;
+        }
+        if let Some(reason) = monitor.pass_through() {
+            ui.add_space(8.0);
+            ui.heading("Passing through");
+            ui.label(format!("No convolution: {reason}."));
+            return;
+        }
+        let ir_len = monitor.ir_len.load(Relaxed).max(1) as usize;
+        let max_block = monitor.max_block_size.load(Relaxed).max(1) as usize;
+        let mode = if monitor.low_cpu.load(Relaxed) {
+            LatencyMode::LowCpu
+        } else {
+            LatencyMode::Zero
+        };
+        let plan = PartitionPlan::new(ir_len, max_block, mode, PlanLimits::default());
+        ui.add_space(8.0);
+        ui.heading("Partition plan");
+        ui.label(format!(
+            "quantum {} samples, head {} taps, host block up to {}",
+            plan.quantum, plan.head_taps, max_block
+        ));
+        let levels = backend.as_ref().map(BackendProbe::levels);
+        let adapter = backend
+            .as_ref()
+            .and_then(|b| b.gpu_stats())
+            .map(|stats| stats.adapter.to_string());
+        let rate = f64::from(self.sample_rate());
+        egui::Grid::new("levels-grid")
+            .num_columns(5)
+            .striped(true)
+            .show(ui, |ui| {
+                ui.strong("level");
+                ui.strong("partitions");
+                ui.strong("IR from");
+                ui.strong("runs on");
+                ui.strong("late");
+                ui.end_row();
+                for (idx, level) in plan.levels.iter().enumerate() {
+                    let status = levels.as_ref().and_then(|l| l.get(idx));
+                    ui.label(idx.to_string());
+                    ui.label(format!(
+                        "{} x {}",
+                        level.num_partitions, level.partition_size
+                    ));
+                    ui.label(format!("{:.1} ms", level.ir_offset as f64 * 1000.0 / rate));
+                    let slack_ms = plan.slack_samples(level) as f64 * 1000.0 / rate;
+                    let runs_on = match status.map(|s| s.runs_on) {
+                        _ if idx == 0 => "audio thread (with the head)".to_owned(),
+                        Some(RunsOn::Gpu) => format!(
+                            "GPU: {}, {slack_ms:.1} ms of slack",
+                            adapter.as_deref().unwrap_or("?")
+                        ),
+                        Some(RunsOn::AudioThread) => "audio thread (inline)".to_owned(),
+                        _ => format!("CPU worker, {slack_ms:.1} ms of slack"),
+                    };
+                    let label = ui.label(runs_on);
+                    if let Some(left) = status.and_then(|s| s.left_gpu.as_ref()) {
+                        label.on_hover_text(format!("left the GPU: {left}"));
+                    }
+                    ui.label(status.map_or(String::new(), |s| {
+                        format!("{} / {} dropped", s.late_results, s.dropped_chunks)
+                    }));
+                    ui.end_row();
+                }
+            });
+
+        // Worker CPU share from the growth of their busy time.
+        let busy = monitor.worker_busy_ns.load(Relaxed);
+        let (since, last_busy, share) = self.worker_load;
+        let elapsed = since.elapsed();
+        if elapsed >= Duration::from_secs(1) {
+            let grown = busy.saturating_sub(last_busy) as f64;
+            self.worker_load = (
+                Instant::now(),
+                busy,
+                (grown / elapsed.as_nanos() as f64) as f32,
+            );
+        } else {
+            self.worker_load = (since, last_busy, share);
+        }
+
+        ui.add_space(8.0);
+        ui.heading("Health");
+        egui::Grid::new("health-grid")
+            .num_columns(2)
+            .show(ui, |ui| {
+                ui.label("Audio-thread load");
+                ui.label(format!(
+                    "p99 {:.1} %, max {:.1} % of the deadline (last second)",
+                    monitor.load_p99_permille.load(Relaxed) as f32 / 10.0,
+                    monitor.load_max_permille.load(Relaxed) as f32 / 10.0
+                ));
+                ui.end_row();
+                ui.label("Workers");
+                ui.label(format!(
+                    "{} threads, {:.1} % of one core",
+                    monitor.worker_threads.load(Relaxed),
+                    self.worker_load.2 * 100.0
+                ));
+                ui.end_row();
+                ui.label("Late results");
+                ui.label(format!(
+                    "{} late, {} dropped{}",
+                    monitor.late_results.load(Relaxed),
+                    monitor.dropped_chunks.load(Relaxed),
+                    if monitor.degraded.load(Relaxed) {
+                        " (degraded)"
+                    } else {
+                        ""
+                    }
+                ));
+                ui.end_row();
+            });
+    }
+}

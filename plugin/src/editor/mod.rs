@@ -1,0 +1,450 @@
+//! The editor (egui through nice-plug-egui): the IR, the mix, where the engine runs and how it
+//! is doing, and the machine's thermal state.
+//!
+//! # Threads
+//!
+//! The editor runs on the host's GUI thread. It reads the audio thread's numbers from
+//! [`EngineMonitor`] (atomics only) and changes parameters through the host (`ParamSetter`), so
+//! nothing it does can make the audio thread wait. Slow work happens on helper threads: the IR
+//! preview (waveform and spectrogram) is generated on a short-lived thread, a file dialog and the decoding of
+//! the chosen file run on another, and the thermal probes run on the [`ThermalMonitor`] thread,
+//! which lives while the editor is open. The host's GUI thread never blocks on any of them.
+//!
+//! # Loading IR files
+//!
+//! "Open file..." shows the desktop's file dialog (rfd: the XDG desktop portal, or zenity where
+//! no portal runs) on a helper thread; the path field loads a typed or pasted path the same way
+//! for machines with neither. "Open true-stereo pair..." takes two stereo files (the left
+//! input's, then the right input's, ordered by name). A file that cannot be used leaves the
+//! current IR playing and shows why, as a dismissable message.
+//!
+//! Dropping a file onto the window is not offered: baseview reports X11 drops, but egui-baseview
+//! 0.9 (under nice-plug-egui) neither accepts them nor passes them to egui.
+//!
+//! # State
+//!
+//! The window size, the selected tab and the IR view (waveform or spectrogram) are persisted
+//! with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a project reopens
+//! its editor as it was left. `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`) and
+//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform` or `spectrogram`) open the editor that way instead, for
+//! screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
+//!
+//! # Parts
+//!
+//! This file holds the editor's state ([`EditorApp`]) and the frame loop; its parts, each using
+//! only what is above it or this file:
+//!
+//! - [`spectrogram`]: the spectrogram computation (no egui).
+//! - `choice`: the persisted button rows (tab, IR view).
+//! - `preview`: the IR outline made off the GUI thread ([`make_preview`]).
+//! - `files`: choosing and loading IR files ([`run_file_request`]).
+//! - `draw`: parameter rows, the waveform and the spectrogram.
+//! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use egui::Color32;
+use nice_plug::context::gui::GuiContext;
+use nice_plug::prelude::*;
+use nice_plug_egui::{
+    EguiEditor, EguiEditorState, EguiNiceSettings, Frame, NiceEguiApp, RepaintNotifier,
+    create_egui_editor,
+};
+
+use crate::monitor::EngineMonitor;
+use crate::params::{IrSourceParam, LongtailParams};
+use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes};
+
+mod choice;
+mod draw;
+mod engine_tab;
+mod files;
+mod preview;
+mod reverb_tab;
+pub mod spectrogram;
+mod thermal_tab;
+
+use choice::{Choice, IrView, Tab};
+use draw::*;
+pub use files::{FileOutcome, FileRequest, order_paths, run_file_request};
+use preview::PREVIEW_RANGE_DB;
+pub use preview::{
+    PREVIEW_COLUMNS, Preview, PreviewData, PreviewKey, SPECTROGRAM_BANDS, SPECTROGRAM_COLUMNS,
+    make_preview,
+};
+
+pub use crate::params::DEFAULT_EDITOR_SIZE as DEFAULT_SIZE;
+/// Smallest size the window may be resized to.
+pub const MIN_SIZE: (u32, u32) = (560, 380);
+
+/// When set (the standalone's `--headless`), the plugin offers no editor.
+pub static HEADLESS: AtomicBool = AtomicBool::new(false);
+
+/// A choice the editor shows as a row of buttons, persists by its position in `ALL` and can
+/// The editor's state on the GUI thread.
+pub struct EditorApp {
+    params: Arc<LongtailParams>,
+    monitor: Arc<EngineMonitor>,
+    egui_state: Arc<EguiEditorState>,
+    gui: Option<GuiContext>,
+    thermal: Option<ThermalMonitor>,
+    policy: ThermalPolicy,
+    preview: Option<Preview>,
+    preview_job: Option<Receiver<Preview>>,
+    /// A file dialog or load in progress.
+    file_job: Option<Receiver<FileOutcome>>,
+    /// The path field's text.
+    path_text: String,
+    /// The last file load's error, until dismissed.
+    file_error: Option<String>,
+    /// Worker CPU share, from the busy-time counter's growth between frames.
+    worker_load: (Instant, u64, f32),
+    /// Messages the user has dismissed (by text).
+    dismissed: Vec<String>,
+    /// The spectrogram of the preview with this key, uploaded as a texture.
+    spectrogram_texture: Option<(PreviewKey, egui::TextureHandle)>,
+}
+
+/// Builds the editor for the plugin's shared state.
+pub fn create(
+    params: Arc<LongtailParams>,
+    monitor: Arc<EngineMonitor>,
+) -> Option<EguiEditor<EditorApp>> {
+    if let Some(tab) = Tab::from_env() {
+        params.editor_tab.store(tab.index(), Relaxed);
+    }
+    if let Some(view) = IrView::from_env() {
+        params.editor_ir_view.store(view.index(), Relaxed);
+    }
+    let width = params.editor_width.load(Relaxed).max(MIN_SIZE.0);
+    let height = params.editor_height.load(Relaxed).max(MIN_SIZE.1);
+    let egui_state = EguiEditorState::from_size(
+        nice_plug::editor::dpi::LogicalSize::new(f64::from(width), f64::from(height)),
+        1.0,
+    );
+    let settings = EguiNiceSettings::new()
+        .with_tile("Longtail")
+        .with_resize_hint(ResizeHint::RESIZABLE.with_min_logical_size(
+            nice_plug::editor::dpi::LogicalSize::new(MIN_SIZE.0 as f32, MIN_SIZE.1 as f32),
+        ));
+    let app = EditorApp {
+        params,
+        monitor,
+        egui_state: Arc::clone(&egui_state),
+        gui: None,
+        thermal: None,
+        policy: ThermalPolicy::new(Placement::Cpu),
+        preview: None,
+        preview_job: None,
+        file_job: None,
+        path_text: String::new(),
+        file_error: None,
+        worker_load: (Instant::now(), 0, 0.0),
+        dismissed: Vec::new(),
+        spectrogram_texture: None,
+    };
+    create_egui_editor(egui_state, RepaintNotifier::new(), settings, app)
+}
+
+impl NiceEguiApp for EditorApp {
+    fn build(
+        &mut self,
+        egui_ctx: egui::Context,
+        nice_gui_ctx: GuiContext,
+        _frame: &mut Frame,
+    ) -> Result<(), nice_plug_egui::baseview::HandlerError> {
+        egui_ctx.set_visuals(egui::Visuals::dark());
+        self.gui = Some(nice_gui_ctx);
+        if self.thermal.is_none() {
+            self.thermal = ThermalMonitor::spawn(ThermalProbes::new(None, true)).ok();
+        }
+        Ok(())
+    }
+
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut Frame) {
+        let Some(gui) = self.gui.clone() else {
+            return;
+        };
+        let setter = gui.param_setter();
+        self.poll_file_job(&setter);
+        self.poll_preview();
+        ui.ctx().request_repaint_after(Duration::from_millis(250));
+
+        egui::Panel::top("header").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.heading("Longtail");
+                ui.label(format!("convolution reverb {}", env!("CARGO_PKG_VERSION")));
+                ui.separator();
+                Tab::buttons(ui, &self.params.editor_tab);
+            });
+            self.messages(ui);
+        });
+        egui::CentralPanel::default().show(ui, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                match Tab::from_index(self.params.editor_tab.load(Relaxed)) {
+                    Tab::Reverb => self.reverb_tab(ui, &setter),
+                    Tab::Engine => self.engine_tab(ui, &setter),
+                    Tab::Thermal => self.thermal_tab(ui),
+                }
+            });
+        });
+    }
+
+    fn resized(&mut self, _new_size: nice_plug_egui::baseview::WindowSize) {
+        let size = self.egui_state.logical_size();
+        self.params
+            .editor_width
+            .store(size.width.round() as u32, Relaxed);
+        self.params
+            .editor_height
+            .store(size.height.round() as u32, Relaxed);
+    }
+
+    fn editor_closed(&mut self) {
+        // Stops the thermal thread; the next open starts a fresh one.
+        self.thermal = None;
+        self.gui = None;
+    }
+}
+
+impl EditorApp {
+    fn sample_rate(&self) -> u32 {
+        match self.monitor.sample_rate.load(Relaxed) {
+            0 => 48_000,
+            rate => rate,
+        }
+    }
+
+    /// The preview the parameters ask for now.
+    fn preview_key(&self) -> PreviewKey {
+        let (source, use_file) = self.params.ir_source_now();
+        PreviewKey {
+            source,
+            edits: self.params.edit_settings(use_file),
+            sample_rate: self.sample_rate(),
+        }
+    }
+
+    /// Starts or collects the preview for the selected IR. One job at a time: while a knob
+    /// moves, the next job starts from wherever it is when the last one ends.
+    fn poll_preview(&mut self) {
+        if let Some(job) = &self.preview_job {
+            match job.try_recv() {
+                Ok(preview) => {
+                    self.preview = Some(preview);
+                    self.preview_job = None;
+                }
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => self.preview_job = None,
+            }
+        }
+        let key = self.preview_key();
+        if self.preview.as_ref().is_some_and(|p| p.key == key) {
+            return;
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let files = Arc::clone(&self.params.ir_file);
+        let spawned = std::thread::Builder::new()
+            .name("longtail-preview".to_owned())
+            .spawn(move || {
+                let _ = sender.send(make_preview(key, &files));
+            });
+        if spawned.is_ok() {
+            self.preview_job = Some(receiver);
+        }
+    }
+
+    /// Starts a file request on a helper thread, unless one runs already.
+    fn start_file_request(&mut self, request: FileRequest) {
+        if self.file_job.is_some() {
+            return;
+        }
+        let files = Arc::clone(&self.params.ir_file);
+        let start_dir = files
+            .current()
+            .and_then(|(file, _)| file.paths.first()?.parent().map(PathBuf::from));
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new()
+            .name("longtail-open-ir".to_owned())
+            .spawn(move || {
+                let _ = sender.send(run_file_request(request, &files, start_dir));
+            });
+        match spawned {
+            Ok(_) => self.file_job = Some(receiver),
+            Err(err) => self.file_error = Some(format!("cannot open a file: {err}")),
+        }
+    }
+
+    /// Collects a finished file request; a loaded file becomes the IR source.
+    fn poll_file_job(&mut self, setter: &ParamSetter) {
+        let Some(job) = &self.file_job else {
+            return;
+        };
+        let outcome = match job.try_recv() {
+            Ok(outcome) => outcome,
+            Err(TryRecvError::Empty) => return,
+            Err(TryRecvError::Disconnected) => {
+                FileOutcome::Failed("the file loader stopped".into())
+            }
+        };
+        self.file_job = None;
+        match outcome {
+            FileOutcome::Cancelled => {}
+            FileOutcome::Loaded => {
+                self.file_error = None;
+                set_param(setter, &self.params.ir_source, IrSourceParam::File);
+            }
+            FileOutcome::Failed(message) => self.file_error = Some(message),
+        }
+    }
+
+    /// Warnings and errors, each dismissable; never a modal.
+    fn messages(&mut self, ui: &mut egui::Ui) {
+        if let Some(error) = self.file_error.clone() {
+            ui.horizontal(|ui| {
+                ui.colored_label(Color32::from_rgb(255, 110, 90), &error);
+                if ui.small_button("Dismiss").clicked() {
+                    self.file_error = None;
+                }
+            });
+        }
+        let mut messages = Vec::new();
+        if let Some(reason) = self.monitor.pass_through() {
+            messages.push(reason);
+        }
+        if let Ok(errors) = self.monitor.errors.lock() {
+            messages.extend(errors.iter().cloned());
+        }
+        if self.monitor.degraded.load(Relaxed) {
+            messages.push(
+                "Some results of the background workers are late: the tail may drop out. A \
+                 larger host buffer or the Low CPU latency mode helps."
+                    .to_owned(),
+            );
+        }
+        for message in messages {
+            if self.dismissed.contains(&message) {
+                continue;
+            }
+            ui.horizontal(|ui| {
+                ui.colored_label(Color32::from_rgb(255, 180, 80), &message);
+                if ui.small_button("Dismiss").clicked() {
+                    self.dismissed.push(message.clone());
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::builtin::BuiltinIr;
+    use crate::ir::edit::EditSettings;
+    use crate::ir::store::IrFileState;
+    use crate::preparer::IrSource;
+
+    fn fixture(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+    }
+
+    fn builtin_key(edits: EditSettings) -> PreviewKey {
+        PreviewKey {
+            source: IrSource::Builtin(BuiltinIr::SmallRoom),
+            edits,
+            sample_rate: 48_000,
+        }
+    }
+
+    #[test]
+    fn preview_outlines_the_ir_the_engine_plays() {
+        let files = IrFileState::default();
+        let plain = make_preview(builtin_key(EditSettings::NONE), &files);
+        let data = plain.result.as_ref().expect("built-in prepares");
+        let generated = BuiltinIr::SmallRoom.generate(48_000);
+        assert_eq!(data.num_frames, generated.len());
+        assert_eq!(data.num_channels, generated.channels.len());
+        assert!(data.columns.iter().all(|c| c.len() == PREVIEW_COLUMNS));
+
+        // A reversed IR's loudest column moves from the start to the end.
+        let reversed = make_preview(
+            builtin_key(EditSettings {
+                reverse: true,
+                ..EditSettings::NONE
+            }),
+            &files,
+        );
+        let loudest = |data: &PreviewData| {
+            let column = &data.columns[0];
+            (0..column.len())
+                .max_by(|&a, &b| {
+                    let level = |i: usize| (-column[i].0).max(column[i].1);
+                    level(a).total_cmp(&level(b))
+                })
+                .expect("columns")
+        };
+        let reversed = reversed.result.expect("reverse prepares");
+        assert!(loudest(data) < PREVIEW_COLUMNS / 4);
+        assert!(loudest(&reversed) > PREVIEW_COLUMNS * 3 / 4);
+    }
+
+    #[test]
+    fn a_loaded_file_is_previewed_and_a_bad_one_keeps_it() {
+        let files = IrFileState::default();
+        let outcome =
+            run_file_request(FileRequest::Paths(vec![fixture("ir-16.wav")]), &files, None);
+        assert_eq!(outcome, FileOutcome::Loaded);
+        let (_, generation) = files.current().expect("loaded");
+        let key = PreviewKey {
+            source: IrSource::File(generation),
+            edits: EditSettings::NONE,
+            sample_rate: 44_100,
+        };
+        let preview = make_preview(key, &files);
+        let data = preview.result.expect("file prepares");
+        assert_eq!(data.name, "ir-16.wav");
+
+        // A file that is not audio: refused with the reason, the loaded file stays.
+        let outcome =
+            run_file_request(FileRequest::Paths(vec![fixture("README.md")]), &files, None);
+        match outcome {
+            FileOutcome::Failed(message) => {
+                assert!(message.contains("current IR keeps playing"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        assert_eq!(files.current().map(|(_, g)| g), Some(generation));
+
+        // A preview of a file generation that is gone says so instead of showing another IR.
+        files.clear();
+        assert!(make_preview(key, &files).result.is_err());
+    }
+
+    #[test]
+    fn chosen_files_are_one_or_an_ordered_pair() {
+        let one = order_paths(vec![PathBuf::from("/a/hall.wav")]).expect("one file");
+        assert_eq!(one, vec![PathBuf::from("/a/hall.wav")]);
+        let pair = order_paths(vec![
+            PathBuf::from("/a/hall_R.wav"),
+            PathBuf::from("/a/hall_L.wav"),
+        ])
+        .expect("a pair");
+        assert_eq!(
+            pair,
+            vec![
+                PathBuf::from("/a/hall_L.wav"),
+                PathBuf::from("/a/hall_R.wav")
+            ]
+        );
+        let three = vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("c")];
+        assert!(order_paths(three).unwrap_err().contains("3 files"));
+        assert!(order_paths(Vec::new()).is_err());
+    }
+}
