@@ -226,35 +226,32 @@ fn float_wav_with_fact(num_channels: u16, num_frames: usize) -> Vec<u8> {
     )
 }
 
+/// The length a tag field states for `bytes`: their own, or about 4 GB when `huge`.
+fn stated_len(bytes: &[u8], huge: bool) -> u32 {
+    if huge {
+        0xFFFF_FFF0
+    } else {
+        bytes.len() as u32
+    }
+}
+
 /// The FLAC fixture with a Vorbis comment and a picture block after its STREAMINFO.
 fn tagged_flac(comment: u8, picture: u8) -> Vec<u8> {
     let mut comment_body = Vec::new();
     let vendor = b"Longtail tests";
-    let vendor_len = if comment == COMMENT_HUGE_VENDOR {
-        0xFFFF_FFF0
-    } else {
-        vendor.len() as u32
-    };
+    let vendor_len = stated_len(vendor, comment == COMMENT_HUGE_VENDOR);
     comment_body.extend(vendor_len.to_le_bytes());
     comment_body.extend(vendor);
     comment_body.extend(1u32.to_le_bytes());
     let entry = b"TITLE=Hall";
-    let entry_len = if comment == COMMENT_HUGE_ENTRY {
-        0xFFFF_FFF0
-    } else {
-        entry.len() as u32
-    };
+    let entry_len = stated_len(entry, comment == COMMENT_HUGE_ENTRY);
     comment_body.extend(entry_len.to_le_bytes());
     comment_body.extend(entry);
 
     let mut picture_body = Vec::new();
     picture_body.extend(3u32.to_be_bytes());
     let mime = b"image/png";
-    let mime_len = if picture == PICTURE_HUGE_MIME {
-        0xFFFF_FFF0
-    } else {
-        mime.len() as u32
-    };
+    let mime_len = stated_len(mime, picture == PICTURE_HUGE_MIME);
     picture_body.extend(mime_len.to_be_bytes());
     picture_body.extend(mime);
     picture_body.extend(5u32.to_be_bytes());
@@ -263,11 +260,7 @@ fn tagged_flac(comment: u8, picture: u8) -> Vec<u8> {
         picture_body.extend(field.to_be_bytes());
     }
     let image = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-    let image_len = if picture == PICTURE_HUGE_DATA {
-        0xFFFF_FFF0
-    } else {
-        image.len() as u32
-    };
+    let image_len = stated_len(image, picture == PICTURE_HUGE_DATA);
     picture_body.extend(image_len.to_be_bytes());
     picture_body.extend(image);
 
