@@ -122,8 +122,22 @@ impl IrFileState {
     }
 
     /// Sets the status line (the preparation thread reports edit errors here).
+    /// Control characters (a newline in a path the state names, say) are escaped, so the
+    /// status stays one line.
     pub fn set_status(&self, status: impl Into<String>) {
-        *lock(&self.status) = status.into();
+        let status: String = status.into();
+        let one_line = if status.contains(char::is_control) {
+            status
+                .chars()
+                .map(|c| match c {
+                    c if c.is_control() => c.escape_default().to_string(),
+                    c => c.to_string(),
+                })
+                .collect()
+        } else {
+            status
+        };
+        *lock(&self.status) = one_line;
     }
 
     /// Loads an IR from one file, or from two stereo files making true stereo, and makes it the
@@ -455,6 +469,21 @@ mod tests {
         // The right shape still decodes; a smaller stated shape stops inflating at its size.
         assert_eq!(decode_samples(&text, 1, 100).unwrap(), vec![vec![0.5; 100]]);
         assert!(decode_samples(&text, 1, 99).is_err());
+    }
+
+    /// Found by the `state_restore` fuzz target: a path with a newline in the state made the
+    /// status two lines.
+    #[test]
+    fn the_status_stays_one_line_whatever_the_state_names() {
+        let state = IrFileState::default();
+        state.restore(SavedIrFile {
+            version: STATE_VERSION,
+            paths: vec!["/nonexistent/a\nb\r\u{7}.wav".into()],
+            ..SavedIrFile::default()
+        });
+        let status = state.status();
+        assert!(!status.chars().any(char::is_control), "{status:?}");
+        assert!(status.contains("a\\nb\\r"), "{status:?}");
     }
 
     #[test]
