@@ -379,6 +379,57 @@ fn bench_prints_the_harness_contract_fields() {
     assert!(lines[1].contains("\"block\":100"));
 }
 
+/// `--host-threads` spreads the instances over paced host threads: one line per thread with its
+/// own share and deadline statistics, then the session's line with the sums.
+#[test]
+fn bench_spreads_instances_over_host_threads() {
+    let stdout = cli_stdout(&[
+        "bench",
+        "--ir-seconds",
+        "0.2",
+        "--instances",
+        "5",
+        "--host-threads",
+        "2",
+        "--block",
+        "128",
+        "--seconds",
+        "0.5",
+        "--paced",
+        "--backend",
+        "cpu",
+        "--json",
+    ]);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].contains("\"host_threads\":2,\"host_thread\":0"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("\"host_threads\":2,\"host_thread\":1"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].contains("\"host_threads\":2,\"host_thread\":null"),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(json_number(lines[0], "instances"), 3.0);
+    assert_eq!(json_number(lines[1], "instances"), 2.0);
+    assert_eq!(json_number(lines[2], "instances"), 5.0);
+    let worst_p99 = json_number(lines[0], "blk_p99_us").max(json_number(lines[1], "blk_p99_us"));
+    assert_eq!(json_number(lines[2], "blk_p99_us"), worst_p99);
+    let lates = json_number(lines[0], "late_blocks") + json_number(lines[1], "late_blocks");
+    assert_eq!(json_number(lines[2], "late_blocks"), lates);
+    assert_eq!(json_number(lines[2], "audio_s"), 0.5);
+
+    let refused = cli(&["bench", "--host-threads", "0", "--json"]);
+    assert!(!refused.status.success());
+}
+
 /// A number field of a JSON line.
 fn json_number(line: &str, field: &str) -> f64 {
     let key = format!("\"{field}\":");

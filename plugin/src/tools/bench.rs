@@ -12,7 +12,12 @@
 //! engine's work from time the hypervisor took (Linux guests leave paravirtual steal time out
 //! of a thread's CPU time), and [`BenchConfig::fixed_work_us`] measures the same tail for a
 //! job of known length, with no engine at all.
+//!
+//! [`run_host_threads`] spreads the instances over several such threads, as a DAW runs its
+//! tracks on several audio threads: each thread has its own engines, pace and deadline
+//! statistics, and they start their timed loops together.
 
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use crate::cpu_time;
@@ -107,6 +112,10 @@ pub struct BenchResult {
     pub mem_per_instance_kb: u64,
     /// The measuring thread's SCHED_FIFO priority, 0 when it ran with the default policy.
     pub audio_priority: u32,
+    /// Host threads the session ran on ([`run_host_threads`]); 1 for [`run`].
+    pub host_threads: usize,
+    /// This thread's index among them; `None` for a whole run or session.
+    pub host_thread: Option<usize>,
 }
 
 impl BenchResult {
@@ -130,7 +139,7 @@ impl BenchResult {
                 "\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},\"oncpu_max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
                 "\"dropped_chunks\":{},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
-                "\"rss_kb\":{},\"mem_per_instance_kb\":{},",
+                "\"rss_kb\":{},\"mem_per_instance_kb\":{},\"host_threads\":{},\"host_thread\":{},",
                 "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
                 "\"loadavg1\":{:.2}}}"
             ),
@@ -174,6 +183,9 @@ impl BenchResult {
             self.audio_priority,
             self.rss_kb,
             self.mem_per_instance_kb,
+            self.host_threads,
+            self.host_thread
+                .map_or("null".to_string(), |idx| idx.to_string()),
             self.gpu_adapter
                 .as_deref()
                 .map_or("null".to_string(), crate::tools::json::json_string),
@@ -265,7 +277,122 @@ pub fn run(
     ir: &Ir,
     input: &[Vec<f32>],
     config: &BenchConfig,
+    output: Option<&mut Vec<Vec<f32>>>,
+) -> Result<BenchResult, EngineError> {
+    run_on_thread(ir, input, config, output, 0, None)
+}
+
+/// Runs `config.instances` engines spread over `host_threads` threads (as even as they divide),
+/// each a host audio thread of its own, paced by `config.paced`, with its own per-call and
+/// deadline statistics. The threads build their engines, meet, and start their timed loops
+/// together. Returns each thread's result, then the session's: the process's CPU (each
+/// thread measures the whole process over the same time, so the largest), the worst thread's
+/// per-call figures, and the sums of instances, lates, drops and threads.
+pub fn run_host_threads(
+    ir: &Ir,
+    input: &[Vec<f32>],
+    config: &BenchConfig,
+    host_threads: usize,
+) -> Result<(Vec<BenchResult>, BenchResult), EngineError> {
+    let num_instances = config.instances.max(1);
+    let host_threads = host_threads.clamp(1, num_instances);
+    let start = Barrier::new(host_threads);
+    let results: Vec<Result<BenchResult, EngineError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..host_threads)
+            .map(|thread_idx| {
+                let share = num_instances / host_threads;
+                let extra = num_instances % host_threads;
+                let first_instance = thread_idx * share + thread_idx.min(extra);
+                let thread_config = BenchConfig {
+                    instances: share + usize::from(thread_idx < extra),
+                    ..config.clone()
+                };
+                let start = &start;
+                scope.spawn(move || {
+                    run_on_thread(ir, input, &thread_config, None, first_instance, Some(start)).map(
+                        |result| BenchResult {
+                            host_threads,
+                            host_thread: Some(thread_idx),
+                            ..result
+                        },
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let threads = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let session = session_result(&threads);
+    Ok((threads, session))
+}
+
+/// The whole session of [`run_host_threads`] from its threads' results.
+fn session_result(threads: &[BenchResult]) -> BenchResult {
+    let max = |field: fn(&BenchResult) -> f64| threads.iter().map(field).fold(0.0, f64::max);
+    let first = &threads[0];
+    let instances = threads.iter().map(|t| t.instances).sum::<usize>();
+    BenchResult {
+        variant: first.variant.clone(),
+        backend: if threads.iter().any(|t| t.backend == "gpu") {
+            "gpu"
+        } else {
+            "cpu"
+        },
+        gpu_adapter: threads.iter().find_map(|t| t.gpu_adapter.clone()),
+        gpu_rt_us: [
+            max(|t| t.gpu_rt_us[0]),
+            max(|t| t.gpu_rt_us[1]),
+            max(|t| t.gpu_rt_us[2]),
+        ],
+        instances,
+        n_blocks: threads.iter().map(|t| t.n_blocks).min().unwrap_or(0),
+        cpu_s: max(|t| t.cpu_s),
+        cpu_main_s: threads.iter().map(|t| t.cpu_main_s).sum(),
+        wall_s: max(|t| t.wall_s),
+        audio_s: threads
+            .iter()
+            .map(|t| t.audio_s)
+            .fold(f64::INFINITY, f64::min),
+        threads: threads.iter().map(|t| t.threads).sum(),
+        setup_s: max(|t| t.setup_s),
+        blk_med_us: max(|t| t.blk_med_us),
+        blk_p99_us: max(|t| t.blk_p99_us),
+        blk_max_us: max(|t| t.blk_max_us),
+        blk_max_all_us: max(|t| t.blk_max_all_us),
+        oncpu_p99_us: max(|t| t.oncpu_p99_us),
+        oncpu_max_us: max(|t| t.oncpu_max_us),
+        offcpu_max_us: max(|t| t.offcpu_max_us),
+        late_blocks: threads.iter().map(|t| t.late_blocks).sum(),
+        dropped_chunks: threads.iter().map(|t| t.dropped_chunks).sum(),
+        wakes_per_s: threads.iter().map(|t| t.wakes_per_s).sum(),
+        rss_kb: threads.iter().map(|t| t.rss_kb).max().unwrap_or(0),
+        mem_per_instance_kb: threads
+            .iter()
+            .map(|t| t.mem_per_instance_kb * t.instances as u64)
+            .sum::<u64>()
+            / instances.max(1) as u64,
+        host_thread: None,
+        ..first.clone()
+    }
+}
+
+/// [`run`] as one of [`run_host_threads`]' threads: its engines are the instances from
+/// `first_instance` on (for their stagger phases), and it waits at `start` for the others
+/// before its timed loop.
+fn run_on_thread(
+    ir: &Ir,
+    input: &[Vec<f32>],
+    config: &BenchConfig,
     mut output: Option<&mut Vec<Vec<f32>>>,
+    first_instance: usize,
+    start: Option<&Barrier>,
 ) -> Result<BenchResult, EngineError> {
     let _ftz = crate::engine::denormals::ScopedFtz::enable();
     let num_channels = input.len();
@@ -288,14 +415,21 @@ pub fn run(
     } else {
         config.instances.max(1)
     };
-    let mut engines = Vec::with_capacity(num_engines);
-    for instance_idx in 0..num_engines {
-        let mut engine = Engine::new(ir, engine_config)?;
-        let max_partition_size = engine.plan().max_partition_size();
-        engine.set_stagger(stagger_phase(instance_idx as u64, max_partition_size));
-        engine.set_offline(!config.paced);
-        engines.push(engine);
+    let built: Result<Vec<Engine>, EngineError> = (0..num_engines)
+        .map(|instance_idx| {
+            let mut engine = Engine::new(ir, engine_config)?;
+            let max_partition_size = engine.plan().max_partition_size();
+            let phase = stagger_phase((first_instance + instance_idx) as u64, max_partition_size);
+            engine.set_stagger(phase);
+            engine.set_offline(!config.paced);
+            Ok(engine)
+        })
+        .collect();
+    // The other host threads wait here whether or not this one could build its engines.
+    if let Some(start) = start {
+        start.wait();
     }
+    let mut engines = built?;
     // Let the worker threads start before the clock runs.
     std::thread::sleep(Duration::from_millis(20));
     let setup_s = setup_start.elapsed().as_secs_f64();
@@ -498,6 +632,8 @@ pub fn run(
         rss_kb,
         mem_per_instance_kb,
         audio_priority,
+        host_threads: 1,
+        host_thread: None,
     };
     // Engines (and their threads) are dropped here, outside the timed loop.
     drop(engines);

@@ -113,6 +113,13 @@ pub(crate) enum Command {
         /// Plugin instances per block (each its own engine), comma separated.
         #[arg(long, default_value = "1", value_delimiter = ',')]
         instances: Vec<usize>,
+        /// Spread the instances over this many host audio threads, as a DAW runs its tracks on
+        /// several: each thread has its own engines, pace and deadline statistics. With --json
+        /// each thread prints its line ("host_thread": its index), then the session's line
+        /// ("host_thread": null: the process's CPU, the worst thread's per-call figures, the
+        /// sums of instances and lates); the table shows the session. Generated workload only.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+        host_threads: u16,
         /// Seconds of audio (harness mode: at most this much of the input).
         #[arg(long)]
         seconds: Option<f64>,

@@ -128,6 +128,7 @@ fn main() -> ExitCode {
             executor,
             latency,
             fixed_work_us,
+            host_threads,
             json,
         } => {
             let executor_name = match executor {
@@ -158,6 +159,10 @@ fn main() -> ExitCode {
             };
             let channels = usize::from(channels);
             match (input, ir) {
+                (Some(_), Some(_)) if host_threads > 1 => Err(
+                    "--host-threads applies to the generated workload, not the harness mode"
+                        .to_string(),
+                ),
                 (Some(input), Some(ir)) => {
                     let out = out.as_deref();
                     run_bench_harness(&input, &ir, channels, seconds, &block, &template, out)
@@ -171,6 +176,7 @@ fn main() -> ExitCode {
                         &instances,
                         seconds,
                         &template,
+                        host_threads,
                         json,
                     )
                 }

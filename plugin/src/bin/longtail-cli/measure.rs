@@ -54,6 +54,7 @@ pub(crate) fn run_bench_generated(
     instances: &[usize],
     seconds: f64,
     template: &BenchConfig,
+    host_threads: u16,
     json: bool,
 ) -> Result<(), String> {
     let input = bench::noise_input(
@@ -95,8 +96,19 @@ pub(crate) fn run_bench_generated(
                     instances: num_instances,
                     ..template.clone()
                 };
-                let result =
-                    bench::run(&ir, &input, &config, None).map_err(|err| err.to_string())?;
+                let result = if host_threads > 1 && template.fixed_work_us.is_none() {
+                    let (threads, session) =
+                        bench::run_host_threads(&ir, &input, &config, usize::from(host_threads))
+                            .map_err(|err| err.to_string())?;
+                    if json {
+                        for thread in &threads {
+                            println!("{}", thread.to_json());
+                        }
+                    }
+                    session
+                } else {
+                    bench::run(&ir, &input, &config, None).map_err(|err| err.to_string())?
+                };
                 if json {
                     println!("{}", result.to_json());
                 } else {
