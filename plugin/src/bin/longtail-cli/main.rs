@@ -28,7 +28,9 @@ use longtail::tools::status;
 
 use args::{Cli, Command, ExecutorArg};
 use audio::{run_demo, run_ir_info, run_render};
-use measure::{run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status};
+use measure::{
+    Workload, run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status,
+};
 
 fn main() -> ExitCode {
     // Our messages are the lines below; library logs (wgpu, nice-plug) only with LONGTAIL_LOG.
@@ -169,16 +171,15 @@ fn main() -> ExitCode {
                 }
                 _ => {
                     let seconds = seconds.unwrap_or(60.0);
-                    run_bench_generated(
+                    let workload = Workload {
                         channels,
-                        &ir_seconds,
-                        &block,
-                        &instances,
+                        ir_seconds: &ir_seconds,
+                        blocks: &block,
+                        instances: &instances,
                         seconds,
-                        &template,
                         host_threads,
-                        json,
-                    )
+                    };
+                    run_bench_generated(&workload, &template, json)
                 }
             }
         }

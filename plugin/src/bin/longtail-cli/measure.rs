@@ -47,16 +47,29 @@ pub(crate) fn run_bench_harness(
     Ok(())
 }
 
+/// The generated workload of `bench`: every combination of these, on `host_threads` threads.
+pub(crate) struct Workload<'a> {
+    pub(crate) channels: usize,
+    pub(crate) ir_seconds: &'a [f64],
+    pub(crate) blocks: &'a [usize],
+    pub(crate) instances: &'a [usize],
+    pub(crate) seconds: f64,
+    pub(crate) host_threads: u16,
+}
+
 pub(crate) fn run_bench_generated(
-    channels: usize,
-    ir_seconds: &[f64],
-    blocks: &[usize],
-    instances: &[usize],
-    seconds: f64,
+    workload: &Workload,
     template: &BenchConfig,
-    host_threads: u16,
     json: bool,
 ) -> Result<(), String> {
+    let Workload {
+        channels,
+        ir_seconds,
+        blocks,
+        instances,
+        seconds,
+        host_threads,
+    } = *workload;
     let input = bench::noise_input(
         channels,
         (seconds * f64::from(template.rate)) as usize,
