@@ -430,6 +430,53 @@ fn bench_spreads_instances_over_host_threads() {
     assert!(!refused.status.success());
 }
 
+/// `--pace` names how the host releases blocks, and `--check` compares the first instance's
+/// output with its offline render: an offline run is that render exactly. (Whether a faster host
+/// loses results depends on the machine's timing, so only the fields are checked for it.)
+#[test]
+fn bench_paces_like_the_hosts_and_checks_against_the_offline_render() {
+    let run = |pace: &str| {
+        let stdout = cli_stdout(&[
+            "bench",
+            "--ir-seconds",
+            "0.3",
+            "--block",
+            "64",
+            "--seconds",
+            "0.5",
+            "--backend",
+            "cpu",
+            "--pace",
+            pace,
+            "--check",
+            "--json",
+        ]);
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+        stdout.trim().to_string()
+    };
+    let offline = run("offline");
+    assert!(
+        offline.contains("\"pace\":\"offline\",\"snr_vs_offline_db\":300.0"),
+        "{offline}"
+    );
+    assert!(offline.contains("\"paced\":false"), "{offline}");
+    for pace in ["fast", "split:256", "ahead:0.1x2"] {
+        let line = run(pace);
+        assert!(line.contains(&format!("\"pace\":\"{pace}\"")), "{line}");
+        assert!(line.contains("\"paced\":true"), "{line}");
+        let snr = json_number(&line, "snr_vs_offline_db");
+        assert!((-300.0..=300.0).contains(&snr), "{line}");
+    }
+    let plain = cli_stdout(&["bench", "--ir-seconds", "0.1", "--seconds", "0.1", "--json"]);
+    assert!(plain.contains("\"snr_vs_offline_db\":null"), "{plain}");
+    for bad in ["ahead:x", "ahead:0.2x0", "split:0", "slow"] {
+        let refused = cli(&["bench", "--pace", bad]);
+        assert!(!refused.status.success(), "{bad} was taken");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(stderr.contains("is not a pace"), "{bad}: {stderr}");
+    }
+}
+
 /// A number field of a JSON line.
 fn json_number(line: &str, field: &str) -> f64 {
     let key = format!("\"{field}\":");

@@ -38,8 +38,12 @@ pub struct BenchConfig {
     pub instances: usize,
     /// Zero latency or low CPU.
     pub latency_mode: LatencyMode,
-    /// Release blocks at real-time pace (real-time mode, lates possible).
-    pub paced: bool,
+    /// How blocks are released ([`Pace`]); every pace but [`Pace::Offline`] runs the engines in
+    /// real-time mode, where lates are possible.
+    pub pace: Pace,
+    /// Also render the first instance's input offline and report how far its output is from
+    /// that render ([`BenchResult::snr_vs_offline_db`]).
+    pub check: bool,
     /// SCHED_FIFO priority of the measuring thread while it runs, as a host gives its audio
     /// thread; `None` leaves it as it is.
     pub audio_priority: Option<u32>,
@@ -55,6 +59,139 @@ pub struct BenchConfig {
     /// walks a 512 KiB buffer): the machine's own timing noise, measured the same way, at the
     /// same pace and priority, so an engine's per-call tail can be read against it.
     pub fixed_work_us: Option<f64>,
+}
+
+/// How the measuring thread releases blocks, as the hosts Longtail meets do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pace {
+    /// Back to back, engines in offline mode (they wait for their workers): a bounce the plugin
+    /// is told about.
+    Offline,
+    /// Each block at its real-time deadline.
+    Realtime,
+    /// Back to back in real-time mode: a bounce the plugin is not told about.
+    Fast,
+    /// Anticipative processing: `starts` times, evenly spread over the run, the host stops for
+    /// [`AHEAD_PAUSE`], then renders `seconds` ahead of real time as fast as it can and keeps
+    /// that lead at real-time pace (REAPER, Bitwig).
+    Ahead { seconds: f64, starts: u32 },
+    /// One device period of `period` samples split into calls of the block size, delivered back
+    /// to back, each period at its deadline (automation splitting, sub-blocks).
+    Split { period: usize },
+}
+
+/// How long an [`Pace::Ahead`] host stops before each start.
+pub const AHEAD_PAUSE: Duration = Duration::from_millis(250);
+
+impl Pace {
+    /// Whether the engines run in real-time mode (results not ready when due are dropped).
+    pub fn realtime_mode(self) -> bool {
+        self != Self::Offline
+    }
+
+    /// `offline`, `realtime`, `fast`, `ahead:SECONDSxSTARTS` or `split:PERIOD`.
+    pub fn name(self) -> String {
+        match self {
+            Self::Offline => "offline".into(),
+            Self::Realtime => "realtime".into(),
+            Self::Fast => "fast".into(),
+            Self::Ahead { seconds, starts } => format!("ahead:{seconds}x{starts}"),
+            Self::Split { period } => format!("split:{period}"),
+        }
+    }
+
+    /// Parses what [`Self::name`] writes (`ahead:SECONDS` means one start).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "'{text}' is not a pace: use offline, realtime, fast, ahead:SECONDS[xSTARTS] \
+                 (0 to 10 s, 1 to 100 starts) or split:PERIOD (samples)"
+            )
+        };
+        match text {
+            "offline" => Ok(Self::Offline),
+            "realtime" => Ok(Self::Realtime),
+            "fast" => Ok(Self::Fast),
+            _ => {
+                if let Some(rest) = text.strip_prefix("ahead:") {
+                    let (seconds, starts) = rest.split_once('x').unwrap_or((rest, "1"));
+                    let seconds: f64 = seconds.parse().map_err(|_| bad())?;
+                    let starts: u32 = starts.parse().map_err(|_| bad())?;
+                    if !(0.0..=10.0).contains(&seconds) || !(1..=100).contains(&starts) {
+                        return Err(bad());
+                    }
+                    Ok(Self::Ahead { seconds, starts })
+                } else if let Some(period) = text.strip_prefix("split:") {
+                    let period: usize = period.parse().map_err(|_| bad())?;
+                    if !(1..=1 << 20).contains(&period) {
+                        return Err(bad());
+                    }
+                    Ok(Self::Split { period })
+                } else {
+                    Err(bad())
+                }
+            }
+        }
+    }
+}
+
+/// Releases blocks at the times a [`Pace`] gives.
+struct Pacer {
+    pace: Pace,
+    rate: f64,
+    /// The host's clock: frame `anchor_frame` is due at `anchor`.
+    anchor: Instant,
+    anchor_frame: usize,
+    /// Frames per [`Pace::Ahead`] segment (one start each).
+    segment_frames: usize,
+}
+
+impl Pacer {
+    fn new(pace: Pace, rate: u32, num_frames: usize, start: Instant) -> Self {
+        let segment_frames = match pace {
+            Pace::Ahead { starts, .. } => num_frames.div_ceil(starts as usize).max(1),
+            _ => usize::MAX,
+        };
+        Self {
+            pace,
+            rate: f64::from(rate),
+            anchor: start,
+            anchor_frame: 0,
+            segment_frames,
+        }
+    }
+
+    /// Before the call that starts at `frame`: an [`Pace::Ahead`] host stops and starts again
+    /// at each segment's first frame.
+    fn before(&mut self, frame: usize) {
+        if frame > 0 && frame.is_multiple_of(self.segment_frames) && frame != self.anchor_frame {
+            std::thread::sleep(AHEAD_PAUSE);
+            self.anchor = Instant::now();
+            self.anchor_frame = frame;
+        }
+    }
+
+    /// After a call: waits until the call that starts at `frame` is due.
+    fn after(&self, frame: usize) {
+        let due_in = |frames: usize, lead: f64| {
+            let seconds = (frames - self.anchor_frame) as f64 / self.rate - lead;
+            self.anchor + Duration::from_secs_f64(seconds.max(0.0))
+        };
+        let due = match self.pace {
+            Pace::Offline | Pace::Fast => return,
+            Pace::Realtime => due_in(frame, 0.0),
+            Pace::Ahead { seconds, .. } => {
+                if frame.is_multiple_of(self.segment_frames) {
+                    return;
+                }
+                due_in(frame, seconds)
+            }
+            Pace::Split { period } => due_in(frame - frame % period, 0.0),
+        };
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+    }
 }
 
 /// What a benchmark measured (the harness contract's fields).
@@ -105,7 +242,13 @@ pub struct BenchResult {
     /// Times the measuring thread woke a worker (a system call each), per second of audio.
     pub wakes_per_s: f64,
     pub layout: String,
+    /// Whether the engines ran in real-time mode.
     pub paced: bool,
+    /// The [`Pace`] the blocks were released at.
+    pub pace: Pace,
+    /// With [`BenchConfig::check`]: the first instance's output against its offline render,
+    /// in dB (300 when identical).
+    pub snr_vs_offline_db: Option<f64>,
     /// Resident memory of the process once the engines are built, in KiB.
     pub rss_kb: u64,
     /// Resident memory the engines added, per instance, in KiB.
@@ -138,7 +281,7 @@ impl BenchResult {
                 "\"offcpu_max_us\":{:.2},\"steal_ms\":{:.0},",
                 "\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},\"oncpu_max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
-                "\"dropped_chunks\":{},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"audio_priority\":{},",
+                "\"dropped_chunks\":{},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"pace\":\"{}\",\"snr_vs_offline_db\":{},\"audio_priority\":{},",
                 "\"rss_kb\":{},\"mem_per_instance_kb\":{},\"host_threads\":{},\"host_thread\":{},",
                 "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
                 "\"loadavg1\":{:.2}}}"
@@ -180,6 +323,9 @@ impl BenchResult {
             self.wakes_per_s,
             self.layout,
             self.paced,
+            self.pace.name(),
+            self.snr_vs_offline_db
+                .map_or("null".to_string(), |db| format!("{db:.1}")),
             self.audio_priority,
             self.rss_kb,
             self.mem_per_instance_kb,
@@ -283,7 +429,7 @@ pub fn run(
 }
 
 /// Runs `config.instances` engines spread over `host_threads` threads (as even as they divide),
-/// each a host audio thread of its own, paced by `config.paced`, with its own per-call and
+/// each a host audio thread of its own, paced by `config.pace`, with its own per-call and
 /// deadline statistics. The threads build their engines, meet, and start their timed loops
 /// together. Returns each thread's result, then the session's: the process's CPU (each
 /// thread measures the whole process over the same time, so the largest), the worst thread's
@@ -390,7 +536,7 @@ fn run_on_thread(
     ir: &Ir,
     input: &[Vec<f32>],
     config: &BenchConfig,
-    mut output: Option<&mut Vec<Vec<f32>>>,
+    output: Option<&mut Vec<Vec<f32>>>,
     first_instance: usize,
     start: Option<&Barrier>,
 ) -> Result<BenchResult, EngineError> {
@@ -421,7 +567,7 @@ fn run_on_thread(
             let max_partition_size = engine.plan().max_partition_size();
             let phase = stagger_phase((first_instance + instance_idx) as u64, max_partition_size);
             engine.set_stagger(phase);
-            engine.set_offline(!config.paced);
+            engine.set_offline(!config.pace.realtime_mode());
             Ok(engine)
         })
         .collect();
@@ -441,10 +587,16 @@ fn run_on_thread(
     let mut block_cpu_s = Vec::with_capacity(num_blocks);
     let mut block_starts = Vec::with_capacity(num_blocks);
     let mut scratch = vec![vec![0.0f32; block]; num_channels];
+    // --check compares the first instance's output with its offline render.
+    let mut checked_output = Vec::new();
+    let mut output = output.or(if config.check && !engines.is_empty() {
+        Some(&mut checked_output)
+    } else {
+        None
+    });
     if let Some(output) = output.as_deref_mut() {
         *output = vec![vec![0.0; num_frames]; num_channels];
     }
-    let block_period = Duration::from_secs_f64(block as f64 / f64::from(config.rate));
 
     let realtime = config
         .audio_priority
@@ -454,6 +606,7 @@ fn run_on_thread(
     let main_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
     let wall_start_monotonic_ns = cpu_time::monotonic_ns();
+    let mut pacer = Pacer::new(config.pace, config.rate, num_frames, wall_start);
     let mut frames_done = 0;
     while frames_done < num_frames {
         if config
@@ -462,6 +615,7 @@ fn run_on_thread(
         {
             break;
         }
+        pacer.before(frames_done);
         let len = block.min(num_frames - frames_done);
         let range = frames_done..frames_done + len;
         let block_cpu_start = cpu_time::thread_seconds();
@@ -489,13 +643,8 @@ fn run_on_thread(
         block_starts.push(block_start - wall_start);
         block_cpu_s.push(cpu_time::thread_seconds() - block_cpu_start);
         frames_done += len;
-        if config.paced {
-            // Release the next block at its real-time deadline, as an audio interface would.
-            let next = wall_start + block_period * block_times.len() as u32;
-            if let Some(wait) = next.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-        }
+        // Release the next block when the host would.
+        pacer.after(frames_done);
     }
     let wall_s = wall_start.elapsed().as_secs_f64();
     let cpu_main_s = cpu_time::thread_seconds() - main_start;
@@ -562,6 +711,21 @@ fn run_on_thread(
         late_blocks += stats.late_results + stats.dropped_chunks;
         dropped_chunks += stats.dropped_chunks;
     }
+    let snr_vs_offline_db = match (config.check, output.as_deref(), engines.first()) {
+        (true, Some(output), Some(first)) => {
+            let phase = stagger_phase(first_instance as u64, first.plan().max_partition_size());
+            let offline = OfflineRender {
+                ir,
+                input,
+                config: engine_config,
+                phase,
+                block,
+                num_frames: frames_done,
+            };
+            Some(offline.snr_db(output)?)
+        }
+        _ => None,
+    };
     let audio_s = frames_done as f64 / f64::from(config.rate);
     let wakes = engines.iter().map(Engine::worker_wakes).sum::<u64>();
     let (layout, latency_samples) = match engines.first() {
@@ -628,7 +792,9 @@ fn run_on_thread(
         dropped_chunks,
         wakes_per_s: wakes as f64 / audio_s.max(f64::MIN_POSITIVE),
         layout,
-        paced: config.paced,
+        paced: config.pace.realtime_mode(),
+        pace: config.pace,
+        snr_vs_offline_db,
         rss_kb,
         mem_per_instance_kb,
         audio_priority,
@@ -638,6 +804,46 @@ fn run_on_thread(
     // Engines (and their threads) are dropped here, outside the timed loop.
     drop(engines);
     Ok(result)
+}
+
+/// The offline render a `--check` run is compared with: a fresh engine in offline mode, the
+/// same input in the same blocks.
+struct OfflineRender<'a> {
+    ir: &'a Ir,
+    input: &'a [Vec<f32>],
+    config: EngineConfig,
+    phase: u64,
+    block: usize,
+    num_frames: usize,
+}
+
+impl OfflineRender<'_> {
+    /// `output` against this render, in dB (300 when identical).
+    fn snr_db(&self, output: &[Vec<f32>]) -> Result<f64, EngineError> {
+        let mut engine = Engine::new(self.ir, self.config)?;
+        engine.set_stagger(self.phase);
+        engine.set_offline(true);
+        let num_channels = self.input.len();
+        let mut scratch = vec![vec![0.0f32; self.block]; num_channels];
+        let (mut signal, mut noise) = (0.0f64, 0.0f64);
+        for start in (0..self.num_frames).step_by(self.block) {
+            let len = self.block.min(self.num_frames - start);
+            let inputs: Vec<&[f32]> = self.input.iter().map(|c| &c[start..start + len]).collect();
+            let mut outputs: Vec<&mut [f32]> = scratch.iter_mut().map(|c| &mut c[..len]).collect();
+            engine.process(&inputs, &mut outputs);
+            for (reference, played) in scratch.iter().zip(output) {
+                for (&r, &p) in reference[..len].iter().zip(&played[start..start + len]) {
+                    signal += f64::from(r) * f64::from(r);
+                    noise += (f64::from(r) - f64::from(p)).powi(2);
+                }
+            }
+        }
+        Ok(if noise == 0.0 {
+            300.0
+        } else {
+            (10.0 * (signal / noise).log10()).min(300.0)
+        })
+    }
 }
 
 /// The `p` quantile (nearest rank) of `sorted` seconds, in us; 0 when empty.

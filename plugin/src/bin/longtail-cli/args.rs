@@ -16,6 +16,7 @@ use longtail::ir;
 use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
 use longtail::params::DEFAULT_MIX;
 use longtail::render::BlockSizes;
+use longtail::tools::bench::Pace;
 use longtail::tools::soak;
 
 #[derive(Debug, Parser)]
@@ -135,9 +136,22 @@ pub(crate) enum Command {
         /// Harness mode: write the output (raw f32 interleaved) here.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Release blocks at real-time pace (real-time mode: lates are possible and counted).
-        #[arg(long)]
+        /// Release blocks at real-time pace (real-time mode: lates are possible and counted);
+        /// the same as --pace realtime.
+        #[arg(long, conflicts_with = "pace")]
         paced: bool,
+        /// How the host releases blocks: `offline` (back to back, engines wait: the default),
+        /// `realtime` (each at its deadline), `fast` (back to back in real-time mode: a bounce
+        /// the plugin is not told about), `ahead:SECONDS[xSTARTS]` (anticipative processing:
+        /// STARTS times the host stops for 250 ms, then runs SECONDS ahead as fast as it can and
+        /// keeps that lead) or `split:PERIOD` (each device period of PERIOD samples as calls of
+        /// --block back to back). Every pace but offline runs the engines in real-time mode.
+        #[arg(long, value_parser = Pace::parse)]
+        pace: Option<Pace>,
+        /// Also render the first instance's input offline and report its output's distance from
+        /// that render ("snr_vs_offline_db"; 300 when identical): how much the pace cost.
+        #[arg(long)]
+        check: bool,
         /// With --paced, run the measuring thread at this SCHED_FIFO priority, as a host's audio
         /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below). 0
         /// leaves the thread as it is. Quietly ignored where the OS refuses.

@@ -23,7 +23,7 @@ use clap::Parser;
 
 use longtail::engine::Executor;
 use longtail::render::RenderOptions;
-use longtail::tools::bench::BenchConfig;
+use longtail::tools::bench::{BenchConfig, Pace};
 use longtail::tools::status;
 
 use args::{Cli, Command, ExecutorArg};
@@ -125,6 +125,8 @@ fn main() -> ExitCode {
             variant,
             out,
             paced,
+            pace,
+            check,
             audio_priority,
             backend,
             executor,
@@ -133,6 +135,11 @@ fn main() -> ExitCode {
             host_threads,
             json,
         } => {
+            let pace = if paced {
+                Pace::Realtime
+            } else {
+                pace.unwrap_or(Pace::Offline)
+            };
             let executor_name = match executor {
                 ExecutorArg::Workers => "workers",
                 ExecutorArg::Inline => "inline",
@@ -142,8 +149,10 @@ fn main() -> ExitCode {
                 rate,
                 instances: 1,
                 latency_mode: latency.into(),
-                paced,
-                audio_priority: (paced && audio_priority > 0).then_some(audio_priority),
+                pace,
+                check,
+                audio_priority: (pace.realtime_mode() && audio_priority > 0)
+                    .then_some(audio_priority),
                 warmup_s,
                 max_wall_s: (max_wall > 0.0).then_some(max_wall),
                 executor: match executor {
@@ -151,7 +160,11 @@ fn main() -> ExitCode {
                     ExecutorArg::Inline => Executor::Inline,
                 },
                 variant: variant.unwrap_or_else(|| {
-                    let pace = if paced { "paced" } else { "fed" };
+                    let pace = match pace {
+                        Pace::Realtime => "paced".to_string(),
+                        Pace::Offline => "fed".to_string(),
+                        other => other.name(),
+                    };
                     match fixed_work_us {
                         Some(micros) => format!("{pace}-fixed-work-{micros}us"),
                         None => format!("{pace}-{executor_name}"),
