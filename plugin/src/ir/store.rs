@@ -433,12 +433,21 @@ mod tests {
                 .map(|i| if i % 7 == 0 { -0.25 } else { 1e-30 * i as f32 })
                 .collect::<Vec<f32>>(),
         ];
-        assert_eq!(decode_samples(SAVED, 2, 40).unwrap(), channels);
-        assert_eq!(encode_samples(&channels), SAVED);
+        let decoded = decode_samples(SAVED, 2, 40).unwrap();
+        // The input was made on Linux, where glibc's `sinf` rounds correctly; other C
+        // libraries' (mingw's on Windows) differ in the last bits, so there the samples are
+        // checked within 4 ulps, and exactly through the encoder below.
+        #[cfg(target_os = "linux")]
+        assert_eq!(decoded, channels);
+        for (got, want) in decoded.iter().flatten().zip(channels.iter().flatten()) {
+            let ulps = (i64::from(got.to_bits() as i32) - i64::from(want.to_bits() as i32)).abs();
+            assert!(ulps <= 4, "{got} against {want}");
+        }
+        assert_eq!(encode_samples(&decoded), SAVED);
         // Unpadded, as a hand-edited state may be.
         assert_eq!(
             decode_samples(SAVED.trim_end_matches('='), 2, 40).unwrap(),
-            channels
+            decoded
         );
     }
 
