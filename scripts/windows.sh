@@ -86,6 +86,14 @@ start=$SECONDS
 # What the Windows build finds under Wine: the GPU adapters (if any) and the thermal sources.
 xvfb-run -a "$WINE" "$target_dir/$TARGET/debug/longtail-cli.exe" status
 wine_tests "${plugin_tests[@]}"
+# The standalone starts headless on its dummy backend and keeps running until stopped.
+rc=0
+xvfb-run -a timeout 5 "$WINE" "$target_dir/$TARGET/debug/longtail.exe" --headless \
+    --backend dummy || rc=$?
+if [ "$rc" -ne 124 ]; then
+    echo "windows: the standalone exited with $rc instead of running" >&2
+    exit 1
+fi
 run_s=$((run_s + SECONDS - start))
 
 start=$SECONDS
