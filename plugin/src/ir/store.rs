@@ -425,7 +425,7 @@ mod tests {
     #[test]
     fn samples_saved_by_the_earlier_codec_load_unchanged() {
         const SAVED: &str = "AUABv/4A+yQG+Giquhurse/zP4FUfPT6dYbDARCk605ovweXnNiKG4/BQZVQAGBgkGD4kABgrPhEkO4AOmCGrNL4AERqkLbuAQAnOk1gc4YArL/S5QAsKzCLyX1j34yLwvUELBgFGopZJCRU/afoIQIxzx2WJKh2YwgxbQgAQkJjQtJjAEKK0htj1QAeQmaKrtIAGz9jh9XoAAweMEJUZgCKnK7AAIjqEhwWBNOUKUlK/zNMTj0e7ZgL8ftRgYmEZzf/j5vEZ5+0taWJTYCiInOiyvOAIjZKX3ODgJiirLbAyoDf6fP9AwiAExgdIicsgDY7QEUAPj4/Pz8/Pj4+Pb29vr6+vr69vb06PD09PT09PTw8O7u8vLy8vLy8vg0ODg4ODr4PDw8PDw++Dw8PDw8Pvg8PDw8QEL4QEBAQEBC+EBAQEA==";
-        let channels = vec![
+        let channels = [
             (0..40)
                 .map(|i| ((i as f32) * 0.3).sin() * 0.9f32.powi(i))
                 .collect::<Vec<f32>>(),
