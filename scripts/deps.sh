@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages Longtail needs to build and test, when any is missing.
 # As root it runs apt-get; otherwise it uses `sudo -n` if that works without a password, and
-# else prints the exact command to run and fails. Sourced by scripts/main.sh and scripts/test.sh.
+# else prints the exact command to run and fails. Sourced by scripts/main.sh, scripts/test.sh and
+# scripts/windows.sh.
 set -euo pipefail
 
 LONGTAIL_APT_PACKAGES=(
@@ -17,21 +18,28 @@ LONGTAIL_APT_PACKAGES=(
     libvulkan1 mesa-vulkan-drivers
 )
 
+# The Windows build and its tests (scripts/windows.sh): the mingw-w64 cross toolchain (linker,
+# dlltool for the import libraries) and Wine's 64-bit loader.
+LONGTAIL_WINDOWS_APT_PACKAGES=(mingw-w64 wine64)
+
+# The packages of "$@" that are not installed, one a line.
 longtail_missing_packages() {
     local pkg
-    for pkg in "${LONGTAIL_APT_PACKAGES[@]}"; do
+    for pkg in "$@"; do
         if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
             printf '%s\n' "$pkg"
         fi
     done
 }
 
-longtail_install_deps() {
+# Installs the packages of "$@" that are missing (see the top of this file for how), and checks
+# that cargo is there.
+longtail_install_packages() {
     if ! command -v dpkg-query >/dev/null 2>&1; then
-        echo "deps: not a Debian/Ubuntu system; install the equivalents of: ${LONGTAIL_APT_PACKAGES[*]}" >&2
+        echo "deps: not a Debian/Ubuntu system; install the equivalents of: $*" >&2
     else
         local missing
-        missing=$(longtail_missing_packages | tr '\n' ' ')
+        missing=$(longtail_missing_packages "$@" | tr '\n' ' ')
         if [ -n "${missing// /}" ]; then
             local apt=(apt-get install -y --no-install-recommends $missing)
             if [ "$(id -u)" -eq 0 ]; then
@@ -53,4 +61,9 @@ longtail_install_deps() {
         echo "deps: cargo not found. Install Rust 1.88 or newer (https://rustup.rs), then run this command again." >&2
         exit 1
     fi
+}
+
+# What Longtail's Linux build and tests need.
+longtail_install_deps() {
+    longtail_install_packages "${LONGTAIL_APT_PACKAGES[@]}"
 }

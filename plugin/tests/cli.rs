@@ -136,6 +136,36 @@ fn render(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> Vec<Vec<f32>> 
     channels
 }
 
+/// The Windows build renders what the Linux build renders (>= 100 dB), run by
+/// `scripts/windows.sh` under Wine. `LONGTAIL_LINUX_RENDER` names a folder with the Linux
+/// `longtail-cli demo` files `ir-hall.wav` and `dry.wav`, and `linux.wav`, the Linux
+/// `render --ir ir-hall.wav --input dry.wav --output linux.wav`; unset (a plain `cargo test`),
+/// there is nothing to compare with and the test passes.
+#[test]
+fn render_equals_the_linux_render() {
+    let Some(reference) = std::env::var_os("LONGTAIL_LINUX_RENDER").map(PathBuf::from) else {
+        return;
+    };
+    let dir = temp_dir("linux-render");
+    let output = dir.join("out.wav");
+    cli_stdout(&render_args(
+        &reference.join("ir-hall.wav"),
+        &reference.join("dry.wav"),
+        &output,
+        &[],
+    ));
+    let (spec, actual) = read_wav(&output);
+    let (linux_spec, linux) = read_wav(&reference.join("linux.wav"));
+    assert_eq!(spec, linux_spec);
+    assert_eq!(actual.len(), linux.len());
+    for (channel_idx, (actual, linux)) in actual.iter().zip(&linux).enumerate() {
+        let expected: Vec<f64> = linux.iter().map(|&v| f64::from(v)).collect();
+        let snr = snr_db(actual, &expected);
+        println!("channel {channel_idx}: {snr:.1} dB against the Linux render");
+        assert!(snr >= 100.0, "channel {channel_idx}: {snr:.1} dB");
+    }
+}
+
 #[test]
 fn render_matches_direct_convolution() {
     let dir = temp_dir("render");

@@ -10,6 +10,9 @@
 //!
 //! Skipped, with a message, only when `jackd` is not installed and `CI` is not set (CI installs
 //! it through `scripts/deps.sh`). Takes about 10 s, most of it real-time audio.
+//!
+//! Unix only: it runs `jackd` and stops processes with POSIX signals.
+#![cfg(unix)]
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -1,5 +1,9 @@
 //! The standalone app runs headless on nice-plug's dummy audio backend, processes audio through
 //! the plugin, and stops cleanly on SIGINT.
+//!
+//! Unix only: SIGINT is a POSIX signal. On Windows scripts/windows.sh checks that the standalone
+//! starts headless on the dummy backend and keeps running.
+#![cfg(unix)]
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -5,6 +5,16 @@
 //! (the same library function, `longtail::render::render`) for the default settings. Its state
 //! is saved and loaded into a second instance, which then plays the same output.
 
+// The bindings' enum constants are `u32` on Linux and `i32` on Windows (C enums follow the
+// platform's ABI), so the casts to the API's `i32` do nothing there.
+#![cfg_attr(
+    windows,
+    expect(
+        clippy::unnecessary_cast,
+        reason = "the vst3 enum constants are already i32 on Windows"
+    )
+)]
+
 use std::ffi::{CStr, c_void};
 use std::ptr::null_mut;
 use std::sync::Mutex;

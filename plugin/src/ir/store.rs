@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn samples_saved_by_the_earlier_codec_load_unchanged() {
         const SAVED: &str = "AUABv/4A+yQG+Giquhurse/zP4FUfPT6dYbDARCk605ovweXnNiKG4/BQZVQAGBgkGD4kABgrPhEkO4AOmCGrNL4AERqkLbuAQAnOk1gc4YArL/S5QAsKzCLyX1j34yLwvUELBgFGopZJCRU/afoIQIxzx2WJKh2YwgxbQgAQkJjQtJjAEKK0htj1QAeQmaKrtIAGz9jh9XoAAweMEJUZgCKnK7AAIjqEhwWBNOUKUlK/zNMTj0e7ZgL8ftRgYmEZzf/j5vEZ5+0taWJTYCiInOiyvOAIjZKX3ODgJiirLbAyoDf6fP9AwiAExgdIicsgDY7QEUAPj4/Pz8/Pj4+Pb29vr6+vr69vb06PD09PT09PTw8O7u8vLy8vLy8vg0ODg4ODr4PDw8PDw++Dw8PDw8Pvg8PDw8QEL4QEBAQEBC+EBAQEA==";
-        let channels = vec![
+        let channels = [
             (0..40)
                 .map(|i| ((i as f32) * 0.3).sin() * 0.9f32.powi(i))
                 .collect::<Vec<f32>>(),
@@ -447,12 +447,21 @@ mod tests {
                 .map(|i| if i % 7 == 0 { -0.25 } else { 1e-30 * i as f32 })
                 .collect::<Vec<f32>>(),
         ];
-        assert_eq!(decode_samples(SAVED, 2, 40).unwrap(), channels);
-        assert_eq!(encode_samples(&channels), SAVED);
+        let decoded = decode_samples(SAVED, 2, 40).unwrap();
+        // The input was made on Linux, where glibc's `sinf` rounds correctly; other C
+        // libraries' (mingw's on Windows) differ in the last bits, so there the samples are
+        // checked within 4 ulps, and exactly through the encoder below.
+        #[cfg(target_os = "linux")]
+        assert_eq!(decoded, channels);
+        for (got, want) in decoded.iter().flatten().zip(channels.iter().flatten()) {
+            let ulps = (i64::from(got.to_bits() as i32) - i64::from(want.to_bits() as i32)).abs();
+            assert!(ulps <= 4, "{got} against {want}");
+        }
+        assert_eq!(encode_samples(&decoded), SAVED);
         // Unpadded, as a hand-edited state may be.
         assert_eq!(
             decode_samples(SAVED.trim_end_matches('='), 2, 40).unwrap(),
-            channels
+            decoded
         );
     }
 

@@ -22,6 +22,9 @@
 //!   four-level state for the whole machine (CPU and GPU share one package and one state). It
 //!   has no temperature: the reading carries the state itself ([`Reading::reported`]), read
 //!   through the Objective-C runtime that every macOS process has, so no extra crate.
+//! - Windows: NVML as above (`nvml.dll`, loaded at run time); no CPU probe, since Windows has
+//!   no documented CPU temperature source a plugin can read without admin rights, so the CPU
+//!   state is [`ThermalState::Unknown`] and the snapshot's sources say so.
 //! - Elsewhere: no probe, and the state is [`ThermalState::Unknown`].
 //!
 //! # States

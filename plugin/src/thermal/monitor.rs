@@ -89,6 +89,12 @@ impl ThermalProbes {
                 None => sources.push("macOS thermalState (not available)".to_owned()),
             }
         }
+        if cfg!(windows) {
+            // Windows has no documented, unprivileged CPU temperature source (WMI's
+            // MSAcpi_ThermalZoneTemperature needs admin rights and is empty on most machines),
+            // so the CPU state stays Unknown there; the editor and `status` show this line.
+            sources.push("CPU: no Windows sensor source read".to_owned());
+        }
         if sources.is_empty() {
             sources.push("none on this platform".to_owned());
         }

@@ -45,7 +45,8 @@ pub struct BenchConfig {
     /// that render ([`BenchResult::snr_vs_offline_db`]).
     pub check: bool,
     /// SCHED_FIFO priority of the measuring thread while it runs, as a host gives its audio
-    /// thread; `None` leaves it as it is.
+    /// thread (Windows: MMCSS "Pro Audio" at critical, see `RealtimeGuard::raise`); `None`
+    /// leaves it as it is.
     pub audio_priority: Option<u32>,
     /// Blocks in the first `warmup_s` seconds are left out of the per-block statistics.
     pub warmup_s: f64,
@@ -253,7 +254,8 @@ pub struct BenchResult {
     pub rss_kb: u64,
     /// Resident memory the engines added, per instance, in KiB.
     pub mem_per_instance_kb: u64,
-    /// The measuring thread's SCHED_FIFO priority, 0 when it ran with the default policy.
+    /// The measuring thread's SCHED_FIFO priority (Windows: the one asked for, when MMCSS or
+    /// the thread priority was granted), 0 when it ran with the default policy.
     pub audio_priority: u32,
     /// Host threads the session ran on ([`run_host_threads`]); 1 for [`run`].
     pub host_threads: usize,

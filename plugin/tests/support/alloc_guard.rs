@@ -74,6 +74,7 @@ fn refuse(size: usize) -> *mut u8 {
     line[len..len + suffix.len()].copy_from_slice(suffix);
     len += suffix.len();
     // SAFETY: writes `len` initialised bytes of `line` to standard error.
-    unsafe { libc::write(2, line.as_ptr().cast(), len) };
+    // (`len` is under 100; the CRT's `write` on Windows takes a `u32` count.)
+    unsafe { libc::write(2, line.as_ptr().cast(), len as _) };
     std::ptr::null_mut()
 }

@@ -153,7 +153,8 @@ pub(crate) enum Command {
         #[arg(long)]
         check: bool,
         /// With --paced, run the measuring thread at this SCHED_FIFO priority, as a host's audio
-        /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below). 0
+        /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below); on
+        /// Windows any value above 40 joins MMCSS "Pro Audio" at critical, above the workers. 0
         /// leaves the thread as it is. Quietly ignored where the OS refuses.
         #[arg(long, default_value_t = 70)]
         audio_priority: u32,

@@ -1,4 +1,6 @@
-//! Real-time scheduling for worker threads: SCHED_FIFO below typical audio threads.
+//! Real-time scheduling for worker threads, below typical audio threads: SCHED_FIFO on Linux;
+//! on Windows the MMCSS "Pro Audio" task (`AvSetMmThreadCharacteristicsW`), or
+//! `THREAD_PRIORITY_TIME_CRITICAL` where MMCSS refuses. Elsewhere (macOS) the default policy.
 //!
 //! Uses nothing of the engine; the worker thread ([`super::thread`]) raises itself at start.
 
@@ -6,7 +8,8 @@
 const WORKER_PRIORITY: usize = 40;
 
 /// Asks for real-time scheduling below typical audio threads (SCHED_FIFO, one step lower per
-/// level); quietly keeps the default policy where the OS does not allow it.
+/// level; on Windows MMCSS "Pro Audio" at its normal priority, below the hosts' audio threads
+/// at high or critical); quietly keeps the default policy where the OS does not allow it.
 ///
 /// The audio thread must run above the workers: on a machine with fewer free cores than busy
 /// workers, a real-time worker otherwise takes the core from a default-policy audio thread for
@@ -17,13 +20,17 @@ pub(crate) fn raise_priority(level_idx: usize) {
     std::mem::forget(RealtimeGuard::raise(priority));
 }
 
-/// The calling thread at a SCHED_FIFO priority until dropped, then back to its old policy.
+/// The calling thread at a SCHED_FIFO priority (Windows: in the MMCSS "Pro Audio" task, or at
+/// `THREAD_PRIORITY_TIME_CRITICAL`) until dropped, then back to its old policy.
 #[derive(Debug)]
 pub struct RealtimeGuard {
-    /// The priority the thread runs at.
+    /// The priority the thread runs at (Linux's SCHED_FIFO scale; on Windows the priority asked
+    /// for, which picks the MMCSS priority, see [`RealtimeGuard::raise`]).
     pub priority: u32,
     #[cfg(target_os = "linux")]
     old: (libc::c_int, libc::sched_param),
+    #[cfg(windows)]
+    old: windows::Raised,
     /// Not `Send`: it must be dropped by the thread it raised.
     _thread_bound: std::marker::PhantomData<*const ()>,
 }
@@ -31,6 +38,11 @@ pub struct RealtimeGuard {
 impl RealtimeGuard {
     /// Raises the calling thread to SCHED_FIFO `priority`; `None` where the OS refuses
     /// (no permission, no such policy). Not for the audio thread's `process()`: a system call.
+    ///
+    /// On Windows the thread joins MMCSS's "Pro Audio" task: at its normal priority for a
+    /// worker's `priority` (at most the workers' 40), at critical above that (an audio thread,
+    /// such as `bench --audio-priority`). Without MMCSS (the service stopped, Wine) it falls
+    /// back to `THREAD_PRIORITY_TIME_CRITICAL`.
     pub fn raise(priority: u32) -> Option<Self> {
         #[cfg(target_os = "linux")]
         {
@@ -53,7 +65,16 @@ impl RealtimeGuard {
                 _thread_bound: std::marker::PhantomData,
             })
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(windows)]
+        {
+            let audio = priority > WORKER_PRIORITY as u32;
+            windows::raise(audio).map(|old| Self {
+                priority,
+                old,
+                _thread_bound: std::marker::PhantomData,
+            })
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
         {
             let _ = priority;
             None
@@ -68,6 +89,85 @@ impl Drop for RealtimeGuard {
         // `Send`).
         unsafe {
             libc::pthread_setschedparam(libc::pthread_self(), self.old.0, &self.old.1);
+        }
+        #[cfg(windows)]
+        windows::restore(&self.old);
+    }
+}
+
+/// The Windows calls: MMCSS (avrt.dll) and thread priorities (kernel32), through `windows-sys`.
+#[cfg(windows)]
+mod windows {
+    use windows_sys::Win32::Foundation::HANDLE;
+    use windows_sys::Win32::System::Threading::{
+        AVRT_PRIORITY_CRITICAL, AvRevertMmThreadCharacteristics, AvSetMmThreadCharacteristicsW,
+        AvSetMmThreadPriority, GetCurrentThread, GetThreadPriority, SetThreadPriority,
+        THREAD_PRIORITY_TIME_CRITICAL,
+    };
+
+    /// `GetThreadPriority`'s failure value (`MAXLONG`; windows-sys has it under
+    /// `Win32_System_WindowsProgramming`, a feature nothing else here needs).
+    const THREAD_PRIORITY_ERROR_RETURN: i32 = i32::MAX;
+
+    /// How the thread was raised, to undo it.
+    #[derive(Debug)]
+    pub(super) enum Raised {
+        /// Joined the MMCSS task through this handle.
+        Mmcss(HANDLE),
+        /// Set to `THREAD_PRIORITY_TIME_CRITICAL` from this priority.
+        Priority(i32),
+    }
+
+    /// The MMCSS task name, NUL-terminated UTF-16.
+    const PRO_AUDIO: [u16; 10] = {
+        let ascii = *b"Pro Audio\0";
+        let mut wide = [0u16; 10];
+        let mut idx = 0;
+        while idx < ascii.len() {
+            wide[idx] = ascii[idx] as u16;
+            idx += 1;
+        }
+        wide
+    };
+
+    /// Joins the calling thread to "Pro Audio" (at critical priority for an `audio` thread),
+    /// else raises it to `THREAD_PRIORITY_TIME_CRITICAL`; `None` if both are refused.
+    pub(super) fn raise(audio: bool) -> Option<Raised> {
+        let mut task_index = 0u32;
+        // SAFETY: a NUL-terminated UTF-16 task name and a writable index; the call affects the
+        // calling thread only and reports failure as a null handle.
+        let handle = unsafe { AvSetMmThreadCharacteristicsW(PRO_AUDIO.as_ptr(), &mut task_index) };
+        if !handle.is_null() {
+            if audio {
+                // SAFETY: the handle MMCSS just returned for this thread. A refusal leaves the
+                // task's normal priority, still real-time.
+                unsafe { AvSetMmThreadPriority(handle, AVRT_PRIORITY_CRITICAL) };
+            }
+            return Some(Raised::Mmcss(handle));
+        }
+        // SAFETY: the pseudo handle of the calling thread; failures are return values.
+        unsafe {
+            let thread = GetCurrentThread();
+            let old = GetThreadPriority(thread);
+            (old != THREAD_PRIORITY_ERROR_RETURN
+                && SetThreadPriority(thread, THREAD_PRIORITY_TIME_CRITICAL) != 0)
+                .then_some(Raised::Priority(old))
+        }
+    }
+
+    /// Undoes [`raise`] on the thread that raised (the guard is not `Send`).
+    pub(super) fn restore(raised: &Raised) {
+        // SAFETY: the handle from `AvSetMmThreadCharacteristicsW` on this thread, or the
+        // calling thread's pseudo handle and the priority it had.
+        unsafe {
+            match *raised {
+                Raised::Mmcss(handle) => {
+                    AvRevertMmThreadCharacteristics(handle);
+                }
+                Raised::Priority(old) => {
+                    SetThreadPriority(GetCurrentThread(), old);
+                }
+            }
         }
     }
 }

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The Windows build, cross-built from Linux and tested under Wine: installs mingw-w64 and Wine
+# when missing, adds Rust's x86_64-pc-windows-gnu target, makes a Wine prefix under the target
+# dir, builds the Windows test binaries (the dev profile of scripts/test.sh, in the same target
+# dir) and runs, under Wine, the tests that need no display, audio device, JACK or GPU:
+# the plugin's unit tests, the IR tests, the CLI tests (among them the Windows
+# `longtail-cli.exe render` against the Linux render of the same files, >= 100 dB), the engine
+# accuracy tests and the CLAP and VST3 host tests on the Windows plugin library. Run by
+# scripts/test.sh after the Linux suite; runs alone too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+longtail_install_packages "${LONGTAIL_WINDOWS_APT_PACKAGES[@]}"
+
+readonly TARGET=x86_64-pc-windows-gnu
+if ! rustup target list --installed | grep -qx "$TARGET"; then
+    rustup target add "$TARGET"
+fi
+
+target_dir=$(realpath -m "${CARGO_TARGET_DIR:-target}")
+windows_dir="$target_dir/windows"
+mkdir -p "$windows_dir"
+
+# Our own Wine prefix, never ~/.wine: made once, kept with the target dir.
+export WINEPREFIX="$windows_dir/wine-prefix"
+export WINEDEBUG=-all
+# No Mono or Gecko installers (and their dialogs) while the prefix is made. No d3d12: Wine's
+# (vkd3d) lists a made-up "NVIDIA GeForce GTX 470" adapter whose device is lost at once, which
+# wgpu would prefer; without it the Windows build's Vulkan backend finds the machine's Vulkan
+# driver through winevulkan (lavapipe in CI), and the GPU tests run on it.
+export WINEDLLOVERRIDES="mscoree,mshtml,d3d12="
+readonly WINE=/usr/lib/wine/wine64
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    echo "windows: making the Wine prefix $WINEPREFIX"
+    "$WINE" wineboot --init
+    /usr/lib/wine/wineserver -w
+fi
+# Rust's standard library imports ProcessPrng from bcryptprimitives.dll, which Debian's Wine 8.0
+# lacks: without it every Rust program stops at load under Wine (c0000135, DLL not found). The
+# prefix gets a stand-in built here with mingw (scripts/wine/processprng.c, on RtlGenRandom).
+standin="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+if [ ! -f "$standin" ] || [ scripts/wine/processprng.c -nt "$standin" ]; then
+    x86_64-w64-mingw32-gcc -O2 -shared -o "$standin" scripts/wine/processprng.c -ladvapi32
+fi
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
+
+# The Linux render the Windows one must equal: the Linux CLI's demo files (a dry signal and
+# the built-in IRs), the hall rendered by the Linux CLI.
+linux_render="$windows_dir/linux-render"
+cargo build --locked -p longtail --bin longtail-cli
+"$target_dir/debug/longtail-cli" demo --output "$linux_render" >/dev/null
+"$target_dir/debug/longtail-cli" render --ir "$linux_render/ir-hall.wav" \
+    --input "$linux_render/dry.wav" --output "$linux_render/linux.wav" >/dev/null
+export LONGTAIL_LINUX_RENDER="$linux_render"
+
+# Two runs, as in scripts/test.sh: the plugin's tests without nice-plug's
+# assert_process_allocs (the IR decoder tests' allocation guard needs the global allocator),
+# then the end-to-end tests with it: the engine against float64, no allocation on the audio
+# thread, the CLAP host loading the Windows plugin library (the file the bundler ships as
+# Longtail.clap) and the VST3 host. Left out: the standalone and JACK tests (they stop the
+# standalone with a POSIX signal; Wine has no JACK), the editor and the soak (not tried under
+# Wine yet), and in clap_host the thread and descriptor counts, which read /proc/self (Linux
+# only; under Wine that is the Wine process's own /proc).
+plugin_tests=(-p longtail --lib --test ir_formats --test ir_layouts --test ir_edit
+    --test ir_resample --test ir_mutation --test ir_state --test thermal --test cli)
+engine_tests=(-p longtail-tests --test engine_accuracy --test realtime_no_alloc --test ir_state
+    --test clap_host --test vst3_host --test engine_gpu)
+engine_skips=(--skip many_instances_leave_no_threads_or_fds_behind)
+# The GPU tests skip where Wine shows no adapter (`status` below says which it found), so CI's
+# LONGTAIL_REQUIRE_GPU is for the Linux suite only.
+unset LONGTAIL_REQUIRE_GPU
+# nice-plug's Windows event loop (CLAP and VST3 plugins on their main thread) needs a message
+# window, which Wine creates only with an X display: Xvfb, as for the editor test.
+wine_tests() {
+    xvfb-run -a cargo test --target "$TARGET" --locked "$@"
+}
+
+# Each run is built, then run, before the next: both write the plugin library deps/longtail.dll
+# (the cdylib has no hash in its name), and the host tests load the one built last.
+build_s=0
+run_s=0
+start=$SECONDS
+cargo test --target "$TARGET" --locked "${plugin_tests[@]}" --no-run
+build_s=$((build_s + SECONDS - start))
+start=$SECONDS
+# What the Windows build finds under Wine: the GPU adapters (if any) and the thermal sources.
+xvfb-run -a "$WINE" "$target_dir/$TARGET/debug/longtail-cli.exe" status
+wine_tests "${plugin_tests[@]}"
+# The standalone starts headless on its dummy backend and keeps running until stopped.
+rc=0
+xvfb-run -a timeout 5 "$WINE" "$target_dir/$TARGET/debug/longtail.exe" --headless \
+    --backend dummy || rc=$?
+if [ "$rc" -ne 124 ]; then
+    echo "windows: the standalone exited with $rc instead of running" >&2
+    exit 1
+fi
+run_s=$((run_s + SECONDS - start))
+
+start=$SECONDS
+cargo test --target "$TARGET" --locked "${engine_tests[@]}" --no-run
+build_s=$((build_s + SECONDS - start))
+start=$SECONDS
+wine_tests "${engine_tests[@]}" -- "${engine_skips[@]}"
+run_s=$((run_s + SECONDS - start))
+
+echo "windows: build ${build_s} s, tests under Wine ${run_s} s"
