@@ -1,6 +1,8 @@
-//! Real-time scheduling for worker threads, below typical audio threads: SCHED_FIFO on Linux;
-//! on Windows the MMCSS "Pro Audio" task (`AvSetMmThreadCharacteristicsW`), or
-//! `THREAD_PRIORITY_TIME_CRITICAL` where MMCSS refuses. Elsewhere (macOS) the default policy.
+//! Real-time scheduling for worker threads, below typical audio threads: SCHED_FIFO on Linux and
+//! on macOS (whose pthreads turn it into a fixed-priority Mach thread; its priorities stop at
+//! `sched_get_priority_max`, 47, so ours are clamped there); on Windows the MMCSS "Pro Audio"
+//! task (`AvSetMmThreadCharacteristicsW`), or `THREAD_PRIORITY_TIME_CRITICAL` where MMCSS
+//! refuses. Elsewhere the default policy.
 //!
 //! Uses nothing of the engine; the worker thread ([`super::thread`]) raises itself at start.
 
@@ -27,7 +29,7 @@ pub struct RealtimeGuard {
     /// The priority the thread runs at (Linux's SCHED_FIFO scale; on Windows the priority asked
     /// for, which picks the MMCSS priority, see [`RealtimeGuard::raise`]).
     pub priority: u32,
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     old: (libc::c_int, libc::sched_param),
     #[cfg(windows)]
     old: windows::Raised,
@@ -44,13 +46,21 @@ impl RealtimeGuard {
     /// such as `bench --audio-priority`). Without MMCSS (the service stopped, Wine) it falls
     /// back to `THREAD_PRIORITY_TIME_CRITICAL`.
     pub fn raise(priority: u32) -> Option<Self> {
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", target_os = "macos"))]
         {
             let mut old_policy = 0;
-            let mut old_param = libc::sched_param { sched_priority: 0 };
-            let param = libc::sched_param {
-                sched_priority: priority as libc::c_int,
-            };
+            // SAFETY: a zeroed sched_param is valid (plain integers; macOS adds padding).
+            let mut old_param: libc::sched_param = unsafe { std::mem::zeroed() };
+            let mut param = old_param;
+            param.sched_priority = priority as libc::c_int;
+            #[cfg(target_os = "macos")]
+            {
+                // SAFETY: a plain query.
+                let max = unsafe { libc::sched_get_priority_max(libc::SCHED_FIFO) };
+                if max > 0 {
+                    param.sched_priority = param.sched_priority.min(max);
+                }
+            }
             // SAFETY: plain system calls on the current thread with valid pointers; failure is
             // reported through the return values.
             let ok = unsafe {
@@ -74,7 +84,7 @@ impl RealtimeGuard {
                 _thread_bound: std::marker::PhantomData,
             })
         }
-        #[cfg(not(any(target_os = "linux", windows)))]
+        #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
         {
             let _ = priority;
             None
@@ -84,7 +94,7 @@ impl RealtimeGuard {
 
 impl Drop for RealtimeGuard {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", target_os = "macos"))]
         // SAFETY: restores the policy read in `raise`, on the same thread (the guard is not
         // `Send`).
         unsafe {
