@@ -7,10 +7,12 @@
 //! [`Executor::Workers`], starts one worker thread per level after the first; with
 //! [`Executor::Gpu`], the levels the GPU can take go to the process's GPU hub instead, each
 //! with its worker thread as a CPU standby.
-//! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate, lock or
-//! wait (offline mode waits for worker results by design). Level 0 and the head always run
-//! inside `process()`; later levels run on their workers, which get the plan's `D - P` samples
-//! of slack as their deadline, with the late policy of [`worker::late_policy`]. With
+//! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate or lock.
+//! They wait for a worker result only where the host leaves time: offline mode waits for every
+//! result, and real-time mode waits, within a bound, while the host runs ahead of real time
+//! ([`pace`]); at real-time pace they never wait. Level 0 and the head always run inside
+//! `process()`; later levels run on their workers, which get the plan's `D - P` samples of
+//! slack as their deadline, with the late policy of [`worker::late_policy`]. With
 //! [`Executor::Inline`] every level runs inside `process()` when its chunk completes (the
 //! reference executor).
 
@@ -46,6 +48,7 @@
 //! - [`rings`]: the input history and output accumulator rings.
 //! - [`direct`]: the zero-latency head (direct-form FIR).
 //! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
+//! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
@@ -57,6 +60,7 @@ pub mod denormals;
 pub mod direct;
 pub mod governor;
 pub mod gpu_placement;
+pub mod pace;
 pub mod plan;
 pub mod probe;
 pub mod rings;
@@ -74,6 +78,7 @@ pub use gpu_placement::{
     level_goes_to_gpu, open_gpu,
 };
 use gpu_placement::{gpu_fits, results_on_time};
+pub use pace::{HostPace, Wait};
 pub use plan::{LatencyMode, PartitionPlan, PlanLimits};
 pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
 use probe::{ProbeInner, ProbeLevel};
@@ -122,6 +127,10 @@ enum LevelRunner {
 }
 
 impl LevelRunner {
+    fn is_worker(&self) -> bool {
+        matches!(self, Self::Worker(_))
+    }
+
     fn partition_size(&self) -> usize {
         match self {
             Self::Inline(level) => level.partition_size(),
@@ -139,6 +148,12 @@ pub struct LateStats {
     pub dropped_chunks: u64,
     /// Whether any level has had several lates in a row.
     pub degraded: bool,
+    /// Bounded waits for a result while the host ran ahead of real time ([`pace`]).
+    pub waits: u64,
+    /// The longest of them, in nanoseconds.
+    pub wait_max_ns: u64,
+    /// All of them together, in nanoseconds.
+    pub wait_total_ns: u64,
 }
 
 /// Why an engine could not be built.
@@ -191,6 +206,8 @@ pub struct Engine {
     levels: Vec<LevelRunner>,
     /// Offline rendering: wait for worker results instead of applying the late policy.
     offline: bool,
+    /// How far ahead of real time the host runs (real-time mode with worker levels).
+    pace: HostPace,
     /// Absolute time the engine starts from after `new()` and `reset()`: a multiple of the
     /// quantum that shifts where the big levels' chunk boundaries fall, so instances started
     /// together do not all run their big partitions on the same callback.
@@ -392,6 +409,7 @@ impl Engine {
                 .collect(),
             time: 0,
             offline: false,
+            pace: HostPace::new(ir.sample_rate),
             stagger: 0,
             plan,
             config,
@@ -432,9 +450,13 @@ impl Engine {
         self.reset();
     }
 
-    /// Offline mode waits for worker results (deterministic bounces); real-time mode applies
-    /// the late policy instead. Does not allocate.
+    /// Offline mode waits for worker results (deterministic bounces); real-time mode waits
+    /// only while the host runs ahead of real time, within a bound, and applies the late policy
+    /// otherwise ([`pace`]). The IR's sample rate is the stream's. Does not allocate.
     pub fn set_offline(&mut self, offline: bool) {
+        if offline != self.offline {
+            self.pace.forget();
+        }
         self.offline = offline;
     }
 
@@ -448,6 +470,9 @@ impl Engine {
                 stats.late_results += counters.late_results.load(Relaxed);
                 stats.dropped_chunks += counters.dropped_chunks.load(Relaxed);
                 stats.degraded |= counters.degraded.load(Relaxed);
+                stats.waits += counters.waits.load(Relaxed);
+                stats.wait_max_ns = stats.wait_max_ns.max(counters.wait_max_ns.load(Relaxed));
+                stats.wait_total_ns += counters.wait_total_ns.load(Relaxed);
             }
         }
         stats
@@ -559,14 +584,25 @@ impl Engine {
 
     /// Convolves one host block. `inputs` has `num_inputs` slices and `outputs` `num_outputs`
     /// slices, all of the same length, at most `max_block_size`; the outputs are overwritten with
-    /// the wet signal. Any length works, and it may change from call to call. Does not allocate,
-    /// lock or wait.
+    /// the wet signal. Any length works, and it may change from call to call. Does not allocate
+    /// or lock; waits for worker results only as [`pace`] allows (offline mode, or a host ahead
+    /// of real time).
     pub fn process(&mut self, inputs: &[&[f32]], outputs: &mut [&mut [f32]]) {
         let num_frames = outputs.first().map_or(0, |o| o.len());
         debug_assert!(
             inputs.len() == self.config.num_inputs && outputs.len() == self.config.num_outputs
         );
         let quantum = self.plan.quantum;
+        let has_workers = self.levels.last().is_some_and(|level| level.is_worker());
+        let mut wait = if self.offline {
+            Wait::Forever
+        } else if has_workers {
+            // One clock read per call (the vDSO where the clock source allows).
+            self.pace
+                .call(std::time::Instant::now(), self.time, num_frames)
+        } else {
+            Wait::Never
+        };
 
         let mut done = 0;
         while done < num_frames {
@@ -642,17 +678,18 @@ impl Engine {
                             // Results due before the next boundary must be in the rings now.
                             let horizon = self.time + quantum as u64;
                             let rings = &mut self.output_rings;
-                            worker.collect(self.time, horizon, rings, self.offline);
+                            worker.collect(self.time, horizon, rings, &mut wait);
                             let inputs = &self.input_rings;
-                            worker.feed(self.time, quantum, inputs, rings, self.offline);
+                            worker.feed(self.time, quantum, inputs, rings, &mut wait);
                             if chunk_done {
-                                worker.submit(self.time, self.offline);
+                                worker.submit(self.time, wait);
                             }
                         }
                     }
                 }
             }
         }
+        self.pace.end_call(wait);
     }
 
     /// Forgets all history and pending output; the IR stays. Does not allocate.
@@ -665,6 +702,7 @@ impl Engine {
                 LevelRunner::Worker(worker) => worker.reset(),
             }
         }
+        self.pace.forget();
         self.time = self.stagger;
     }
 

@@ -240,6 +240,10 @@ pub struct BenchResult {
     pub latency_samples: usize,
     pub late_blocks: u64,
     pub dropped_chunks: u64,
+    /// Times a call waited for a worker result while the host ran ahead of real time (see
+    /// `engine::pace`), and the longest wait in us.
+    pub waits: u64,
+    pub wait_max_us: f64,
     /// Times the measuring thread woke a worker (a system call each), per second of audio.
     pub wakes_per_s: f64,
     pub layout: String,
@@ -283,7 +287,7 @@ impl BenchResult {
                 "\"offcpu_max_us\":{:.2},\"steal_ms\":{:.0},",
                 "\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},\"oncpu_max_over_deadline\":{:.4},",
                 "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
-                "\"dropped_chunks\":{},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"pace\":\"{}\",\"snr_vs_offline_db\":{},\"audio_priority\":{},",
+                "\"dropped_chunks\":{},\"waits\":{},\"wait_max_us\":{:.1},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"pace\":\"{}\",\"snr_vs_offline_db\":{},\"audio_priority\":{},",
                 "\"rss_kb\":{},\"mem_per_instance_kb\":{},\"host_threads\":{},\"host_thread\":{},",
                 "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
                 "\"loadavg1\":{:.2}}}"
@@ -322,6 +326,8 @@ impl BenchResult {
             self.latency_samples,
             self.late_blocks,
             self.dropped_chunks,
+            self.waits,
+            self.wait_max_us,
             self.wakes_per_s,
             self.layout,
             self.paced,
@@ -519,6 +525,8 @@ fn session_result(threads: &[BenchResult]) -> BenchResult {
         offcpu_max_us: max(|t| t.offcpu_max_us),
         late_blocks: threads.iter().map(|t| t.late_blocks).sum(),
         dropped_chunks: threads.iter().map(|t| t.dropped_chunks).sum(),
+        waits: threads.iter().map(|t| t.waits).sum(),
+        wait_max_us: max(|t| t.wait_max_us),
         wakes_per_s: threads.iter().map(|t| t.wakes_per_s).sum(),
         rss_kb: threads.iter().map(|t| t.rss_kb).max().unwrap_or(0),
         mem_per_instance_kb: threads
@@ -700,6 +708,8 @@ fn run_on_thread(
     steady.sort_unstable_by(f64::total_cmp);
     let mut late_blocks = 0;
     let mut dropped_chunks = 0;
+    let mut waits = 0;
+    let mut wait_max_ns = 0;
     if std::env::var_os("LONGTAIL_BENCH_LATE_DETAIL").is_some() {
         for (idx, engine) in engines.iter().enumerate() {
             eprintln!(
@@ -712,6 +722,8 @@ fn run_on_thread(
         let stats = engine.late_stats();
         late_blocks += stats.late_results + stats.dropped_chunks;
         dropped_chunks += stats.dropped_chunks;
+        waits += stats.waits;
+        wait_max_ns = wait_max_ns.max(stats.wait_max_ns);
     }
     let snr_vs_offline_db = match (config.check, output.as_deref(), engines.first()) {
         (true, Some(output), Some(first)) => {
@@ -792,6 +804,8 @@ fn run_on_thread(
         latency_samples,
         late_blocks,
         dropped_chunks,
+        waits,
+        wait_max_us: wait_max_ns as f64 / 1e3,
         wakes_per_s: wakes as f64 / audio_s.max(f64::MIN_POSITIVE),
         layout,
         paced: config.pace.realtime_mode(),

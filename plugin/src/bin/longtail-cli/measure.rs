@@ -77,7 +77,7 @@ pub(crate) fn run_bench_generated(
     );
     if !json {
         println!(
-            "{:>6} {:>6} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>7}",
+            "{:>6} {:>6} {:>4} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>7} {:>7} {:>10} {:>8}",
             "ir_s",
             "block",
             "inst",
@@ -90,7 +90,10 @@ pub(crate) fn run_bench_generated(
             "oncpu_max",
             "max/ddl",
             "late",
-            "threads"
+            "dropped",
+            "waits",
+            "wait_max_us",
+            "snr_db"
         );
     }
     // Fixed work has no IR and no instances: one run per block size.
@@ -126,7 +129,7 @@ pub(crate) fn run_bench_generated(
                     println!("{}", result.to_json());
                 } else {
                     println!(
-                        "{:>6} {:>6} {:>4} {:>9.5} {:>9.5} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.3} {:>6} {:>7}",
+                        "{:>6} {:>6} {:>4} {:>9.5} {:>9.5} {:>9.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8.3} {:>6} {:>7} {:>7} {:>10.1} {:>8}",
                         ir_s,
                         block,
                         num_instances,
@@ -139,7 +142,12 @@ pub(crate) fn run_bench_generated(
                         result.oncpu_max_us,
                         result.blk_max_us / result.deadline_us,
                         result.late_blocks,
-                        result.threads
+                        result.dropped_chunks,
+                        result.waits,
+                        result.wait_max_us,
+                        result
+                            .snr_vs_offline_db
+                            .map_or("-".to_owned(), |db| format!("{db:.1}"))
                     );
                 }
             }

@@ -16,6 +16,13 @@
 //! unstamped, so an offline pace never becomes the worker's timing. The bench reports the
 //! wakes the audio thread made (`wakes_per_s`).
 //!
+//! A host that runs ahead of real time hands chunks over in bursts, far faster than the pace
+//! the worker learnt. So a worker sleeping on its timer publishes when it will look next
+//! (`own_wake_at`), and the audio thread wakes it when a chunk comes more than
+//! [`EARLY_CHUNK_WAKE`] before that: a chunk handed over early is started at once, and the
+//! clock learns the new interval from the stamps. At real-time pace chunks come within the
+//! calls' jitter of the expected time, and the worker is already polling for them.
+//!
 //! Uses nothing of the engine; the worker thread ([`super::thread`]) keeps one clock.
 
 use std::time::{Duration, Instant};
@@ -24,6 +31,9 @@ use std::time::{Duration, Instant};
 pub const WAKE_EARLY: Duration = Duration::from_micros(150);
 /// Then checks for the chunk this often.
 pub const POLL_INTERVAL: Duration = Duration::from_micros(100);
+/// The audio thread wakes a worker sleeping on its timer when a chunk comes this long before
+/// the worker would look for it.
+pub const EARLY_CHUNK_WAKE: Duration = Duration::from_micros(500);
 /// And gives up timing itself (asks to be woken) this long after the expected time, or a
 /// quarter of the interval if that is shorter.
 pub const WAKE_WINDOW: Duration = Duration::from_millis(2);

@@ -4,23 +4,32 @@
 //! A result is due when the audio thread is about to play its first sample, `D - P` samples
 //! after its input chunk completed (the level's slack).
 //!
-//! - Real-time mode never waits. A result that is not complete when due is *late*: it is
-//!   counted once ([`LevelStats::late_results`]), and when it arrives only the samples that
-//!   are still in the future are used, faded in over [`LATE_FADE_SAMPLES`]; the part of the
-//!   slot that has already played stays silent for this level.
-//! - When every slot is still busy at a chunk boundary the chunk cannot be handed over; it is
-//!   counted as dropped ([`LevelStats::dropped_chunks`]) and the worker feeds silence into its
-//!   delay line in its place, so the level keeps its timing and recovers by itself.
+//! - Real-time mode waits only while the host is ahead of real time, never past the bound of
+//!   [`crate::engine::pace`] ([`Wait::Until`]); at real-time pace it does not wait. A result
+//!   that is still not complete then is *late*: it is counted once
+//!   ([`LevelStats::late_results`]), and when it arrives only the samples that are still in the
+//!   future are used, faded in over [`LATE_FADE_SAMPLES`]; the part of the slot that has
+//!   already played stays silent for this level.
+//! - When every slot is still busy at a chunk boundary (after the same bounded wait) the chunk
+//!   cannot be handed over; it is counted as dropped ([`LevelStats::dropped_chunks`]) and the
+//!   worker feeds silence into its delay line in its place, so the level keeps its timing and
+//!   recovers by itself.
 //! - [`LevelStats::consecutive_lates`] counts lates in a row; at [`DEGRADED_AFTER_LATES`]
 //!   the level raises its degraded flag (for the editor) until a result is on time again.
 //! - Offline mode (`ProcessMode::Offline`, `longtail-cli render`) waits for every result, so
+//!   nothing is ever late ([`Wait::Forever`]).
+//! - The bounded waits are counted ([`LevelStats::waits`]), with their longest and their total.
 //!
 //! The audio thread's side of the policy is in [`WorkerLevel::collect`] and
-//! [`WorkerLevel::submit`](super::WorkerLevel::submit). Uses nothing of the engine.
+//! [`WorkerLevel::submit`](super::WorkerLevel::submit). Uses nothing of the engine but the
+//! pace's [`Wait`].
 //!
 //! [`WorkerLevel::collect`]: super::WorkerLevel::collect
+//! [`Wait::Until`]: crate::engine::pace::Wait::Until
+//! [`Wait::Forever`]: crate::engine::pace::Wait::Forever
+//! [`Wait`]: crate::engine::pace::Wait
 
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Fade-in of a late result's remaining samples.
 pub const LATE_FADE_SAMPLES: usize = 64;
@@ -43,4 +52,20 @@ pub struct LevelStats {
     /// Times the audio thread woke the worker in real-time mode: a system call each (see
     /// [`super::chunk_clock`]).
     pub wakes: AtomicU64,
+    /// Bounded waits of the audio thread for this level in real-time mode, with the host ahead
+    /// (see [`crate::engine::pace`]); offline waits are not counted.
+    pub waits: AtomicU64,
+    /// The longest of those waits, in nanoseconds.
+    pub wait_max_ns: AtomicU64,
+    /// All of them together, in nanoseconds.
+    pub wait_total_ns: AtomicU64,
+}
+
+impl LevelStats {
+    /// Counts a bounded wait of `waited_ns`. Audio thread.
+    pub(crate) fn count_wait(&self, waited_ns: u64) {
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        self.wait_max_ns.fetch_max(waited_ns, Ordering::Relaxed);
+        self.wait_total_ns.fetch_add(waited_ns, Ordering::Relaxed);
+    }
 }

@@ -6,7 +6,8 @@
 //! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::feed`],
 //! [`WorkerLevel::submit`] and [`WorkerLevel::collect`] only copy samples (a quantum at a time)
 //! and touch atomics, and call `Thread::unpark` (a futex wake that never blocks) only when the
-//! worker asked for it; they never allocate, lock or wait in real-time mode. Dropping a
+//! worker needs it; they never allocate or lock, and in real-time mode wait only while the
+//! host is ahead of real time, within the bound of [`crate::engine::pace`]. Dropping a
 //! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
 //!
 //! # Parts
@@ -41,15 +42,16 @@ use std::time::{Duration, Instant};
 
 use longtail_gpu::{Feed, Hub, Registration};
 
+use super::pace::Wait;
 use super::rings::{InputRing, OutputRing};
 use super::upols::{GpuSpecSource, UpolsLevel};
-pub use chunk_clock::{POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
+pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
 use gpu::GpuFeed;
 pub use gpu::{GPU_RETRY_AFTER, GPU_RETRY_MAX, GpuHome, HELD_REASON, MAX_GPU_RETURNS};
 pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LevelStats};
 pub use level_probe::LevelProbe;
 pub use protocol::{MIN_SLOTS, num_slots};
-use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion};
+use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion, wait_for_completion_until};
 pub use realtime::RealtimeGuard;
 use thread::worker_main;
 
@@ -199,6 +201,7 @@ impl WorkerLevel {
             completed_seq: AtomicU32::new(0),
             waiting: AtomicBool::new(false),
             needs_wake: AtomicBool::new(false),
+            own_wake_at: AtomicU64::new(0),
             consumed: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             stalled: AtomicBool::new(false),
@@ -273,16 +276,17 @@ impl WorkerLevel {
     /// Copies the quantum that ends at `time` (`quantum` samples, a divisor of `P`) from the
     /// input rings into the slot of the chunk being gathered, so a big level's chunk costs each
     /// callback a little instead of one callback a lot. The chunk's first quantum reserves the
-    /// slot: when every slot is busy, real-time mode will drop the chunk and count it (see the
-    /// late policy); offline mode (`wait`) waits for the worker and takes its finished results
-    /// early. Audio thread; never allocates; waits only when `wait` is set.
+    /// slot: when every slot is busy, it waits for the worker as `wait` allows (see
+    /// [`crate::engine::pace`]), taking its finished results early, and else drops the chunk
+    /// and counts it (see the late policy). Audio thread; never allocates; waits only as `wait`
+    /// allows.
     pub fn feed(
         &mut self,
         time: u64,
         quantum: usize,
         inputs: &[InputRing],
         outputs: &mut [OutputRing],
-        wait: bool,
+        wait: &mut Wait,
     ) {
         let start = time - quantum as u64;
         let offset = (start % self.partition_size as u64) as usize;
@@ -317,31 +321,59 @@ impl WorkerLevel {
     }
 
     /// Whether job `submitted` may use its slot now: its previous user is completed and
-    /// consumed. Offline mode (`wait`) waits for it; real-time mode answers at once.
-    fn reserve_slot(&mut self, now: u64, outputs: &mut [OutputRing], wait: bool) -> bool {
+    /// consumed. Waits for it as `wait` allows.
+    fn reserve_slot(&mut self, now: u64, outputs: &mut [OutputRing], wait: &mut Wait) -> bool {
         loop {
             let completed = self.shared.completed.load(Ordering::Acquire);
             if self.submitted - completed.min(self.consumed) < self.shared.num_slots as u64 {
                 return true;
             }
-            if !wait {
+            if !wait.may_wait() {
                 return false;
             }
             if completed >= self.submitted {
                 // Only unconsumed results hold the slots (not expected: `num_slots` leaves
                 // room for the slack): take them early rather than wait forever.
-                self.collect(now, u64::MAX, outputs, false);
-            } else {
+                self.collect(now, u64::MAX, outputs, &mut Wait::Never);
+            } else if !self.wait_for(completed, wait) {
+                return false;
+            }
+        }
+    }
+
+    /// Waits for job `job` as `wait` allows (see [`crate::engine::pace`]): returns whether it
+    /// completed. Counts the bounded waits. Audio thread; never allocates.
+    fn wait_for(&self, job: u64, wait: &mut Wait) -> bool {
+        match wait {
+            Wait::Never => false,
+            Wait::Forever => {
                 self.wake();
-                wait_for_completion(&self.shared, completed);
+                wait_for_completion(&self.shared, job);
+                true
+            }
+            Wait::Until { deadline, ended } => {
+                let start = Instant::now();
+                if start >= *deadline {
+                    return false;
+                }
+                self.wake();
+                let (completed, end) = wait_for_completion_until(&self.shared, job, *deadline);
+                self.shared
+                    .stats
+                    .count_wait(end.saturating_duration_since(start).as_nanos() as u64);
+                *ended = Some(end);
+                completed
             }
         }
     }
 
     /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), gathered by [`Self::feed`],
-    /// to the worker, or counts it as dropped when it had no slot. Audio thread; never
-    /// allocates, locks or waits.
-    pub fn submit(&mut self, chunk_end: u64, wait: bool) {
+    /// to the worker, or counts it as dropped when it had no slot. Wakes the worker when it
+    /// asked for it, when it sleeps on its timer far past this chunk's arrival (a host ahead
+    /// of real time, see [`super::chunk_clock`]), and always offline (`wait` is
+    /// [`Wait::Forever`]). Audio thread; never allocates, locks or waits.
+    pub fn submit(&mut self, chunk_end: u64, wait: Wait) {
+        let offline = wait.is_forever();
         let reserved = std::mem::take(&mut self.slot_reserved);
         self.gathering = false;
         self.gathered = 0;
@@ -362,23 +394,28 @@ impl WorkerLevel {
         // A clock read (the vDSO, no system call where the clock source allows), so the
         // worker knows when the chunk came however late it looks. Offline, the worker is woken
         // for every chunk and the times would teach it a pace that is not the host's.
-        let stamp = if wait {
+        let stamp = if offline {
             UNSTAMPED
         } else {
             shared.created.elapsed().as_nanos() as u64
         };
         shared.submit_times[slot_idx].store(stamp, Ordering::Relaxed);
         self.submitted += 1;
-        // SeqCst, paired with the worker's `needs_wake` store and `submitted` load: either the
-        // worker sees this job before it sleeps, or this thread sees that it must wake it.
+        // SeqCst, paired with the worker's `needs_wake` (or `own_wake_at`) store and `submitted`
+        // load: either the worker sees this job before it sleeps, or this thread sees that it
+        // must wake it.
         shared.submitted.store(self.submitted, Ordering::SeqCst);
         // The GPU hub is always woken: one futex wake per big chunk, and its batch starts at
         // once instead of at its next poll.
-        if wait
+        let own_wake_at = shared.own_wake_at.load(Ordering::SeqCst);
+        let early = own_wake_at != 0
+            && stamp.saturating_add(EARLY_CHUNK_WAKE.as_nanos() as u64) < own_wake_at;
+        if offline
+            || early
             || shared.executor.load(Ordering::Relaxed) == ON_GPU
             || shared.needs_wake.load(Ordering::SeqCst)
         {
-            if !wait {
+            if !offline {
                 shared.stats.wakes.fetch_add(1, Ordering::Relaxed);
             }
             self.wake();
@@ -405,9 +442,9 @@ impl WorkerLevel {
 
     /// Adds the parts of results that fall due before `horizon` (the next quantum boundary) to
     /// the output rings. `now` is the time of the next sample to play. A due result that is not
-    /// complete is late, or, when `wait` is set (offline mode), waited for. Audio thread; never
-    /// allocates; waits only when `wait` is set.
-    pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: bool) {
+    /// complete is waited for as `wait` allows ([`crate::engine::pace`]), and is late if it
+    /// is still not complete then. Audio thread; never allocates; waits only as `wait` allows.
+    pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: &mut Wait) {
         let shared = &*self.shared;
         let partition_size = self.partition_size;
         while self.consumed < self.submitted {
@@ -427,12 +464,8 @@ impl WorkerLevel {
                 std::slice::from_raw_parts(shared.output_slot(slot_idx, output_idx), partition_size)
             };
             if self.added == 0 {
-                let mut completed = shared.completed.load(Ordering::Acquire) > job;
-                if !completed && wait {
-                    self.wake();
-                    wait_for_completion(shared, job);
-                    completed = true;
-                }
+                let completed =
+                    shared.completed.load(Ordering::Acquire) > job || self.wait_for(job, wait);
                 if !completed {
                     if self.late_counted_up_to <= job {
                         self.late_counted_up_to = job + 1;

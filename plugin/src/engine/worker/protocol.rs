@@ -69,12 +69,17 @@ pub(crate) struct Shared {
     pub(crate) completed: AtomicU64,
     /// Low 32 bits of `completed`, stored after it: the futex word an offline wait sleeps on.
     pub(crate) completed_seq: AtomicU32,
-    /// Set while the audio thread sleeps on `completed_seq` (offline mode only), so the worker
-    /// makes the wake system call only when someone waits.
+    /// Set while the audio thread sleeps on `completed_seq` (offline mode, or a bounded wait
+    /// while the host is ahead), so the worker makes the wake system call only when someone
+    /// waits.
     pub(crate) waiting: AtomicBool,
     /// Set while the worker sleeps until it is woken (not on its own timer), so the audio
     /// thread makes the wake system call only then ([`super::chunk_clock`]).
     pub(crate) needs_wake: AtomicBool,
+    /// While the worker sleeps on its own timer: when it will look for the next chunk, in
+    /// nanoseconds since `created` (0 when it does not), so the audio thread wakes it for a
+    /// chunk that came much earlier ([`super::chunk_clock`]).
+    pub(crate) own_wake_at: AtomicU64,
     pub(crate) consumed: AtomicU64,
     pub(crate) stop: AtomicBool,
     /// Test hook: while set, the worker does not start new jobs (a stalled executor).
@@ -188,6 +193,65 @@ pub(crate) fn wait_for_completion(shared: &Shared, job: u64) {
         atomic_wait::wait(&shared.completed_seq, seq);
     }
     shared.waiting.store(false, Ordering::SeqCst);
+}
+
+/// How often a bounded wait checks for its result where it cannot sleep on the futex word
+/// with a timeout (not Linux).
+#[cfg_attr(any(target_os = "linux", target_os = "android"), allow(dead_code))]
+pub(crate) const WAIT_POLL: Duration = Duration::from_micros(100);
+
+/// Real-time waiting while the host is ahead of real time ([`crate::engine::pace`]): like
+/// [`wait_for_completion`], but gives up at `deadline`. Returns whether job `job` completed,
+/// and when the wait ended. On Linux it sleeps on the `completed_seq` futex word with a
+/// timeout, so the worker's publication wakes it at once; elsewhere it sleeps
+/// [`WAIT_POLL`] at a time. Never allocates.
+pub(crate) fn wait_for_completion_until(
+    shared: &Shared,
+    job: u64,
+    deadline: Instant,
+) -> (bool, Instant) {
+    shared.waiting.store(true, Ordering::SeqCst);
+    let (completed, now) = loop {
+        let seq = shared.completed_seq.load(Ordering::SeqCst);
+        let now = Instant::now();
+        if shared.completed.load(Ordering::Acquire) > job {
+            break (true, now);
+        }
+        match deadline.checked_duration_since(now) {
+            Some(left) if !left.is_zero() => timed_wait(&shared.completed_seq, seq, left),
+            _ => break (false, now),
+        }
+    };
+    shared.waiting.store(false, Ordering::SeqCst);
+    (completed, now)
+}
+
+/// Sleeps until `word` is no longer `expected`, or `timeout` has passed (or at once, or
+/// spuriously: the caller checks).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn timed_wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+    let timeout = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: FUTEX_WAIT reads the valid, aligned u32 behind `word` and sleeps while it still
+    // holds `expected`, for `timeout` (relative) at most; the worker's `wake_all` is a
+    // FUTEX_WAKE on the same word.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word as *const AtomicU32,
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            &timeout as *const libc::timespec,
+        );
+    }
+}
+
+/// Sleeps [`WAIT_POLL`] (or `timeout` when shorter): no portable futex with a timeout here.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn timed_wait(_word: &AtomicU32, _expected: u32, timeout: Duration) {
+    std::thread::sleep(timeout.min(WAIT_POLL));
 }
 
 #[cfg(test)]

@@ -99,8 +99,19 @@ pub(crate) fn worker_main(
 /// Sleeps until job `next_job` may have arrived: on the worker's own timer near the expected
 /// time, or until woken when the timing is unknown or missed. Worker thread.
 fn idle_wait(shared: &Shared, next_job: u64, clock: &mut ChunkClock) {
-    if let Some(sleep) = clock.own_sleep(Instant::now()) {
-        std::thread::park_timeout(sleep);
+    let now = Instant::now();
+    if let Some(sleep) = clock.own_sleep(now) {
+        // Published before `submitted` is read again (both SeqCst, paired with `submit`):
+        // either this thread sees a chunk that came meanwhile, or the audio thread sees when
+        // this one will look and wakes it if that is much later than the chunk came.
+        let wake_at = (now + sleep)
+            .saturating_duration_since(shared.created)
+            .as_nanos() as u64;
+        shared.own_wake_at.store(wake_at.max(1), Ordering::SeqCst);
+        if shared.submitted.load(Ordering::SeqCst) <= next_job {
+            std::thread::park_timeout(sleep);
+        }
+        shared.own_wake_at.store(0, Ordering::SeqCst);
         return;
     }
     shared.needs_wake.store(true, Ordering::SeqCst);
