@@ -7,6 +7,7 @@
 //! output; tests require [`MIN_SNR_DB`].
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use longtail::engine::{Engine, route};
 use longtail::ir::Ir;
@@ -292,6 +293,59 @@ mod tests {
             let sizes = blocks.sizes(10_000);
             assert_eq!(sizes.iter().sum::<usize>(), 10_000);
             assert!(sizes.iter().all(|&s| s >= 1 && s <= blocks.max()));
+        }
+    }
+}
+
+/// A host that renders ahead of real time, as REAPER's anticipative processing and Bitwig do:
+/// at each start it stops for `pause` (playback stopped), then runs `lead_s` seconds ahead of
+/// real time as fast as it can, and keeps that lead at real-time pace for `paced_s` seconds of
+/// audio before the next start. Call [`before`](Self::before) before each block; it sleeps as
+/// the host would.
+#[derive(Debug, Clone)]
+pub struct AheadHost {
+    rate: f64,
+    lead_s: f64,
+    pause: Duration,
+    /// Samples per start (the burst and the paced part).
+    segment: usize,
+    /// The first sample of the next start.
+    next_start: usize,
+    /// The current start: when it began and at which sample.
+    anchor: (Instant, usize),
+}
+
+impl AheadHost {
+    pub fn new(rate: u32, lead_s: f64, paced_s: f64, pause: Duration) -> Self {
+        Self {
+            rate: f64::from(rate),
+            lead_s,
+            pause,
+            segment: ((lead_s + paced_s) * f64::from(rate)).ceil() as usize,
+            next_start: 0,
+            anchor: (Instant::now(), 0),
+        }
+    }
+
+    /// Samples that `starts` starts cover.
+    pub fn total(&self, starts: usize) -> usize {
+        self.segment * starts
+    }
+
+    /// Before the block that starts at sample `start`: a new start stops for the pause first;
+    /// then the block waits until it is `lead_s` ahead of its real-time deadline.
+    pub fn before(&mut self, start: usize) {
+        if start >= self.next_start {
+            std::thread::sleep(self.pause);
+            self.anchor = (Instant::now(), start);
+            self.next_start += self.segment;
+        }
+        let ahead_of_anchor = (start - self.anchor.1) as f64 / self.rate - self.lead_s;
+        if ahead_of_anchor > 0.0 {
+            let due = self.anchor.0 + Duration::from_secs_f64(ahead_of_anchor);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
         }
     }
 }
