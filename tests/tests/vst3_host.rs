@@ -1,9 +1,11 @@
 //! The plugin as a VST3 host sees it: the library cargo built (the file the bundler copies into
 //! `Longtail.vst3`) loaded through its VST3 entry points with the `vst3` crate's bindings. The
 //! factory is scanned, the audio module instantiated, set up for stereo at several sample rates
-//! and block sizes, and run offline; its output must be what `longtail-cli render` computes
+//! and block sizes, and run as a bounce (set up once with offline mode, which nice-plug hands
+//! the plugin as real-time mode); its output must be what `longtail-cli render` computes
 //! (the same library function, `longtail::render::render`) for the default settings. Its state
-//! is saved and loaded into a second instance, which then plays the same output.
+//! is saved and loaded into a second instance, which then plays the same output (to within the
+//! rounding of its own stagger phase).
 
 // The bindings' enum constants are `u32` on Linux and `i32` on Windows (C enums follow the
 // platform's ABI), so the casts to the API's `i32` do nothing there.
@@ -168,11 +170,11 @@ impl Instance {
                 maxSamplesPerBlock: max_block as i32,
                 sampleRate: rate,
             };
-            // Twice: nice-plug 0.4.2 passes the plugin the process mode of the *previous*
-            // setupProcessing call (it stores the buffer configuration before the new mode),
-            // so a single call would leave a fresh instance in real-time mode. Hosts that set
-            // up again before activating (most do) get offline mode the same way.
-            assert_eq!(self.processor.setupProcessing(&mut setup), kResultOk);
+            // Once, as many hosts do. nice-plug 0.4.2 passes the plugin the process mode of
+            // the *previous* setupProcessing call (it stores the buffer configuration before the
+            // new mode), so a fresh instance runs in real-time mode here. The output must still
+            // be the render's: this host calls far faster than real time, and the engine waits
+            // for its workers while the host is ahead (`engine::pace`).
             assert_eq!(self.processor.setupProcessing(&mut setup), kResultOk);
             assert_eq!(c.setActive(1), kResultOk);
             assert_eq!(self.processor.setProcessing(1), kResultOk);
@@ -411,11 +413,23 @@ fn vst3_processes_like_the_cli_render_and_restores_its_state() {
         let again = restored.process(&input, block);
         restored.deactivate();
         for channel in 0..2 {
+            // In real-time mode each instance staggers its big partitions against the others'
+            // (another rounding, about 1e-7): the same output to within that.
             let diff = max_abs_diff(&again[channel], &output[channel]);
             assert!(
-                diff == 0.0,
+                diff < 1e-5,
                 "{rate} Hz, block {block}, channel {channel}: the restored instance differs by \
                  up to {diff:e}"
+            );
+            let want: Vec<f64> = want[channel][..total]
+                .iter()
+                .map(|&s| f64::from(s))
+                .collect();
+            let snr = snr_db(&again[channel], &want);
+            assert!(
+                snr >= 100.0,
+                "{rate} Hz, block {block}, channel {channel}: restored, {snr:.1} dB against the \
+                 render"
             );
         }
     }

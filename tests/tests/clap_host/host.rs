@@ -209,6 +209,7 @@ pub(crate) struct TestHost {
     pub(crate) state: PluginState,
     pub(crate) latency: PluginLatency,
     pub(crate) tail: PluginTail,
+    pub(crate) render: PluginRender,
     /// Maximum block size of the current (or last) activation.
     pub(crate) max_frames: u32,
     /// Sample rate of the current (or last) activation, in Hz (hosts may pass any number).
@@ -263,6 +264,7 @@ impl TestHost {
             state,
             latency,
             tail,
+            render,
             max_frames: MAX_BLOCK,
             sample_rate: f64::from(SAMPLE_RATE),
             steady_time: 0,
@@ -270,12 +272,17 @@ impl TestHost {
         };
         // Offline render mode: the plugin's tail workers are waited for, so these tests (which
         // process far faster than real time) compare outputs sample by sample without lates.
-        // The real-time path is covered by tests/realtime_no_alloc.rs.
-        render
-            .set(&host.instance.plugin_handle(), RenderMode::Offline)
-            .expect("the plugin accepts offline rendering");
-        host.poll();
+        // The real-time path is covered by tests/realtime_no_alloc.rs and pacing.rs.
+        host.set_render_mode(RenderMode::Offline);
         host
+    }
+
+    /// `clap_plugin_render::set`: the plugin reads the mode when it is activated.
+    pub(crate) fn set_render_mode(&mut self, mode: RenderMode) {
+        self.render
+            .set(&self.instance.plugin_handle(), mode)
+            .expect("the plugin accepts the render mode");
+        self.poll();
     }
 
     /// Services the main-thread callbacks the plugin asked for.
@@ -502,6 +509,23 @@ impl TestHost {
         run
     }
 
+    /// Like [`process`](Self::process) without automation, with `before(start)` called on the
+    /// audio thread before the block that starts at `start` (from this run's start): the
+    /// host's pacing.
+    pub(crate) fn process_paced(
+        &mut self,
+        input: [&[f32]; 2],
+        sizes: &[usize],
+        before: &mut (dyn FnMut(usize) + Send),
+    ) -> Run {
+        let mut blocks = self.blocks(input, sizes, &[]);
+        blocks.before = Some(before);
+        let processor = self.processor.as_mut().expect("the plugin is active");
+        let run = on_audio_thread(move || blocks.run(processor));
+        self.poll();
+        run
+    }
+
     /// Like [`process`](Self::process), while the main thread saves the plugin's state again
     /// and again, as a host does when it autosaves during playback. Returns the run and every
     /// state saved (at least `min_saves`; saving goes on until the audio thread is done).
@@ -568,6 +592,7 @@ impl TestHost {
             steady_time,
             max_frames,
             tail: self.tail,
+            before: None,
         }
     }
 }
@@ -581,6 +606,8 @@ pub(crate) struct Blocks<'a> {
     pub(crate) steady_time: u64,
     pub(crate) max_frames: usize,
     pub(crate) tail: PluginTail,
+    /// Called before each block with its start (the host's pacing); none: back to back.
+    pub(crate) before: Option<&'a mut (dyn FnMut(usize) + Send)>,
 }
 
 impl Blocks<'_> {
@@ -593,6 +620,7 @@ impl Blocks<'_> {
             steady_time,
             max_frames,
             tail,
+            mut before,
         } = self;
         let total: usize = sizes.iter().sum();
         let started = processor
@@ -611,6 +639,9 @@ impl Blocks<'_> {
         let mut next_event = 0;
         let mut start = 0;
         for &len in sizes {
+            if let Some(before) = before.as_deref_mut() {
+                before(start);
+            }
             for (buffer, channel) in input_buffers.iter_mut().zip(input) {
                 buffer[..len].copy_from_slice(&channel[start..start + len]);
             }

@@ -7,8 +7,9 @@
 //! main thread while the audio thread plays), activation cycles at other sample rates and block
 //! sizes, activation at any rate a host sets (the dry signal outside 1 kHz to 768 kHz), 0-frame
 //! calls, parameter flushes while inactive, many instances created and destroyed without
-//! leaving threads or file descriptors behind, and a session that prints nothing to the host's
-//! stdout or stderr.
+//! leaving threads or file descriptors behind, a session that prints nothing to the host's
+//! stdout or stderr, and a host in real-time mode that runs ahead of real time (its output is
+//! the offline render's).
 //!
 //! The plugin library is the one cargo builds for this test binary, with `assert_process_allocs`:
 //! any allocation inside `process()` aborts this test binary (see [`plugin_library`]).
@@ -32,6 +33,7 @@ mod host;
 mod ir_swaps;
 mod latency_and_tail;
 mod loading_and_parameters;
+mod pacing;
 mod signals;
 mod state;
 
