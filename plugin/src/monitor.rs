@@ -38,6 +38,10 @@ pub struct EngineMonitor {
     pub dropped_chunks: AtomicU64,
     /// Some level has been late several times in a row.
     pub degraded: AtomicBool,
+    /// Times the playing engine waited for a result while the host ran ahead of real time
+    /// (`engine::pace`), and the longest wait in nanoseconds.
+    pub waits: AtomicU64,
+    pub wait_max_ns: AtomicU64,
     /// CPU time the workers spent computing, in nanoseconds.
     pub worker_busy_ns: AtomicU64,
     /// 99th percentile of callback time over the deadline, in per mille, over the last window.
@@ -124,6 +128,8 @@ impl EngineMonitor {
         self.late_results.store(stats.late_results, Relaxed);
         self.dropped_chunks.store(stats.dropped_chunks, Relaxed);
         self.degraded.store(stats.degraded, Relaxed);
+        self.waits.store(stats.waits, Relaxed);
+        self.wait_max_ns.store(stats.wait_max_ns, Relaxed);
         self.worker_busy_ns.store(worker_busy_ns, Relaxed);
     }
 }

@@ -172,6 +172,7 @@ impl Processor {
         debug_assert_eq!(engine.config().max_block_size, self.max_block_size);
         let mut engine = engine;
         engine.set_offline(self.offline);
+        engine.continue_pace_of(&self.engine);
         let outgoing = std::mem::replace(&mut self.engine, engine);
         self.fade_pos = 0;
         let displaced = self.fading.replace(outgoing);

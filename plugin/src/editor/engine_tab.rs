@@ -183,6 +183,15 @@ impl EditorApp {
                     }
                 ));
                 ui.end_row();
+                // A host ahead of real time (anticipative processing, a bounce in real-time
+                // mode) leaves time: results are waited for instead of dropped.
+                ui.label("Waited for results");
+                ui.label(format!(
+                    "{} times while the host ran ahead (longest {:.1} ms)",
+                    monitor.waits.load(Relaxed),
+                    monitor.wait_max_ns.load(Relaxed) as f64 / 1e6
+                ));
+                ui.end_row();
             });
     }
 }

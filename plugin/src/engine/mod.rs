@@ -460,6 +460,15 @@ impl Engine {
         self.offline = offline;
     }
 
+    /// Takes over `other`'s estimate of the host's pace ([`pace`]): an engine that replaces
+    /// another (an IR swap) plays for the same host, whose lead the swap does not change. Does
+    /// not allocate.
+    pub fn continue_pace_of(&mut self, other: &Engine) {
+        if !self.offline && !other.offline {
+            self.pace = other.pace.moved(other.time, self.time);
+        }
+    }
+
     /// Lateness of the worker levels so far.
     pub fn late_stats(&self) -> LateStats {
         use std::sync::atomic::Ordering::Relaxed;

@@ -109,8 +109,11 @@ impl Wait {
 #[derive(Debug, Clone)]
 pub struct HostPace {
     sample_rate: f64,
-    /// The anchor: a call started at this instant at this stream position.
+    /// The anchor: a call started at this instant at this stream position (or the same point
+    /// of the host's schedule, moved along it by [`Self::moved`]).
     anchor: Option<(Instant, u64)>,
+    /// When the anchor was renewed, for the drift allowance.
+    anchored_at: Instant,
     /// The previous call: when it started (or its last wait ended), where it ended, and its
     /// length in samples.
     last: Option<(Instant, u64, u64)>,
@@ -122,6 +125,7 @@ impl HostPace {
         Self {
             sample_rate: f64::from(sample_rate.max(1)),
             anchor: None,
+            anchored_at: Instant::now(),
             last: None,
         }
     }
@@ -150,17 +154,23 @@ impl HostPace {
         self.last = Some((now, position + len as u64, len as u64));
         let (anchor_time, anchor_position) = match self.anchor {
             Some(anchor) if !resumed && position >= anchor.1 => anchor,
-            _ => (now, position),
+            _ => {
+                self.anchored_at = now;
+                (now, position)
+            }
         };
-        let since_anchor = now.saturating_duration_since(anchor_time).as_secs_f64();
-        let lead = self.seconds(position - anchor_position) - since_anchor;
+        let lead = self.seconds(position - anchor_position) - seconds_since(anchor_time, now);
         if lead < 0.0 {
             // Behind: the host calls late. Start again from here.
             self.anchor = Some((now, position));
+            self.anchored_at = now;
             return Wait::Never;
         }
         self.anchor = Some((anchor_time, anchor_position));
-        let margin = WAIT_MARGIN.as_secs_f64() + DRIFT_PPM * 1e-6 * since_anchor;
+        let anchor_age = now
+            .saturating_duration_since(self.anchored_at)
+            .as_secs_f64();
+        let margin = WAIT_MARGIN.as_secs_f64() + DRIFT_PPM * 1e-6 * anchor_age;
         if lead <= margin {
             Wait::Never
         } else {
@@ -185,13 +195,42 @@ impl HostPace {
         }
     }
 
+    /// This estimate for an engine whose stream position is `to` when this one's is `from`:
+    /// an engine that takes over from another (an IR swap) keeps the host's lead, which the
+    /// swap does not change.
+    pub fn moved(&self, from: u64, to: u64) -> Self {
+        // The anchor moves along the host's schedule to the position `from`, which becomes
+        // `to`: the same lead at every later call.
+        let anchor = self.anchor.and_then(|(time, position)| {
+            let ahead = from.checked_sub(position)?;
+            Some((time + Duration::from_secs_f64(self.seconds(ahead)), to))
+        });
+        let last = self
+            .last
+            .and_then(|(time, end, len)| Some((time, (end + to).checked_sub(from)?, len)));
+        Self {
+            sample_rate: self.sample_rate,
+            anchor: last.and(anchor),
+            anchored_at: self.anchored_at,
+            last: anchor.and(last),
+        }
+    }
+
     /// The host's estimated lead over real time at `now` for a call at `position`, in
     /// seconds (0 without an anchor). For tests and diagnostics.
     pub fn lead_s(&self, now: Instant, position: u64) -> f64 {
         self.anchor.map_or(0.0, |(time, anchor_position)| {
-            self.seconds(position.saturating_sub(anchor_position))
-                - now.saturating_duration_since(time).as_secs_f64()
+            self.seconds(position.saturating_sub(anchor_position)) - seconds_since(time, now)
         })
+    }
+}
+
+/// `now - then` in seconds, negative when `then` is later (an anchor moved along the host's
+/// schedule may lie ahead of the clock).
+fn seconds_since(then: Instant, now: Instant) -> f64 {
+    match now.checked_duration_since(then) {
+        Some(since) => since.as_secs_f64(),
+        None => -then.duration_since(now).as_secs_f64(),
     }
 }
 
@@ -318,6 +357,23 @@ mod tests {
         }
         pace.forget();
         assert_eq!(pace.call(start + 202 * MS, 106 * 480, 480), Wait::Never);
+    }
+
+    #[test]
+    fn an_engine_that_takes_over_keeps_the_lead() {
+        let start = Instant::now();
+        let mut pace = HostPace::new(RATE);
+        for call in 0..100u64 {
+            pace.call(start + MS * call as u32, 1000 + call * 480, 480);
+        }
+        // The new engine's stream starts at 7.
+        let mut moved = pace.moved(1000 + 100 * 480, 7);
+        let now = start + 100 * MS;
+        assert_eq!(moved.lead_s(now, 7), pace.lead_s(now, 1000 + 100 * 480));
+        assert_eq!(
+            deadline(moved.call(now, 7, 480)),
+            deadline(pace.call(now, 1000 + 100 * 480, 480))
+        );
     }
 
     #[test]

@@ -197,7 +197,13 @@ pub(crate) fn wait_for_completion(shared: &Shared, job: u64) {
 
 /// How often a bounded wait checks for its result where it cannot sleep on the futex word
 /// with a timeout (not Linux).
-#[cfg_attr(any(target_os = "linux", target_os = "android"), allow(dead_code))]
+#[cfg_attr(
+    any(target_os = "linux", target_os = "android"),
+    expect(
+        dead_code,
+        reason = "Linux waits on the futex word with a timeout instead"
+    )
+)]
 pub(crate) const WAIT_POLL: Duration = Duration::from_micros(100);
 
 /// Real-time waiting while the host is ahead of real time ([`crate::engine::pace`]): like

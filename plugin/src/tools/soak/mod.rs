@@ -18,10 +18,12 @@
 //!   status ([`ProcessStatus::Normal`], `CLAP_PROCESS_CONTINUE_IF_NOT_QUIET`) and the input is
 //!   silent, `process()` is not called and the host outputs silence.
 //!
-//! Because blocks come much faster than real time, worker results miss their deadlines far more
-//! often than in a host: they are reported (`late_results`), not judged. A block is late
-//! (`late_blocks`) when its `process()` call took longer than the block lasts, which a host would
-//! hear as a dropout; on a shared machine a few are expected, so they are reported too.
+//! Blocks come much faster than real time, in real-time mode: a host far ahead of real time, for
+//! which the engine waits for its workers (`engine::pace`). Late worker results are reported
+//! (`late_results`; none expected); a dropped chunk fails the run. A block is late
+//! (`late_blocks`) when its `process()` call took longer than the block lasts, which a host at
+//! real-time pace would hear as a dropout; on a shared machine, and with the waits, a few are
+//! expected, so they are reported, not judged.
 //!
 //! Resident memory, file descriptors and threads are sampled at four points: before the plugin
 //! exists (start), after the warm-up and at the end (both with the same IR and latency mode

@@ -64,6 +64,12 @@ impl SoakReport {
                 self.health.non_finite_outputs
             ));
         }
+        if self.health.late.dropped_chunks > 0 {
+            failures.push(format!(
+                "{} chunks were dropped although the host ran far ahead of real time",
+                self.health.late.dropped_chunks
+            ));
+        }
         let rss_growth_kb = self.end.rss_kb.saturating_sub(self.warm.rss_kb);
         if rss_growth_kb >= MAX_RSS_GROWTH_KB {
             failures.push(format!(
@@ -198,7 +204,7 @@ impl SoakReport {
         line(
             "late worker results",
             format!(
-                "{} late, {} dropped chunks (blocks run faster than real time)",
+                "{} late, {} dropped chunks (the host runs ahead: results are waited for)",
                 self.health.late.late_results, self.health.late.dropped_chunks
             ),
         );
@@ -251,8 +257,13 @@ mod tests {
         report.end.rss_kb += 1;
         report.after_drop.threads += 1;
         report.non_finite_outputs = 1;
+        report.health.late.dropped_chunks = 2;
         let failures = report.failures();
-        assert_eq!(failures.len(), 3, "{failures:?}");
+        assert_eq!(failures.len(), 4, "{failures:?}");
+        assert!(
+            failures.iter().any(|f| f.contains("2 chunks were dropped")),
+            "{failures:?}"
+        );
         assert!(report.to_json().ends_with("\"passed\":false}"));
     }
 }
