@@ -7,8 +7,10 @@
 //! signal through [`passthrough::PassThrough`] and the editor says why.
 //!
 //! Threads: `activate()` and `deactivate()` run on the host's main thread and may allocate;
-//! `reset()` and `process()` run on the audio thread and never allocate, lock, log or wait
-//! (debug and test builds abort on allocation through nice-plug's `assert_process_allocs`).
+//! `reset()` and `process()` run on the audio thread and never allocate, lock or log (debug and
+//! test builds abort on allocation through nice-plug's `assert_process_allocs`); they wait for
+//! the engine's workers only where the host leaves time: offline, or while the host runs ahead
+//! of real time, within the bound of [`engine::pace`].
 //!
 //! # Where things are
 //!

@@ -112,8 +112,9 @@ impl Processor {
     }
 
     /// Offline rendering waits for worker results so output is deterministic; real-time mode
-    /// never waits (late policy). Applies to every engine this processor plays, including
-    /// later swaps. Does not allocate.
+    /// waits only while the host runs ahead of real time, within a bound, and applies the late
+    /// policy otherwise ([`crate::engine::pace`]). Applies to every engine this processor
+    /// plays, including later swaps. Does not allocate.
     pub fn set_offline(&mut self, offline: bool) {
         self.offline = offline;
         self.engine.set_offline(offline);

@@ -3,7 +3,8 @@
 //! memory growth, leaked threads or file descriptors.
 //!
 //! The soak is a small host of its own: it creates a [`Longtail`], activates it in real-time mode
-//! (engines never wait for their workers, the late policy applies), and calls
+//! (engines wait for their workers only while the host is ahead of real time, as it always is
+//! here; see `engine::pace`), and calls
 //! [`Plugin::process`] with a nice-plug [`Buffer`], as the CLAP and VST3 wrappers do. Along the
 //! way it
 //!
