@@ -370,7 +370,7 @@ impl WorkerLevel {
     /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), gathered by [`Self::feed`],
     /// to the worker, or counts it as dropped when it had no slot. Wakes the worker when it
     /// asked for it, when it sleeps on its timer far past this chunk's arrival (a host ahead
-    /// of real time, see [`super::chunk_clock`]), and always offline (`wait` is
+    /// of real time, see [`chunk_clock`]), and always offline (`wait` is
     /// [`Wait::Forever`]). Audio thread; never allocates, locks or waits.
     pub fn submit(&mut self, chunk_end: u64, wait: Wait) {
         let offline = wait.is_forever();
