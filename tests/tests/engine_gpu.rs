@@ -152,3 +152,62 @@ fn engines_share_the_hub_while_others_come_and_go() {
         }
     }
 }
+
+/// The GPU's results come through the same slots as a worker's, so the rule of `engine::pace`
+/// holds for them: a host 0.2 s ahead of real time at 3 starts, in real-time mode, gets the
+/// offline render with no late result, whatever lavapipe's round trip.
+#[test]
+fn gpu_levels_wait_while_the_host_is_ahead() {
+    if !longtail_gpu::available_for_tests() {
+        return;
+    }
+    let ir = make_ir(2, 30_000, RNG_SEED + 90);
+    let blocks = Blocks::Fixed(128);
+    let mut host =
+        longtail_tests::AheadHost::new(RATE, 0.2, 0.25, std::time::Duration::from_millis(100));
+    let total = host.total(3);
+    let inputs: Vec<Vec<f32>> = (0..2)
+        .map(|c| noise(total, 0.5, RNG_SEED + 91 + c))
+        .collect();
+    let mut offline = Engine::new(&ir, config(2, 2, blocks.max())).unwrap();
+    offline.set_offline(true);
+    let expected = run_engine(&mut offline, &inputs, total, blocks, false);
+    let mut engine = Engine::new(&ir, config(2, 2, blocks.max())).unwrap();
+    assert!(
+        engine.backend_report().gpu_levels >= 1,
+        "{:?}",
+        engine.backend_report()
+    );
+    let mut outputs = vec![vec![0.0f32; total]; 2];
+    let mut start = 0;
+    for size in blocks.sizes(total) {
+        host.before(start);
+        let ins: Vec<&[f32]> = inputs.iter().map(|x| &x[start..start + size]).collect();
+        let mut outs: Vec<&mut [f32]> = outputs
+            .iter_mut()
+            .map(|y| &mut y[start..start + size])
+            .collect();
+        nice_assert_no_alloc::assert_no_alloc(|| engine.process(&ins, &mut outs));
+        start += size;
+    }
+    let stats = engine.late_stats();
+    let report = engine.backend_report();
+    println!("host ahead, GPU levels: {stats:?} {report:?}");
+    assert!(
+        report.gpu_levels >= 1,
+        "the levels left the GPU: {report:?}"
+    );
+    assert_eq!(
+        (stats.late_results, stats.dropped_chunks),
+        (0, 0),
+        "{stats:?}"
+    );
+    for (channel, (got, want)) in outputs.iter().zip(&expected).enumerate() {
+        let want: Vec<f64> = want.iter().map(|&s| f64::from(s)).collect();
+        let snr = snr_db(got, &want);
+        assert!(
+            snr >= MIN_SNR_DB,
+            "channel {channel}: {snr:.1} dB against the offline render"
+        );
+    }
+}
