@@ -7,6 +7,18 @@
 //! Registering and unregistering take the hub's lock between periods, so levels come and go
 //! while the others keep running.
 //!
+//! # Priority
+//!
+//! The hub's deadlines are those of the levels it serves, so its thread should run at real-time
+//! priority as the CPU workers do; but scheduling is the embedder's business (the plugin has
+//! its own rules for its threads, and this crate knows nothing of them). [`set_thread_start`]
+//! gives the hub a function its thread runs first, before any period: the plugin's raises the
+//! thread as it raises a worker. The function says whether the thread now runs at real-time
+//! priority ([`HubStats::realtime`]); where the OS refuses (no permission, as in CI), the hub
+//! runs at the default policy and serves all the same. The setting is process-wide, like the
+//! hub: whoever opens or reopens the hub ([`shared`], [`Hub::open`]), its thread starts the
+//! same way.
+//!
 //! # Failure
 //!
 //! A period that fails (a device error, a lost device, no answer within the convolver's
@@ -25,6 +37,8 @@ use crate::{AdapterSummary, GpuError, OpenOptions};
 
 /// How often an idle hub looks for work it was not woken for.
 pub const IDLE_POLL: Duration = Duration::from_millis(2);
+/// The name of the hub's thread.
+pub const THREAD_NAME: &str = "longtail-gpu";
 /// Round trips kept for the percentiles.
 const ROUND_TRIPS_KEPT: usize = 4096;
 /// After a failed open, how long [`shared`] answers with the same error before trying again.
@@ -123,6 +137,9 @@ pub struct HubStats {
     pub broken: Option<String>,
     /// Levels that left for their CPU standby.
     pub levels_failed_over: u64,
+    /// Whether the hub's thread runs at real-time priority, as its [`ThreadStart`] said;
+    /// `None` where none was set.
+    pub realtime: Option<bool>,
 }
 
 struct Registered {
@@ -167,6 +184,7 @@ pub struct Hub {
     join: Option<JoinHandle<()>>,
     adapter: AdapterSummary,
     calibration: Calibration,
+    realtime: Option<bool>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -208,6 +226,22 @@ impl Drop for Registration {
     }
 }
 
+/// What a hub's thread runs first, before its first period (see [`set_thread_start`]): the
+/// embedder raises the thread's priority there. Returns whether the thread now runs at
+/// real-time priority; `false` (the OS refused) leaves the hub at the default policy, which
+/// works, only with less margin on a busy machine.
+pub type ThreadStart = fn() -> bool;
+
+static THREAD_START: Mutex<Option<ThreadStart>> = Mutex::new(None);
+
+/// Sets what the thread of every hub opened from now on runs first ([`ThreadStart`]), or with
+/// `None` nothing (the default scheduling policy, as before any call). Process-wide, as the
+/// hub is; a hub already running keeps the priority it has. Call it before the first hub opens
+/// ([`shared`] and [`Hub::open`] read it).
+pub fn set_thread_start(hook: Option<ThreadStart>) {
+    *THREAD_START.lock().unwrap_or_else(|p| p.into_inner()) = hook;
+}
+
 static SHARED: Mutex<Weak<Hub>> = Mutex::new(Weak::new());
 static LAST_FAILURE: Mutex<Option<(Instant, OpenOptions, GpuError)>> = Mutex::new(None);
 
@@ -246,7 +280,8 @@ pub fn shared(options: OpenOptions) -> Result<Arc<Hub>, GpuError> {
 }
 
 impl Hub {
-    /// Opens a hub of its own (tests; engines use [`shared`]).
+    /// Opens a hub of its own (tests; engines use [`shared`]). Its thread runs the
+    /// [`ThreadStart`] set with [`set_thread_start`] before this returns.
     pub fn open(options: OpenOptions) -> Result<Self, GpuError> {
         let mut convolver = Convolver::open(options)?;
         let adapter = convolver.adapter().clone();
@@ -266,16 +301,28 @@ impl Hub {
             failed_over: AtomicU64::new(0),
         });
         let thread_inner = Arc::clone(&inner);
+        let thread_start = *THREAD_START.lock().unwrap_or_else(|p| p.into_inner());
+        let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
         let join = std::thread::Builder::new()
-            .name("longtail-gpu".into())
-            .spawn(move || hub_main(&thread_inner))
+            .name(THREAD_NAME.into())
+            .spawn(move || {
+                // A hook that panics leaves the thread as it was: the hub serves all the same.
+                let realtime =
+                    thread_start.map(|hook| std::panic::catch_unwind(hook).unwrap_or(false));
+                let _ = started_tx.send(realtime);
+                hub_main(&thread_inner);
+            })
             .map_err(|err| GpuError::Device(format!("cannot start the GPU thread: {err}")))?;
+        // The thread answers at once (the hook is a system call or two); it can only fail to
+        // if it died, and then its priority does not matter.
+        let realtime = started_rx.recv().unwrap_or(None);
         Ok(Self {
             inner,
             thread: join.thread().clone(),
             join: Some(join),
             adapter,
             calibration,
+            realtime,
         })
     }
 
@@ -335,6 +382,7 @@ impl Hub {
             round_trip: RoundTrip::of(&state.round_trips),
             broken: state.broken.clone(),
             levels_failed_over: self.inner.failed_over.load(Ordering::Relaxed),
+            realtime: self.realtime,
         }
     }
 

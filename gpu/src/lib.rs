@@ -11,7 +11,8 @@
 //!   one batch, one command buffer, one submit and one readback per period.
 //! - [`hub`]: the process's one device and thread; engines register levels with a [`Feed`],
 //!   their side of the job protocol, and get failed over to their CPU standby when the GPU
-//!   breaks or is late.
+//!   breaks or is late. The embedder sets how the thread raises its priority
+//!   ([`set_thread_start`]).
 //!
 //! The numbers are FP32 throughout, the same spectra as the CPU levels (scaled by `1 / 2P`),
 //! so GPU and CPU outputs agree to rounding.
@@ -29,7 +30,8 @@ pub use device::{
     list_adapters,
 };
 pub use hub::{
-    BenchBatch, Calibration, Feed, Hub, HubStats, Registration, RoundTrip, bench_round_trip, shared,
+    BenchBatch, Calibration, Feed, Hub, HubStats, Registration, RoundTrip, ThreadStart,
+    bench_round_trip, set_thread_start, shared,
 };
 
 /// Why the GPU cannot do what was asked.

@@ -1,6 +1,7 @@
 //! The whole GPU pipeline against a float64 direct convolution: levels of several shapes and
 //! partition sizes in one batch, levels registered and unregistered while others run, resets
-//! and missing chunks, and the hub with its feeds, delays and a lost device.
+//! and missing chunks, and the hub with its feeds, delays and a lost device, and the hook its
+//! thread starts with.
 
 mod common;
 
@@ -393,4 +394,45 @@ fn hub_serves_feeds_and_fails_them_over() {
             .is_err()
     );
     drop(registrations);
+}
+
+/// The hook set with `set_thread_start` runs on the hub's own thread before `Hub::open`
+/// returns, the hub reports its answer, and a refused raise (as without permission) leaves a
+/// hub that serves.
+#[test]
+fn hub_thread_runs_the_start_hook_and_serves_when_refused() {
+    if !common::gpu_available() {
+        return;
+    }
+    static THREADS: Mutex<Vec<Option<String>>> = Mutex::new(Vec::new());
+    fn refused() -> bool {
+        let name = std::thread::current().name().map(str::to_owned);
+        THREADS.lock().unwrap().push(name);
+        false
+    }
+    // Process-wide: a hub another test opens meanwhile runs it too, on its own hub thread.
+    longtail_gpu::set_thread_start(Some(refused));
+    let hub = Arc::new(Hub::open(common::options()).unwrap());
+    longtail_gpu::set_thread_start(None);
+    let threads = THREADS.lock().unwrap().clone();
+    assert!(!threads.is_empty(), "the hook did not run");
+    assert!(
+        threads
+            .iter()
+            .all(|name| name.as_deref() == Some(longtail_gpu::hub::THREAD_NAME)),
+        "the hook ran on {threads:?}"
+    );
+    assert_eq!(hub.stats().realtime, Some(false));
+
+    let p = 512;
+    let level = Running::new(p, 2, 1, 1, &[(0, 0)], 4, 40);
+    let feed = TestFeed::new(p, &level.inputs[0]);
+    let _registration = hub
+        .register(&level.spec, Arc::clone(&feed) as Arc<dyn Feed>)
+        .unwrap();
+    hub.thread().unpark();
+    wait_for("all chunks", || feed.finished.load(Ordering::Acquire) == 4);
+    let got: Vec<f32> = feed.results.lock().unwrap().concat();
+    let want = direct(&level.inputs[0], &level.irs[0], got.len());
+    assert!(snr_db(&got, &want) >= 100.0);
 }

@@ -1,7 +1,7 @@
 //! The engine with its big levels on the GPU (lavapipe in CI): against the float64 reference
-//! for every layout and ragged blocks, and several engines sharing the hub while they come and
-//! go. The injected faults are in `engine_gpu_faults.rs`, a process of their own: a lost device
-//! breaks the process's hub for every engine in it.
+//! for every layout and ragged blocks, several engines sharing the hub while they come and go,
+//! and the hub thread's priority. The injected faults are in `engine_gpu_faults.rs`, a process
+//! of their own: a lost device breaks the process's hub for every engine in it.
 
 use longtail::engine::{
     Engine, EngineConfig, Executor, GPU_MIN_PARTITION, GpuPolicy, LatencyMode, PlanLimits, RunsOn,
@@ -208,6 +208,55 @@ fn gpu_levels_wait_while_the_host_is_ahead() {
         assert!(
             snr >= MIN_SNR_DB,
             "channel {channel}: {snr:.1} dB against the offline render"
+        );
+    }
+}
+
+/// The hub an engine opens runs the plugin's start hook on its thread: real-time priority at
+/// `GPU_HUB_PRIORITY` where the OS allows it (on Linux the thread's policy says so), the default
+/// policy where it refuses (no permission, as in CI), and the hub serves either way (the tests
+/// above).
+#[test]
+fn the_hub_thread_asks_for_real_time_priority() {
+    if !longtail_gpu::available_for_tests() {
+        return;
+    }
+    let ir = make_ir(2, 30_000, RNG_SEED + 5);
+    let engine = Engine::new(&ir, config(2, 2, 256)).unwrap();
+    let stats = engine.gpu_hub().expect("the engine opened the hub").stats();
+    let Some(realtime) = stats.realtime else {
+        panic!("the hub's thread ran no start hook: {stats:?}");
+    };
+    eprintln!("the hub's thread at real-time priority: {realtime}");
+    #[cfg(target_os = "linux")]
+    {
+        // Fields 40 and 41 of /proc/.../stat (rt_priority, policy), counted after the name.
+        let hub_thread = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(Result::ok)
+            .find(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim_end() == longtail_gpu::hub::THREAD_NAME)
+            })
+            .expect("a thread named longtail-gpu");
+        let stat = std::fs::read_to_string(hub_thread.path().join("stat")).unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after_name.split_whitespace().collect();
+        // `after_name` starts at field 3.
+        let (rt_priority, policy): (u32, u32) = (
+            fields[40 - 3].parse().unwrap(),
+            fields[41 - 3].parse().unwrap(),
+        );
+        // SCHED_FIFO is policy 1, SCHED_OTHER 0.
+        let want = if realtime {
+            (1, longtail::engine::worker::realtime::GPU_HUB_PRIORITY)
+        } else {
+            (0, 0)
+        };
+        assert_eq!(
+            (policy, rt_priority),
+            want,
+            "the hub thread's (policy, priority)"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Where the GPU takes levels: the [`GpuPolicy`], opening the hub for an engine
-//! ([`open_gpu`]), the rules that place a level on the GPU or let it go back, and the CPU's
-//! cost the Auto policy compares the GPU with ([`cpu_partition_cost_ns`]).
+//! ([`open_gpu`], which also has the hub's thread raise its priority), the rules that place a
+//! level on the GPU or let it go back, and the CPU's cost the Auto policy compares the GPU with
+//! ([`cpu_partition_cost_ns`]).
 //!
 //! Uses the GPU crate, the FFT levels ([`super::upols`]) and the paths ([`super::routing`]) to
 //! measure the CPU; the engine and its workers use it, never the other way round.
@@ -37,10 +38,16 @@ pub const AUTO_MIN_WORK: usize = 1_500_000;
 /// adapter, a CPU adapter that was not allowed, or (Auto) a GPU whose calibrated cost per
 /// path-partition is not below the CPU's. Opening and calibrating take a moment: call off the
 /// audio thread.
+///
+/// First, whatever the answer, it has every hub of the process raise its thread as a worker's
+/// ([`raise_gpu_hub`](super::worker::realtime::raise_gpu_hub)): every engine that may use the
+/// GPU comes here before any hub opens, those that open it later (a level's way back, after a
+/// refusal here) included.
 pub fn open_gpu(
     policy: GpuPolicy,
     work: usize,
 ) -> Result<(std::sync::Arc<longtail_gpu::Hub>, longtail_gpu::OpenOptions), String> {
+    longtail_gpu::set_thread_start(Some(super::worker::realtime::raise_gpu_hub));
     let allow_cpu_adapter = match policy {
         GpuPolicy::Auto if work < AUTO_MIN_WORK => {
             return Err(format!(

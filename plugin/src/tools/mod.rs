@@ -4,7 +4,8 @@
 //! - [`soak`]: hours of audio through the plugin as a host drives it (`longtail-cli soak`),
 //! - [`status`]: what this machine offers and what Longtail would do (`longtail-cli status`),
 //! - [`demo`]: the built-in dry signal of `longtail-cli demo`,
-//! - [`resources`]: this process's memory, file descriptors and threads (`bench` and `soak`),
+//! - [`resources`]: this process's memory, file descriptors (handles on Windows) and threads
+//!   (`bench` and `soak`),
 //! - [`json`]: JSON string literals for the one-line reports (`bench` and `status`).
 //!
 //! Tools use the library (the plugin, the engine, IRs, the thermal probes), never the other

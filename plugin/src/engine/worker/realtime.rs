@@ -1,13 +1,34 @@
-//! Real-time scheduling for worker threads, below typical audio threads: SCHED_FIFO on Linux and
-//! on macOS (whose pthreads turn it into a fixed-priority Mach thread; its priorities stop at
-//! `sched_get_priority_max`, 47, so ours are clamped there); on Windows the MMCSS "Pro Audio"
-//! task (`AvSetMmThreadCharacteristicsW`), or `THREAD_PRIORITY_TIME_CRITICAL` where MMCSS
-//! refuses. Elsewhere the default policy.
+//! Real-time scheduling for worker threads and the GPU hub's, below typical audio threads:
+//! SCHED_FIFO on Linux and on macOS (whose pthreads turn it into a fixed-priority Mach thread;
+//! its priorities stop at `sched_get_priority_max`, 47, so ours are clamped there); on Windows
+//! the MMCSS "Pro Audio" task (`AvSetMmThreadCharacteristicsW`), or
+//! `THREAD_PRIORITY_TIME_CRITICAL` where MMCSS refuses. Elsewhere the default policy.
 //!
-//! Uses nothing of the engine; the worker thread ([`super::thread`]) raises itself at start.
+//! Uses nothing of the engine; the worker thread ([`super::thread`]) raises itself at start,
+//! and the GPU hub's thread runs [`raise_gpu_hub`] at start (set by
+//! [`open_gpu`](crate::engine::open_gpu) through `longtail_gpu::set_thread_start`).
+//!
+//! # Priorities
+//!
+//! Level `i` of the plan asks for `WORKER_PRIORITY - i`: 39 for level 1 (level 0 runs on the
+//! audio thread), 38 for level 2, and so on, so a level with shorter deadlines (smaller
+//! partitions) runs before the ones after it.
+//!
+//! The GPU hub asks for [`GPU_HUB_PRIORITY`], level 1's. It serves every GPU level of the
+//! process, all of at least 1024 samples; the smallest may be level 1 of an engine at large
+//! host buffers. Above the later workers (levels 2 and on), none of their FFT rounds
+//! (milliseconds) can delay the one submit that every GPU level waits for. Not above level 1:
+//! level 1's deadlines are the tightest after the audio thread's, and a period's CPU work on
+//! the hub is short (copies and a submit; the thread sleeps while the GPU computes), so at the
+//! same priority neither holds the other up for long. All of them stay below typical audio
+//! threads (60-90).
 
-/// Highest real-time priority a worker asks for (level 1); typical audio threads run above it.
+/// The priority [`raise_priority`] counts down from; typical audio threads run above it.
 const WORKER_PRIORITY: usize = 40;
+
+/// The GPU hub's thread's priority: level 1's, the first level on a worker (see the module
+/// docs). On Windows: MMCSS "Pro Audio" at its normal priority, as the workers.
+pub const GPU_HUB_PRIORITY: u32 = WORKER_PRIORITY as u32 - 1;
 
 /// Asks for real-time scheduling below typical audio threads (SCHED_FIFO, one step lower per
 /// level; on Windows MMCSS "Pro Audio" at its normal priority, below the hosts' audio threads
@@ -20,6 +41,17 @@ pub(crate) fn raise_priority(level_idx: usize) {
     let priority = WORKER_PRIORITY.saturating_sub(level_idx).max(1) as u32;
     // Dropping the guard would restore the old policy; the worker keeps it until it exits.
     std::mem::forget(RealtimeGuard::raise(priority));
+}
+
+/// Raises the calling thread, the GPU hub's, to [`GPU_HUB_PRIORITY`] for as long as it runs;
+/// whether the OS allowed it (where it refuses, the hub keeps the default policy and serves
+/// all the same). A `longtail_gpu::ThreadStart`.
+pub fn raise_gpu_hub() -> bool {
+    let guard = RealtimeGuard::raise(GPU_HUB_PRIORITY);
+    let raised = guard.is_some();
+    // As for a worker: the hub's thread keeps the priority until it exits.
+    std::mem::forget(guard);
+    raised
 }
 
 /// The calling thread at a SCHED_FIFO priority (Windows: in the MMCSS "Pro Audio" task, or at

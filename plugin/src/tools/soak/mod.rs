@@ -26,10 +26,10 @@
 //! real-time pace would hear as a dropout; on a shared machine, and with the waits, a few are
 //! expected, so they are reported, not judged.
 //!
-//! Resident memory, file descriptors and threads are sampled at four points: before the plugin
-//! exists (start), after the warm-up and at the end (both with the same IR and latency mode
-//! playing, after the previous engine has been dropped, so the two states are comparable), and
-//! after the plugin is dropped (final). The run fails when any output sample was NaN or infinite
+//! Resident memory, file descriptors (handles on Windows) and threads ([`Resources`]) are
+//! sampled at four points: before the plugin exists (start), after the warm-up and at the end
+//! (both with the same IR and latency mode playing, after the previous engine has been
+//! dropped, so the two states are comparable), and after the plugin is dropped (final). The run fails when any output sample was NaN or infinite
 //! (as the host received it, or as the processor's last guard caught it), when resident memory
 //! grew by [`MAX_RSS_GROWTH_KB`] or more between warm-up and end, or when threads or file
 //! descriptors grew (warm-up to end, or start to final).
