@@ -51,15 +51,19 @@
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
+//! - [`load_policy`]: Auto for the whole process: when the big levels of the engines Auto
+//!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
-//!   policy's lever.
-//! - [`governor`]: the thread that runs the thermal policy for every watched engine through its
-//!   probe; [`Engine`] starts watching and lets go.
+//!   and load policies' lever.
+//! - [`governor`]: the thread that runs the thermal policy for every watched engine, and the
+//!   load policy for all of them together, through their probes; [`Engine`] starts watching
+//!   and lets go.
 
 pub mod denormals;
 pub mod direct;
 pub mod governor;
 pub mod gpu_placement;
+pub mod load_policy;
 pub mod pace;
 pub mod plan;
 pub mod probe;
@@ -371,6 +375,9 @@ impl Engine {
         let probe = BackendProbe(std::sync::Arc::new(ProbeInner {
             engine_id: NEXT_ENGINE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             thermal: std::sync::Mutex::new(None),
+            load: std::sync::Mutex::new(None),
+            num_paths: paths.len(),
+            sample_rate: ir.sample_rate,
             adapter: gpu.as_ref().map(|hub| hub.adapter().to_string()),
             hub: gpu.as_ref().map(std::sync::Arc::downgrade),
             engine_dropped: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),

@@ -57,6 +57,11 @@ pub(super) struct ProbeInner {
     pub(super) engine_id: u64,
     /// The thermal policy's last decision for this engine ([`crate::engine::governor`]).
     pub(super) thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
+    /// The load policy's last decision, for an engine whose levels it may move.
+    pub(super) load: std::sync::Mutex<Option<super::load_policy::LoadDecision>>,
+    /// Paths after routing, and the IR's sample rate: the engine's work per second.
+    pub(super) num_paths: usize,
+    pub(super) sample_rate: u32,
     pub(super) adapter: Option<String>,
     /// Weak: a probe kept after its engine is gone holds no device.
     pub(super) hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
@@ -147,11 +152,21 @@ impl BackendProbe {
             }
         }
         if report.gpu_levels > 0 && !self.has_gpu_levels() {
+            let by = match self.load_decision() {
+                Some(load) if load.placement == crate::thermal::Placement::Gpu => {
+                    format!("the load policy: {load}")
+                }
+                _ => "the thermal policy (the CPU is hot)".into(),
+            };
             report.reason = format!(
-                "GPU: {} of {} worker levels sent there by the thermal policy (the CPU is hot)",
+                "GPU: {} of {} worker levels sent there by {by}",
                 report.gpu_levels,
                 report.gpu_levels + report.cpu_levels
             );
+        } else if report.gpu_levels == 0
+            && let Some(load) = self.load_decision()
+        {
+            report.reason = format!("{}; Auto for the process: {load}", report.reason);
         }
         report
     }
@@ -205,6 +220,54 @@ impl BackendProbe {
                     worker.hold_gpu(to_cpu || engine_on_gpu);
                 }
             }
+        }
+    }
+
+    /// Time the engine's worker threads have spent computing, in nanoseconds.
+    pub fn worker_busy_ns(&self) -> u64 {
+        self.0
+            .levels
+            .iter()
+            .filter_map(|l| l.worker.as_ref())
+            .map(LevelProbe::busy_ns)
+            .sum()
+    }
+
+    /// The work of the levels with a way to the GPU, in path-partitions of `partition_size`
+    /// samples per second: `(all of them, those on the GPU now that were not placed there when
+    /// the engine was built)`. A level of partition `P` runs `rate / P` jobs a second of
+    /// `paths x partitions` path-partitions of `P`, each worth `P / partition_size` of the
+    /// reference (the MAC is linear in `P`, the transforms close to it).
+    pub fn gpu_work_per_second(&self, partition_size: usize) -> (f64, f64) {
+        let mut all = 0.0;
+        let mut moved = 0.0;
+        for level in &self.0.levels {
+            let Some(worker) = &level.worker else {
+                continue;
+            };
+            if !worker.has_gpu_home() {
+                continue;
+            }
+            let work = (self.0.num_paths * level.num_partitions) as f64
+                * f64::from(self.0.sample_rate)
+                / partition_size.max(1) as f64;
+            all += work;
+            if !level.started_on_gpu && worker.on_gpu() {
+                moved += work;
+            }
+        }
+        (all, moved)
+    }
+
+    /// The load policy's last decision, when it may move this engine's levels
+    /// ([`super::load_policy`]).
+    pub fn load_decision(&self) -> Option<super::load_policy::LoadDecision> {
+        *self.0.load.lock().ok()?
+    }
+
+    pub(crate) fn set_load_decision(&self, decision: super::load_policy::LoadDecision) {
+        if let Ok(mut load) = self.0.load.lock() {
+            *load = Some(decision);
         }
     }
 
