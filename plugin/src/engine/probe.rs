@@ -1,8 +1,9 @@
-//! What other threads (the editor, the thermal governor) may see of an engine, and the
-//! thermal policy's lever on it: the [`BackendProbe`].
+//! What other threads (the editor, the governor) may see of an engine, and the thermal and
+//! load policies' lever on it: the [`BackendProbe`].
 //!
 //! Uses the worker levels' own views ([`LevelProbe`]), the thermal policy's
-//! types ([`crate::thermal`]) and the GPU hub's counters; nothing else of the engine, and not
+//! types ([`crate::thermal`]), the load policy's decision ([`super::load_policy`]) and the GPU
+//! hub's counters; nothing else of the engine, and not
 //! the governor that watches it ([`crate::engine::governor`] uses this module, not the other way round).
 
 use super::worker::LevelProbe;
@@ -205,10 +206,11 @@ impl BackendProbe {
         }
     }
 
-    /// The thermal policy's lever. [`Placement::Cpu`](crate::thermal::Placement): every level
-    /// on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed on the GPU
-    /// go back; an engine Auto kept on the CPU sends its big levels to the GPU. Levels Auto
-    /// kept off the GPU of an engine that uses it stay on the CPU either way.
+    /// The thermal and load policies' lever. [`Placement::Cpu`](crate::thermal::Placement):
+    /// every level on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed
+    /// on the GPU go back; an engine Auto kept on the CPU sends its big levels to the GPU (each
+    /// goes only if its slack covers the hub's round trip). Levels Auto kept off the GPU of an
+    /// engine that uses it stay on the CPU either way.
     pub fn place(&self, placement: crate::thermal::Placement) {
         let to_cpu = placement == crate::thermal::Placement::Cpu;
         let engine_on_gpu = self.has_gpu_levels();
