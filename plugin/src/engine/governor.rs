@@ -13,7 +13,8 @@
 //! CPU is loaded and the GPU costs less, and back when the load falls. The governor opens the
 //! process's hub for that itself, the first time the load is high (opening and calibrating take
 //! a moment, and this thread has it), and keeps it while it runs. Heat wins: a level never goes
-//! to a hot, throttling or broken GPU.
+//! to a hot, throttling or broken GPU, and one that was hot gets levels again only after it
+//! stayed cool for [`RETURN_AFTER_POLLS`] polls, as with the thermal policy's own moves.
 //!
 //! Every decision is kept in the engine's probe, where the editor shows it with its reason. Auto
 //! engines with levels that can use the GPU are watched ([`watch`]); the audio thread is never
@@ -293,7 +294,9 @@ fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
                 && probe.can_use_gpu()
             {
                 probe.set_load_decision(load);
-                if load.placement == Placement::Gpu && gpu.available && !gpu_hot {
+                // Heat wins: a GPU that was hot must have stayed cool for the thermal
+                // policy's polls first.
+                if load.placement == Placement::Gpu && gpu.available && policy.gpu_cool_enough() {
                     placement = Placement::Gpu;
                 }
             }

@@ -40,6 +40,11 @@ pub const MOVE_AFTER_POLLS: u32 = 3;
 /// Polls (seconds) at or below [`LOAD_LOW`] before they come back.
 pub const RETURN_AFTER_POLLS: u32 = 10;
 
+/// Why levels came back: the GPU got hot, throttles or broke.
+const GPU_UNUSABLE: &str = "the GPU can no longer take work (hot, throttling or broken)";
+/// Why levels came back: the load fell.
+const LOAD_FELL: &str = "the CPU's load has fallen: the work fits on the CPU again";
+
 /// One poll's view of the process: what the policy decides on.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadSample {
@@ -62,6 +67,8 @@ pub struct LoadDecision {
     pub action: Action,
     pub reason: &'static str,
     pub sample: LoadSample,
+    /// The reason of the policy's last move back to the CPU, if it made one.
+    pub last_return: Option<&'static str>,
 }
 
 impl std::fmt::Display for LoadDecision {
@@ -88,6 +95,7 @@ pub struct LoadPolicy {
     low_polls: u32,
     move_after: u32,
     return_after: u32,
+    last_return: Option<&'static str>,
 }
 
 impl Default for LoadPolicy {
@@ -106,6 +114,7 @@ impl LoadPolicy {
             low_polls: 0,
             move_after: move_after.max(1),
             return_after: return_after.max(1),
+            last_return: None,
         }
     }
 
@@ -128,11 +137,20 @@ impl LoadPolicy {
         self.high_polls = if high { self.high_polls + 1 } else { 0 };
         self.low_polls = if low { self.low_polls + 1 } else { 0 };
         let pays = sample.gpu_pays == Some(true);
+        if self.placement == Placement::Gpu {
+            if !gpu_usable {
+                self.last_return = Some(GPU_UNUSABLE);
+            } else if low && self.low_polls >= self.return_after {
+                self.last_return = Some(LOAD_FELL);
+            }
+        }
+        let last_return = self.last_return;
         let decide = |placement, action, reason| LoadDecision {
             placement,
             action,
             reason,
             sample,
+            last_return,
         };
         match self.placement {
             Placement::Cpu => {
@@ -158,19 +176,11 @@ impl LoadPolicy {
             Placement::Gpu => {
                 if !gpu_usable {
                     self.placement = Placement::Cpu;
-                    return decide(
-                        Placement::Cpu,
-                        Action::MoveToCpu,
-                        "the GPU can no longer take work",
-                    );
+                    return decide(Placement::Cpu, Action::MoveToCpu, GPU_UNUSABLE);
                 }
                 if low && self.low_polls >= self.return_after {
                     self.placement = Placement::Cpu;
-                    return decide(
-                        Placement::Cpu,
-                        Action::MoveToCpu,
-                        "the CPU's load has fallen: the work fits on the CPU again",
-                    );
+                    return decide(Placement::Cpu, Action::MoveToCpu, LOAD_FELL);
                 }
                 decide(
                     Placement::Gpu,

@@ -148,6 +148,15 @@ impl BackendProbe {
             } else {
                 report.cpu_levels += 1;
                 if let Some(exit) = worker.gpu_exit() {
+                    // A level the load policy sent and brought back says why it came back.
+                    let exit = match self.load_decision().and_then(|load| load.last_return) {
+                        Some(why) if !level.started_on_gpu => exit.replacen(
+                            super::worker::HELD_REASON,
+                            &format!("the load policy brought it back ({why})"),
+                            1,
+                        ),
+                        _ => exit,
+                    };
                     report.reason = format!("CPU: left the GPU: {exit}");
                 }
             }
