@@ -192,6 +192,12 @@ fn auto_moves_many_small_engines_to_the_gpu_under_load_and_back() {
     let report = lone[0].engine.backend_report();
     eprintln!("1 instance: {report:?}; SNR {:.1} dB", lone[0].snr_db());
     assert_eq!(decision.placement, Placement::Cpu, "{decision}");
+    // Measured, not scripted: small but not nothing.
+    eprintln!(
+        "1 instance: measured CPU load {:.5}",
+        decision.sample.cpu_load
+    );
+    assert!(decision.sample.cpu_load > 0.0 && decision.sample.cpu_load < 0.3);
     assert_eq!(report.gpu_levels, 0, "{report:?}");
     assert!(lone[0].snr_db() >= MIN_SNR_DB);
     drop(lone);

@@ -275,11 +275,15 @@ fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
                 sample.gpu_partition_ns = opened.partition_ns;
                 verdict = Some(opened);
             }
-            let hub_serves = verdict
+            let hub_broken = verdict
                 .as_ref()
                 .and_then(|v| v.hub.as_ref())
-                .is_some_and(|hub| hub.broken().is_none());
-            let gpu_usable = !gpu_hot && (hub_serves || verdict.is_none());
+                .is_some_and(|hub| hub.broken().is_some());
+            let gpu_usable = !gpu_hot && !hub_broken && verdict.as_ref().is_none_or(|v| v.pays);
+            if hub_broken {
+                // Let the broken hub go: the next loaded poll opens a new one.
+                verdict = None;
+            }
             Some(load_policy.update(sample, gpu_usable))
         };
         for (probe, policy) in &mut live {
