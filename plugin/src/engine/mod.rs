@@ -322,9 +322,11 @@ impl Engine {
                         WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub, home)
                     }
                     // Auto, a level the GPU could take but does not now: on the CPU, with a
-                    // way to the GPU for when the thermal policy finds the CPU hot (it must
-                    // then only be on time: the policy's hysteresis and the late failover
-                    // guard the move).
+                    // way to the GPU for when the thermal policy finds the CPU hot, or the load
+                    // policy finds the process's Auto engines loading it (it must then only be
+                    // on time: the policies' hysteresis and the late failover guard the move).
+                    // The way opens the process's hub only when taken: a small engine alone
+                    // never opens a device.
                     (None, Executor::Gpu(GpuPolicy::Auto))
                         if level.partition_size >= GPU_MIN_PARTITION =>
                     {
@@ -398,6 +400,10 @@ impl Engine {
                 })
                 .collect(),
         }));
+        // Every Auto engine with a way to the GPU is watched, small ones included: together
+        // they may load the CPU ([`load_policy`]). With no hub yet this costs the adapter list
+        // (looked up once per process) and the governor's poll; the hub opens only when the
+        // load policy or a level's way there needs it.
         if executor == Executor::Gpu(GpuPolicy::Auto)
             && probe.can_use_gpu()
             && probe.gpu_available()
