@@ -158,7 +158,7 @@ pub fn set_load_polls(move_after: u32, return_after: u32) {
 }
 
 /// What the governor knows of the process's GPU for the load policy: its hub (kept open while
-/// the thread runs, so the levels' way back finds it) and whether it pays.
+/// the thread runs, when it pays, so the levels' way there finds it) and whether it pays.
 struct GpuVerdict {
     hub: Option<Arc<longtail_gpu::Hub>>,
     pays: bool,
@@ -175,7 +175,8 @@ fn gpu_verdict(cpu_adapter_pays: bool, cpu_ns: f64) -> GpuVerdict {
             let real = hub.adapter().kind != longtail_gpu::AdapterKind::Cpu;
             let pays = cpu_adapter_pays || (real && gpu_ns < cpu_ns);
             GpuVerdict {
-                hub: Some(hub),
+                // A GPU that does not pay is let go (its verdict stays).
+                hub: pays.then_some(hub),
                 pays,
                 partition_ns: Some(gpu_ns),
             }
