@@ -39,7 +39,8 @@ cat "$out/status.json"
 echo "== GPU tests"
 if command -v cargo >/dev/null 2>&1; then
     LONGTAIL_REQUIRE_GPU=1 cargo test --release --locked -p longtail-gpu \
-        -p longtail-tests --test engine_gpu --test engine_gpu_faults > "$out/gpu-tests.log" 2>&1 ||
+        -p longtail-tests --test engine_gpu --test engine_gpu_faults --test auto_placement \
+        > "$out/gpu-tests.log" 2>&1 ||
         failed=1
     grep -E "^test result|FAILED|panicked" "$out/gpu-tests.log"
 else

@@ -193,10 +193,15 @@ fn status_json_reports_the_fake_tree_and_the_policy() {
     );
     assert!(json.contains("\"quantum\":128"), "{json}");
     assert!(json.contains("\"runs_on\":\"audio thread\""), "{json}");
-    // Auto and a small engine (2 paths of 2 s): the GPU is not opened.
+    // Auto and a small engine (2 paths of 2 s): the engine opens no GPU (the process-wide
+    // rule is in "auto_process").
     assert!(json.contains("\"backend\":\"auto\""), "{json}");
     assert!(json.contains("\"calibration\":null"), "{json}");
     assert!(json.contains("keeps a small engine on the CPU"), "{json}");
+    assert!(
+        json.contains("\"auto_process\":{\"load_high\":0.60"),
+        "{json}"
+    );
 
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
         .args(["status", "--ir-seconds", "0"])

@@ -37,7 +37,8 @@ impl EditorApp {
                 let rule = match self.params.backend.value() {
                     BackendParam::Auto => {
                         "Auto: big engines put their big levels on a real GPU when its measured \
-                         round trip fits and it is faster per partition; else the CPU"
+                         round trip fits and it is faster per partition; small ones move there \
+                         together when the process's Auto engines load the CPU; else the CPU"
                     }
                     BackendParam::Cpu => "CPU: forced by the Backend parameter",
                     BackendParam::Gpu => {

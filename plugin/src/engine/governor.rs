@@ -1,19 +1,37 @@
-//! The thermal policy at work, whether an editor is open or not.
+//! The thermal and load policies at work, whether an editor is open or not.
 //!
 //! One thread per process (started by the first engine it watches, gone with the last) polls the
 //! thermal probes every [`POLL_INTERVAL`] and runs each watched engine's [`ThermalPolicy`]: a hot
 //! or throttling GPU moves the engine's GPU levels to the CPU ([`BackendProbe::place`]: the
 //! crossfaded migration of a fault), and a GPU that has stayed cool for [`RETURN_AFTER_POLLS`]
 //! polls gets them back; an engine Auto kept on the CPU sends its big levels to a cool GPU when the
-//! CPU is hot (they go by the way back of [`crate::engine::worker::gpu::way_back`]). Every decision
-//! is kept in the engine's probe, where the editor shows it with its reason. Auto engines with
-//! levels that can use the GPU are watched ([`watch`]); the audio thread is never involved.
+//! CPU is hot (they go by the way back of [`crate::engine::worker::gpu::way_back`]).
+//!
+//! The same poll runs Auto for the whole process ([`super::load_policy`]): it sums the worker
+//! time of every watched engine Auto kept on the CPU and the work of their levels that have a
+//! way to the GPU, and the process's one [`LoadPolicy`] sends those levels to the GPU when the
+//! CPU is loaded and the GPU costs less, and back when the load falls. The governor opens the
+//! process's hub for that itself, the first time the load is high (opening and calibrating take
+//! a moment, and this thread has it), and keeps it while it runs. Heat wins: a level never goes
+//! to a hot, throttling or broken GPU, and one that was hot gets levels again only after it
+//! stayed cool for [`RETURN_AFTER_POLLS`] polls, as with the thermal policy's own moves.
+//!
+//! Every decision is kept in the engine's probe, where the editor shows it with its reason. Auto
+//! engines with levels that can use the GPU are watched ([`watch`]); the audio thread is never
+//! involved.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
+use crate::engine::gpu_placement::cpu_partition_cost_ns;
+use crate::engine::load_policy::{
+    LoadPolicy, LoadSample, MOVE_AFTER_POLLS, REFERENCE_PARTITION,
+    RETURN_AFTER_POLLS as LOAD_RETURN_AFTER_POLLS,
+};
 use crate::engine::probe::{BackendProbe, WeakProbe};
 use crate::thermal::{
     GpuStatus, POLL_INTERVAL, Placement, RETURN_AFTER_POLLS, ThermalPolicy, ThermalProbes,
@@ -33,6 +51,12 @@ struct Governor {
     thermal_root: Option<PathBuf>,
     /// Cool polls before work moves (back) to the GPU.
     return_after_polls: u32,
+    /// The load policy's polls: high ones before a move, low ones before the return.
+    load_polls: (u32, u32),
+    /// Test hook: this CPU load instead of the measured one.
+    cpu_load: Option<f64>,
+    /// Test hook: a CPU adapter (lavapipe) counts as a real GPU that pays.
+    cpu_adapter_pays: bool,
 }
 
 static GOVERNOR: Mutex<Governor> = Mutex::new(Governor {
@@ -40,6 +64,9 @@ static GOVERNOR: Mutex<Governor> = Mutex::new(Governor {
     thread: None,
     thermal_root: None,
     return_after_polls: RETURN_AFTER_POLLS,
+    load_polls: (MOVE_AFTER_POLLS, LOAD_RETURN_AFTER_POLLS),
+    cpu_load: None,
+    cpu_adapter_pays: false,
 });
 
 fn lock() -> std::sync::MutexGuard<'static, Governor> {
@@ -63,11 +90,13 @@ pub fn watch(probe: &BackendProbe) {
     });
     if governor.thread.is_none() {
         let root = governor.thermal_root.clone();
+        let (move_after, return_after) = governor.load_polls;
+        let load_policy = LoadPolicy::new(move_after, return_after);
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
         governor.thread = std::thread::Builder::new()
             .name("longtail-governor".into())
-            .spawn(move || run(root, &thread_stop))
+            .spawn(move || run(root, load_policy, &thread_stop))
             .ok()
             .map(|thread| (thread, stop));
     }
@@ -106,8 +135,102 @@ pub fn set_return_after_polls(polls: u32) {
     lock().return_after_polls = polls;
 }
 
-fn run(root: Option<PathBuf>, stop: &AtomicBool) {
+/// Test hook: the load policy sees this CPU load (a share of all cores) instead of the measured
+/// one; `None` measures again.
+#[doc(hidden)]
+pub fn set_cpu_load(load: Option<f64>) {
+    lock().cpu_load = load;
+}
+
+/// Test hook: the load policy treats a CPU adapter (lavapipe) as a real GPU whose cost pays,
+/// so that its moves can be tested on machines without one. The levels' own way to the GPU
+/// must accept the adapter too (`LONGTAIL_GPU_ALLOW_CPU=1`).
+#[doc(hidden)]
+pub fn set_cpu_adapter_pays(pays: bool) {
+    lock().cpu_adapter_pays = pays;
+}
+
+/// Test hook: the governor's next thread moves levels after `move_after` loaded polls and
+/// brings them back after `return_after` light ones (instead of the load policy's defaults).
+#[doc(hidden)]
+pub fn set_load_polls(move_after: u32, return_after: u32) {
+    lock().load_polls = (move_after, return_after);
+}
+
+/// What the governor knows of the process's GPU for the load policy: its hub (kept open while
+/// the thread runs, when it pays, so the levels' way there finds it) and whether it pays.
+struct GpuVerdict {
+    hub: Option<Arc<longtail_gpu::Hub>>,
+    pays: bool,
+    partition_ns: Option<f64>,
+}
+
+/// Opens the process's hub and says whether it pays (see [`super::load_policy`]).
+fn gpu_verdict(cpu_adapter_pays: bool, cpu_ns: f64) -> GpuVerdict {
+    let mut options = longtail_gpu::OpenOptions::from_env();
+    options.allow_cpu_adapter |= cpu_adapter_pays;
+    match longtail_gpu::shared(options) {
+        Ok(hub) => {
+            let gpu_ns = hub.calibration().partition_cost_ns;
+            let real = hub.adapter().kind != longtail_gpu::AdapterKind::Cpu;
+            let pays = cpu_adapter_pays || (real && gpu_ns < cpu_ns);
+            GpuVerdict {
+                // A GPU that does not pay is let go (its verdict stays).
+                hub: pays.then_some(hub),
+                pays,
+                partition_ns: Some(gpu_ns),
+            }
+        }
+        Err(_) => GpuVerdict {
+            hub: None,
+            pays: false,
+            partition_ns: None,
+        },
+    }
+}
+
+/// The load figures of one poll: worker time since the last poll, per engine.
+struct LoadMeter {
+    last_poll: Instant,
+    busy: HashMap<u64, u64>,
+    cores: f64,
+}
+
+impl LoadMeter {
+    fn new() -> Self {
+        Self {
+            last_poll: Instant::now(),
+            busy: HashMap::new(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
+        }
+    }
+
+    /// The CPU load the engines Auto keeps on the CPU would put on the machine with all their
+    /// levels there: their workers' time since the last poll, plus what their levels on the
+    /// GPU would cost the CPU, over the poll's length times the cores.
+    fn measure(&mut self, engines: &[&BackendProbe], cpu_ns: f64) -> f64 {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.last_poll).as_secs_f64().max(1e-3);
+        self.last_poll = now;
+        let mut busy_ns = 0u64;
+        let mut moved_work = 0.0;
+        let mut seen = HashMap::with_capacity(engines.len());
+        for probe in engines {
+            let busy = probe.worker_busy_ns();
+            let before = self.busy.get(&probe.engine_id()).copied().unwrap_or(busy);
+            busy_ns += busy.saturating_sub(before);
+            seen.insert(probe.engine_id(), busy);
+            moved_work += probe.gpu_work_per_second(REFERENCE_PARTITION).1;
+        }
+        self.busy = seen;
+        (busy_ns as f64 * 1e-9 / elapsed + moved_work * cpu_ns * 1e-9) / self.cores
+    }
+}
+
+fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
     let mut probes = ThermalProbes::new(root, true);
+    let mut meter = LoadMeter::new();
+    let mut verdict: Option<GpuVerdict> = None;
     loop {
         std::thread::park_timeout(POLL_INTERVAL);
         if stop.load(Ordering::Acquire) {
@@ -125,13 +248,64 @@ fn run(root: Option<PathBuf>, stop: &AtomicBool) {
                 .filter_map(|w| w.probe.upgrade().map(|probe| (probe, w.policy)))
                 .collect()
         };
+        // Auto for the process: the engines Auto kept on the CPU whose levels may go.
+        let gpu_hot = snapshot.gpu_throttling || snapshot.gpu.is_hot();
+        let movable: Vec<&BackendProbe> = live
+            .iter()
+            .map(|(probe, _)| probe)
+            .filter(|probe| !probe.has_gpu_levels() && probe.can_use_gpu())
+            .collect();
+        let load = if movable.is_empty() {
+            None
+        } else {
+            let (load_override, cpu_adapter_pays) = {
+                let governor = lock();
+                (governor.cpu_load, governor.cpu_adapter_pays)
+            };
+            let cpu_ns = cpu_partition_cost_ns();
+            let measured = meter.measure(&movable, cpu_ns);
+            let mut sample = LoadSample {
+                cpu_load: load_override.unwrap_or(measured),
+                gpu_pays: verdict.as_ref().map(|v| v.pays),
+                gpu_partition_ns: verdict.as_ref().and_then(|v| v.partition_ns),
+                cpu_partition_ns: cpu_ns,
+            };
+            if LoadPolicy::wants_gpu_verdict(&sample) && !gpu_hot {
+                let opened = gpu_verdict(cpu_adapter_pays, cpu_ns);
+                sample.gpu_pays = Some(opened.pays);
+                sample.gpu_partition_ns = opened.partition_ns;
+                verdict = Some(opened);
+            }
+            let hub_broken = verdict
+                .as_ref()
+                .and_then(|v| v.hub.as_ref())
+                .is_some_and(|hub| hub.broken().is_some());
+            let gpu_usable = !gpu_hot && !hub_broken && verdict.as_ref().is_none_or(|v| v.pays);
+            if hub_broken {
+                // Let the broken hub go: the next loaded poll opens a new one.
+                verdict = None;
+            }
+            Some(load_policy.update(sample, gpu_usable))
+        };
         for (probe, policy) in &mut live {
             let gpu = GpuStatus {
                 available: probe.gpu_available(),
                 slack_allows: probe.can_use_gpu(),
             };
             let decision = policy.update(&snapshot, gpu);
-            probe.place(decision.placement);
+            let mut placement = decision.placement;
+            if let Some(load) = load
+                && !probe.has_gpu_levels()
+                && probe.can_use_gpu()
+            {
+                probe.set_load_decision(load);
+                // Heat wins: a GPU that was hot must have stayed cool for the thermal
+                // policy's polls first.
+                if load.placement == Placement::Gpu && gpu.available && policy.gpu_cool_enough() {
+                    placement = Placement::Gpu;
+                }
+            }
+            probe.place(placement);
             probe.set_thermal_decision(decision);
         }
         {

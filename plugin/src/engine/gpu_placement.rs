@@ -15,7 +15,9 @@ use super::upols::{self, UpolsLevel};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuPolicy {
     /// Only when it pays: a real GPU (not a CPU adapter such as lavapipe) that opened and
-    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`] path-samples of IR.
+    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`] path-samples of IR. Smaller
+    /// engines start on the CPU with a way to the GPU, and go there when the Auto engines of
+    /// the process together load the CPU and the GPU costs less ([`super::load_policy`]).
     Auto,
     /// Every level of at least [`GPU_MIN_PARTITION`] samples on the GPU whenever one can be
     /// opened, whatever the calibration says; `allow_cpu_adapter` accepts lavapipe (tests, or
@@ -29,8 +31,9 @@ pub enum GpuPolicy {
 /// Smallest partition the GPU takes: below it, dispatch and transfer overhead outweigh the
 /// FFT work (the DESIGN's GPU threshold; the calibration decides the slack side).
 pub const GPU_MIN_PARTITION: usize = 1024;
-/// [`GpuPolicy::Auto`] uses the GPU from this many path-samples of IR (paths times IR
-/// length): a true-stereo 8 s IR at 48 kHz; a single stereo 10 s reverb stays on the CPU.
+/// [`GpuPolicy::Auto`] puts an engine on the GPU when it is built from this many path-samples
+/// of IR (paths times IR length): a true-stereo 8 s IR at 48 kHz; a single stereo 10 s reverb
+/// starts on the CPU (many of them go to the GPU together, by [`super::load_policy`]).
 pub const AUTO_MIN_WORK: usize = 1_500_000;
 
 /// Opens the GPU hub for `policy` and an engine of `work` path-samples of IR (with the options
@@ -51,8 +54,9 @@ pub fn open_gpu(
     let allow_cpu_adapter = match policy {
         GpuPolicy::Auto if work < AUTO_MIN_WORK => {
             return Err(format!(
-                "CPU: Auto keeps a small engine on the CPU ({work} path-samples of IR, the GPU \
-                 pays from {AUTO_MIN_WORK})"
+                "CPU: Auto keeps a small engine on the CPU ({work} path-samples of IR, one \
+                 engine pays for the GPU from {AUTO_MIN_WORK}; many go there together when they \
+                 load the CPU)"
             ));
         }
         GpuPolicy::Auto => false,

@@ -51,15 +51,19 @@
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
+//! - [`load_policy`]: Auto for the whole process: when the big levels of the engines Auto
+//!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
-//!   policy's lever.
-//! - [`governor`]: the thread that runs the thermal policy for every watched engine through its
-//!   probe; [`Engine`] starts watching and lets go.
+//!   and load policies' lever.
+//! - [`governor`]: the thread that runs the thermal policy for every watched engine, and the
+//!   load policy for all of them together, through their probes; [`Engine`] starts watching
+//!   and lets go.
 
 pub mod denormals;
 pub mod direct;
 pub mod governor;
 pub mod gpu_placement;
+pub mod load_policy;
 pub mod pace;
 pub mod plan;
 pub mod probe;
@@ -318,9 +322,11 @@ impl Engine {
                         WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub, home)
                     }
                     // Auto, a level the GPU could take but does not now: on the CPU, with a
-                    // way to the GPU for when the thermal policy finds the CPU hot (it must
-                    // then only be on time: the policy's hysteresis and the late failover
-                    // guard the move).
+                    // way to the GPU for when the thermal policy finds the CPU hot, or the load
+                    // policy finds the process's Auto engines loading it (it must then only be
+                    // on time: the policies' hysteresis and the late failover guard the move).
+                    // The way opens the process's hub only when taken: a small engine alone
+                    // never opens a device.
                     (None, Executor::Gpu(GpuPolicy::Auto))
                         if level.partition_size >= GPU_MIN_PARTITION =>
                     {
@@ -371,6 +377,9 @@ impl Engine {
         let probe = BackendProbe(std::sync::Arc::new(ProbeInner {
             engine_id: NEXT_ENGINE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             thermal: std::sync::Mutex::new(None),
+            load: std::sync::Mutex::new(None),
+            num_paths: paths.len(),
+            sample_rate: ir.sample_rate,
             adapter: gpu.as_ref().map(|hub| hub.adapter().to_string()),
             hub: gpu.as_ref().map(std::sync::Arc::downgrade),
             engine_dropped: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -391,6 +400,10 @@ impl Engine {
                 })
                 .collect(),
         }));
+        // Every Auto engine with a way to the GPU is watched, small ones included: together
+        // they may load the CPU ([`load_policy`]). With no hub yet this costs the adapter list
+        // (looked up once per process) and the governor's poll; the hub opens only when the
+        // load policy or a level's way there needs it.
         if executor == Executor::Gpu(GpuPolicy::Auto)
             && probe.can_use_gpu()
             && probe.gpu_available()

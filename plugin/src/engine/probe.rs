@@ -1,8 +1,9 @@
-//! What other threads (the editor, the thermal governor) may see of an engine, and the
-//! thermal policy's lever on it: the [`BackendProbe`].
+//! What other threads (the editor, the governor) may see of an engine, and the thermal and
+//! load policies' lever on it: the [`BackendProbe`].
 //!
 //! Uses the worker levels' own views ([`LevelProbe`]), the thermal policy's
-//! types ([`crate::thermal`]) and the GPU hub's counters; nothing else of the engine, and not
+//! types ([`crate::thermal`]), the load policy's decision ([`super::load_policy`]) and the GPU
+//! hub's counters; nothing else of the engine, and not
 //! the governor that watches it ([`crate::engine::governor`] uses this module, not the other way round).
 
 use super::worker::LevelProbe;
@@ -57,6 +58,11 @@ pub(super) struct ProbeInner {
     pub(super) engine_id: u64,
     /// The thermal policy's last decision for this engine ([`crate::engine::governor`]).
     pub(super) thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
+    /// The load policy's last decision, for an engine whose levels it may move.
+    pub(super) load: std::sync::Mutex<Option<super::load_policy::LoadDecision>>,
+    /// Paths after routing, and the IR's sample rate: the engine's work per second.
+    pub(super) num_paths: usize,
+    pub(super) sample_rate: u32,
     pub(super) adapter: Option<String>,
     /// Weak: a probe kept after its engine is gone holds no device.
     pub(super) hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
@@ -142,16 +148,35 @@ impl BackendProbe {
             } else {
                 report.cpu_levels += 1;
                 if let Some(exit) = worker.gpu_exit() {
+                    // A level the load policy sent and brought back says why it came back.
+                    let exit = match self.load_decision().and_then(|load| load.last_return) {
+                        Some(why) if !level.started_on_gpu => exit.replacen(
+                            super::worker::HELD_REASON,
+                            &format!("the load policy brought it back ({why})"),
+                            1,
+                        ),
+                        _ => exit,
+                    };
                     report.reason = format!("CPU: left the GPU: {exit}");
                 }
             }
         }
         if report.gpu_levels > 0 && !self.has_gpu_levels() {
+            let by = match self.load_decision() {
+                Some(load) if load.placement == crate::thermal::Placement::Gpu => {
+                    format!("the load policy: {load}")
+                }
+                _ => "the thermal policy (the CPU is hot)".into(),
+            };
             report.reason = format!(
-                "GPU: {} of {} worker levels sent there by the thermal policy (the CPU is hot)",
+                "GPU: {} of {} worker levels sent there by {by}",
                 report.gpu_levels,
                 report.gpu_levels + report.cpu_levels
             );
+        } else if report.gpu_levels == 0
+            && let Some(load) = self.load_decision()
+        {
+            report.reason = format!("{}; Auto for the process: {load}", report.reason);
         }
         report
     }
@@ -190,10 +215,11 @@ impl BackendProbe {
         }
     }
 
-    /// The thermal policy's lever. [`Placement::Cpu`](crate::thermal::Placement): every level
-    /// on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed on the GPU
-    /// go back; an engine Auto kept on the CPU sends its big levels to the GPU. Levels Auto
-    /// kept off the GPU of an engine that uses it stay on the CPU either way.
+    /// The thermal and load policies' lever. [`Placement::Cpu`](crate::thermal::Placement):
+    /// every level on the CPU (those on the GPU move, as after a fault). `Gpu`: levels placed
+    /// on the GPU go back; an engine Auto kept on the CPU sends its big levels to the GPU (each
+    /// goes only if its slack covers the hub's round trip). Levels Auto kept off the GPU of an
+    /// engine that uses it stay on the CPU either way.
     pub fn place(&self, placement: crate::thermal::Placement) {
         let to_cpu = placement == crate::thermal::Placement::Cpu;
         let engine_on_gpu = self.has_gpu_levels();
@@ -205,6 +231,54 @@ impl BackendProbe {
                     worker.hold_gpu(to_cpu || engine_on_gpu);
                 }
             }
+        }
+    }
+
+    /// Time the engine's worker threads have spent computing, in nanoseconds.
+    pub fn worker_busy_ns(&self) -> u64 {
+        self.0
+            .levels
+            .iter()
+            .filter_map(|l| l.worker.as_ref())
+            .map(LevelProbe::busy_ns)
+            .sum()
+    }
+
+    /// The work of the levels with a way to the GPU, in path-partitions of `partition_size`
+    /// samples per second: `(all of them, those on the GPU now that were not placed there when
+    /// the engine was built)`. A level of partition `P` runs `rate / P` jobs a second of
+    /// `paths x partitions` path-partitions of `P`, each worth `P / partition_size` of the
+    /// reference (the MAC is linear in `P`, the transforms close to it).
+    pub fn gpu_work_per_second(&self, partition_size: usize) -> (f64, f64) {
+        let mut all = 0.0;
+        let mut moved = 0.0;
+        for level in &self.0.levels {
+            let Some(worker) = &level.worker else {
+                continue;
+            };
+            if !worker.has_gpu_home() {
+                continue;
+            }
+            let work = (self.0.num_paths * level.num_partitions) as f64
+                * f64::from(self.0.sample_rate)
+                / partition_size.max(1) as f64;
+            all += work;
+            if !level.started_on_gpu && worker.on_gpu() {
+                moved += work;
+            }
+        }
+        (all, moved)
+    }
+
+    /// The load policy's last decision, when it may move this engine's levels
+    /// ([`super::load_policy`]).
+    pub fn load_decision(&self) -> Option<super::load_policy::LoadDecision> {
+        *self.0.load.lock().ok()?
+    }
+
+    pub(crate) fn set_load_decision(&self, decision: super::load_policy::LoadDecision) {
+        if let Ok(mut load) = self.0.load.lock() {
+            *load = Some(decision);
         }
     }
 

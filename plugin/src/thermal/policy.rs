@@ -53,6 +53,8 @@ pub struct ThermalPolicy {
     preferred: Placement,
     placement: Placement,
     gpu_cool_polls: u32,
+    /// Whether the GPU has been hot (or unusable) since the policy started.
+    gpu_was_hot: bool,
     /// Cool polls before work moves (back) to the GPU.
     return_after: u32,
 }
@@ -64,6 +66,7 @@ impl ThermalPolicy {
             preferred,
             placement: preferred,
             gpu_cool_polls: 0,
+            gpu_was_hot: false,
             return_after: RETURN_AFTER_POLLS,
         }
     }
@@ -81,12 +84,20 @@ impl ThermalPolicy {
         self.placement
     }
 
+    /// Whether work may go to the GPU as far as heat goes: it has not been hot or unusable
+    /// since the policy started, or it has stayed cool for the return's polls since. The load
+    /// policy ([`crate::engine::load_policy`]) asks this before it sends levels there.
+    pub fn gpu_cool_enough(&self) -> bool {
+        !self.gpu_was_hot || self.gpu_cool_polls >= self.return_after
+    }
+
     /// One step, once per poll.
     pub fn update(&mut self, thermal: &ThermalSnapshot, gpu: GpuStatus) -> Decision {
         let gpu_hot = thermal.gpu_throttling || thermal.gpu.is_hot();
         let cpu_hot = thermal.cpu.is_hot();
         if gpu_hot || !gpu.available {
             self.gpu_cool_polls = 0;
+            self.gpu_was_hot = true;
         } else {
             self.gpu_cool_polls = self.gpu_cool_polls.saturating_add(1);
         }
@@ -181,6 +192,23 @@ mod tests {
         assert_eq!(policy.placement(), Placement::Cpu);
         let d = policy.update(&snapshot(Nominal, Nominal, false), HEALTHY_GPU);
         assert_eq!((d.placement, d.action), (Placement::Gpu, Action::MoveToGpu));
+    }
+
+    #[test]
+    fn the_gpu_is_cool_enough_for_the_load_policy_until_hot_and_again_after_cooling() {
+        use ThermalState::*;
+        let mut policy = ThermalPolicy::new(Placement::Cpu).with_return_after(3);
+        assert!(policy.gpu_cool_enough());
+        policy.update(&snapshot(Nominal, Nominal, false), HEALTHY_GPU);
+        assert!(policy.gpu_cool_enough());
+        policy.update(&snapshot(Nominal, Serious, false), HEALTHY_GPU);
+        assert!(!policy.gpu_cool_enough());
+        for _ in 0..2 {
+            policy.update(&snapshot(Nominal, Nominal, false), HEALTHY_GPU);
+            assert!(!policy.gpu_cool_enough());
+        }
+        policy.update(&snapshot(Nominal, Nominal, false), HEALTHY_GPU);
+        assert!(policy.gpu_cool_enough());
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! One report: the executors (CPU workers, the GPU adapters found and the one the backend
 //! would use, opened and calibrated as an engine would open it), the partition plan and where
 //! each level would run for a given IR length, path count, block size and backend, the thermal
-//! readings with their normalised states, and the thermal policy's decision. Printed as text,
-//! or as one JSON object with `--json`.
+//! readings with their normalised states, the thermal policy's decision, and Auto's rule for the
+//! whole process ([`crate::engine::load_policy`]) with whether this machine's GPU pays for it.
+//! Printed as text, or as one JSON object with `--json`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -49,6 +50,10 @@ pub struct StatusReport {
     /// The CPU's cost of one path-partition of 4096 samples (see
     /// [`crate::engine::cpu_partition_cost_ns`]).
     pub cpu_partition_ns: f64,
+    /// Auto for the whole process: the GPU the load policy would open (`true` for a real
+    /// one) and its calibrated cost per path-partition; `None` without one, or when the
+    /// backend is not Auto.
+    pub process_gpu: Option<(bool, f64)>,
 }
 
 /// What status found of the GPU.
@@ -139,6 +144,24 @@ pub fn gather(request: StatusRequest) -> StatusReport {
             slack_allows: on_gpu,
         },
     );
+    // The hub the load policy would open (the one above when it opened, else the process's).
+    let process_gpu = match request.executor {
+        Executor::Gpu(GpuPolicy::Auto) => match (&gpu.chosen, gpu.calibration) {
+            (Some(chosen), Some(calibration)) => Some((
+                chosen.kind != longtail_gpu::AdapterKind::Cpu,
+                calibration.partition_cost_ns,
+            )),
+            _ => longtail_gpu::shared(longtail_gpu::OpenOptions::from_env())
+                .ok()
+                .map(|hub| {
+                    (
+                        hub.adapter().kind != longtail_gpu::AdapterKind::Cpu,
+                        hub.calibration().partition_cost_ns,
+                    )
+                }),
+        },
+        _ => None,
+    };
     StatusReport {
         request,
         plan,
@@ -148,10 +171,32 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         runs_on,
         gpu,
         cpu_partition_ns: cpu_partition_cost_ns(),
+        process_gpu,
     }
 }
 
 impl StatusReport {
+    /// Whether the load policy would send levels to the GPU under load: a real GPU cheaper per
+    /// path-partition than the CPU. `None` when the backend is not Auto or there is no GPU.
+    pub fn process_gpu_pays(&self) -> Option<bool> {
+        self.process_gpu
+            .map(|(real, gpu_ns)| real && gpu_ns < self.cpu_partition_ns)
+    }
+
+    fn auto_process_json(&self) -> String {
+        use crate::engine::load_policy::{
+            LOAD_HIGH, LOAD_LOW, MOVE_AFTER_POLLS, RETURN_AFTER_POLLS,
+        };
+        format!(
+            "{{\"load_high\":{LOAD_HIGH:.2},\"load_low\":{LOAD_LOW:.2},\"move_after_polls\":{MOVE_AFTER_POLLS},\
+\"return_after_polls\":{RETURN_AFTER_POLLS},\"gpu_partition_ns\":{},\"gpu_pays\":{}}}",
+            self.process_gpu
+                .map_or("null".into(), |(_, ns)| format!("{ns:.1}")),
+            self.process_gpu_pays()
+                .map_or("null".into(), |pays| pays.to_string()),
+        )
+    }
+
     fn backend_name(&self) -> &'static str {
         match self.request.executor {
             Executor::Gpu(GpuPolicy::Auto) => "auto",
@@ -232,7 +277,7 @@ impl StatusReport {
             "{{\"version\":{},\"cpu_threads\":{},\"backend\":{},\"cpu_partition_ns\":{:.1},\"gpu\":{},\
 \"plan\":{{\"ir_taps\":{},\"block\":{},\"rate\":{},\"quantum\":{},\"latency_samples\":{},\"head_taps\":{},\"describe\":{},\"levels\":[{}]}},\
 \"thermal\":{{\"sources\":{},\"cpu\":{},\"gpu\":{},\"gpu_throttling\":{},\"readings\":[{}]}},\
-\"policy\":{{\"placement\":{},\"action\":{},\"reason\":{}}}}}",
+\"policy\":{{\"placement\":{},\"action\":{},\"reason\":{}}},\"auto_process\":{}}}",
             json_string(env!("CARGO_PKG_VERSION")),
             self.cpu_threads,
             json_string(self.backend_name()),
@@ -254,6 +299,7 @@ impl StatusReport {
             json_string(&format!("{:?}", self.decision.placement).to_lowercase()),
             json_string(&format!("{:?}", self.decision.action)),
             json_string(self.decision.reason),
+            self.auto_process_json(),
         )
     }
 
@@ -333,6 +379,30 @@ impl StatusReport {
                 r.device.name(),
                 r.temperature_text(),
                 r.state().name()
+            );
+        }
+        if self.request.executor == Executor::Gpu(GpuPolicy::Auto) {
+            use crate::engine::load_policy::{
+                LOAD_HIGH, LOAD_LOW, MOVE_AFTER_POLLS, RETURN_AFTER_POLLS,
+            };
+            let gpu = match (self.process_gpu, self.process_gpu_pays()) {
+                (Some((_, ns)), Some(true)) => {
+                    format!("the GPU pays ({ns:.0} ns per path-partition)")
+                }
+                (Some((true, ns)), _) => {
+                    format!("the GPU costs more ({ns:.0} ns per path-partition): never")
+                }
+                (Some((false, _)), _) => "the GPU is a CPU adapter: never".into(),
+                (None, _) => "no GPU: never".into(),
+            };
+            let _ = writeln!(
+                text,
+                "auto for the process: the big levels of Auto engines kept on the CPU go to the \
+                 GPU after {MOVE_AFTER_POLLS} s at {:.0} % or more of the {} threads, back \
+                 after {RETURN_AFTER_POLLS} s at {:.0} % or less; {gpu}",
+                100.0 * LOAD_HIGH,
+                self.cpu_threads,
+                100.0 * LOAD_LOW
             );
         }
         let _ = writeln!(

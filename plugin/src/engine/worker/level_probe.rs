@@ -59,6 +59,13 @@ impl LevelProbe {
             .map_or(0, |s| s.gpu_returns.load(Ordering::Relaxed))
     }
 
+    /// Time the worker thread has spent computing, in nanoseconds.
+    pub fn busy_ns(&self) -> u64 {
+        self.shared
+            .upgrade()
+            .map_or(0, |s| s.stats.busy_ns.load(Ordering::Relaxed))
+    }
+
     /// Late results and dropped chunks so far.
     pub fn lates(&self) -> (u64, u64) {
         self.shared.upgrade().map_or((0, 0), |s| {
