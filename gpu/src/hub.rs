@@ -226,11 +226,12 @@ impl Drop for Registration {
     }
 }
 
-/// What a hub's thread runs first, before its first period (see [`set_thread_start`]): the
-/// embedder raises the thread's priority there. Returns whether the thread now runs at
-/// real-time priority; `false` (the OS refused) leaves the hub at the default policy, which
-/// works, only with less margin on a busy machine.
-pub type ThreadStart = fn() -> bool;
+/// What a hub's thread runs first, before its first period (see [`set_thread_start`]), given
+/// the hub's adapter: the embedder raises the thread's priority there (or not, for a CPU
+/// adapter whose work runs on ordinary threads). Returns whether the thread now runs at
+/// real-time priority; `false` (the OS refused, or the embedder chose not to) leaves the hub at
+/// the default policy, which works, only with less margin on a busy machine.
+pub type ThreadStart = fn(&AdapterSummary) -> bool;
 
 static THREAD_START: Mutex<Option<ThreadStart>> = Mutex::new(None);
 
@@ -302,13 +303,15 @@ impl Hub {
         });
         let thread_inner = Arc::clone(&inner);
         let thread_start = *THREAD_START.lock().unwrap_or_else(|p| p.into_inner());
+        let thread_adapter = adapter.clone();
         let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
         let join = std::thread::Builder::new()
             .name(THREAD_NAME.into())
             .spawn(move || {
                 // A hook that panics leaves the thread as it was: the hub serves all the same.
-                let realtime =
-                    thread_start.map(|hook| std::panic::catch_unwind(hook).unwrap_or(false));
+                let realtime = thread_start.map(|hook| {
+                    std::panic::catch_unwind(|| hook(&thread_adapter)).unwrap_or(false)
+                });
                 let _ = started_tx.send(realtime);
                 hub_main(&thread_inner);
             })

@@ -405,7 +405,7 @@ fn hub_thread_runs_the_start_hook_and_serves_when_refused() {
         return;
     }
     static THREADS: Mutex<Vec<Option<String>>> = Mutex::new(Vec::new());
-    fn refused() -> bool {
+    fn refused(_adapter: &longtail_gpu::AdapterSummary) -> bool {
         let name = std::thread::current().name().map(str::to_owned);
         THREADS.lock().unwrap().push(name);
         false

@@ -21,7 +21,10 @@
 //! level 1's deadlines are the tightest after the audio thread's, and a period's CPU work on
 //! the hub is short (copies and a submit; the thread sleeps while the GPU computes), so at the
 //! same priority neither holds the other up for long. All of them stay below typical audio
-//! threads (60-90).
+//! threads (60-90). A CPU adapter (lavapipe) is the exception: its GPU work runs on the CPU's
+//! ordinary threads, which a real-time hub thread would take cores from, so its hub keeps the
+//! default policy (measured on 2 cores: the Auto placement test's way back to lavapipe slowed
+//! so far that the test ran out of audio).
 
 /// The priority [`raise_priority`] counts down from; typical audio threads run above it.
 const WORKER_PRIORITY: usize = 40;
@@ -45,8 +48,12 @@ pub(crate) fn raise_priority(level_idx: usize) {
 
 /// Raises the calling thread, the GPU hub's, to [`GPU_HUB_PRIORITY`] for as long as it runs;
 /// whether the OS allowed it (where it refuses, the hub keeps the default policy and serves
-/// all the same). A `longtail_gpu::ThreadStart`.
-pub fn raise_gpu_hub() -> bool {
+/// all the same). Not for a CPU adapter's hub (see the module docs). A
+/// `longtail_gpu::ThreadStart`.
+pub fn raise_gpu_hub(adapter: &longtail_gpu::AdapterSummary) -> bool {
+    if adapter.kind == longtail_gpu::AdapterKind::Cpu {
+        return false;
+    }
     let guard = RealtimeGuard::raise(GPU_HUB_PRIORITY);
     let raised = guard.is_some();
     // As for a worker: the hub's thread keeps the priority until it exits.
