@@ -349,3 +349,53 @@ impl AheadHost {
         }
     }
 }
+
+/// What the pacing tests ask of a host ahead of real time ([`AheadHost`]): each lead at 3
+/// starts, with blocks of 64 to 1024 samples and a ragged sequence.
+pub mod ahead {
+    use super::{Blocks, RNG_SEED};
+    use std::time::Duration;
+
+    /// How far ahead of real time the host runs, in seconds.
+    pub const LEADS_S: [f64; 3] = [0.2, 0.5, 1.0];
+    /// Starts of playback per lead.
+    pub const STARTS: usize = 3;
+    /// Audio at real-time pace after each burst.
+    pub const PACED_S: f64 = 0.25;
+    /// How long the host stops before each start.
+    pub const PAUSE: Duration = Duration::from_millis(100);
+    pub const BLOCKS: [Blocks; 5] = [
+        Blocks::Fixed(64),
+        Blocks::Fixed(128),
+        Blocks::Fixed(512),
+        Blocks::Fixed(1024),
+        Blocks::Random {
+            max: 1024,
+            seed: RNG_SEED,
+        },
+    ];
+}
+
+/// Runs `engine` over `inputs` in `blocks`, paced by `host`, every call under
+/// `assert_no_alloc`; returns its outputs.
+pub fn run_paced(
+    engine: &mut Engine,
+    inputs: &[Vec<f32>],
+    blocks: Blocks,
+    host: &mut AheadHost,
+) -> Vec<Vec<f32>> {
+    let total = inputs[0].len();
+    let mut outputs = vec![vec![0.0f32; total]; engine.config().num_outputs];
+    let mut start = 0;
+    for size in blocks.sizes(total) {
+        host.before(start);
+        let ins: Vec<&[f32]> = inputs.iter().map(|x| &x[start..start + size]).collect();
+        let mut outs: Vec<&mut [f32]> = outputs
+            .iter_mut()
+            .map(|y| &mut y[start..start + size])
+            .collect();
+        nice_assert_no_alloc::assert_no_alloc(|| engine.process(&ins, &mut outs));
+        start += size;
+    }
+    outputs
+}

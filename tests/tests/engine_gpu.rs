@@ -178,18 +178,7 @@ fn gpu_levels_wait_while_the_host_is_ahead() {
         "{:?}",
         engine.backend_report()
     );
-    let mut outputs = vec![vec![0.0f32; total]; 2];
-    let mut start = 0;
-    for size in blocks.sizes(total) {
-        host.before(start);
-        let ins: Vec<&[f32]> = inputs.iter().map(|x| &x[start..start + size]).collect();
-        let mut outs: Vec<&mut [f32]> = outputs
-            .iter_mut()
-            .map(|y| &mut y[start..start + size])
-            .collect();
-        nice_assert_no_alloc::assert_no_alloc(|| engine.process(&ins, &mut outs));
-        start += size;
-    }
+    let outputs = longtail_tests::run_paced(&mut engine, &inputs, blocks, &mut host);
     let stats = engine.late_stats();
     let report = engine.backend_report();
     println!("host ahead, GPU levels: {stats:?} {report:?}");

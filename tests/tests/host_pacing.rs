@@ -8,31 +8,13 @@
 //! The runs take real time (the host sleeps as it would), so each IR is its own test and the
 //! harness runs two at a time.
 
-use std::time::Duration;
-
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::builtin::BuiltinIr;
-use longtail_tests::{AheadHost, Blocks, MIN_SNR_DB, RNG_SEED, noise, run_engine};
+use longtail_tests::ahead::{BLOCKS, LEADS_S, PACED_S, PAUSE, STARTS};
+use longtail_tests::{AheadHost, Blocks, MIN_SNR_DB, RNG_SEED, noise, run_engine, run_paced};
 use nice_assert_no_alloc::assert_no_alloc;
 
 const RATE: u32 = 48_000;
-const LEADS_S: [f64; 3] = [0.2, 0.5, 1.0];
-const STARTS: usize = 3;
-/// Audio at real-time pace after each burst.
-const PACED_S: f64 = 0.25;
-/// How long the host stops before each start.
-const PAUSE: Duration = Duration::from_millis(100);
-const BLOCKS: [Blocks; 5] = [
-    Blocks::Fixed(64),
-    Blocks::Fixed(128),
-    Blocks::Fixed(512),
-    Blocks::Fixed(1024),
-    Blocks::Random {
-        max: 1024,
-        seed: RNG_SEED,
-    },
-];
-
 fn config(blocks: Blocks) -> EngineConfig {
     EngineConfig {
         max_block_size: blocks.max(),
@@ -58,29 +40,6 @@ fn snr_vs(actual: &[Vec<f32>], reference: &[Vec<f32>]) -> f64 {
     } else {
         10.0 * (signal / noise).log10()
     }
-}
-
-/// Runs `engine` (real-time mode) over `inputs` in `blocks`, paced by `host`.
-fn run_paced(
-    engine: &mut Engine,
-    inputs: &[Vec<f32>],
-    blocks: Blocks,
-    host: &mut AheadHost,
-) -> Vec<Vec<f32>> {
-    let total = inputs[0].len();
-    let mut outputs = vec![vec![0.0f32; total]; 2];
-    let mut start = 0;
-    for size in blocks.sizes(total) {
-        host.before(start);
-        let ins: Vec<&[f32]> = inputs.iter().map(|x| &x[start..start + size]).collect();
-        let mut outs: Vec<&mut [f32]> = outputs
-            .iter_mut()
-            .map(|y| &mut y[start..start + size])
-            .collect();
-        assert_no_alloc(|| engine.process(&ins, &mut outs));
-        start += size;
-    }
-    outputs
 }
 
 fn ahead_of_real_time_equals_the_offline_render(builtin: BuiltinIr) {

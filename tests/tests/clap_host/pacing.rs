@@ -7,26 +7,10 @@
 
 use clack_extensions::render::RenderMode;
 use longtail::ir::builtin::BuiltinIr;
-use longtail_tests::{AheadHost, Blocks as BlockSeq, MIN_SNR_DB, RNG_SEED, snr_db};
+use longtail_tests::ahead::{BLOCKS, LEADS_S, PACED_S, PAUSE, STARTS};
+use longtail_tests::{AheadHost, MIN_SNR_DB, RNG_SEED, snr_db};
 
 use super::*;
-
-const LEADS_S: [f64; 3] = [0.2, 0.5, 1.0];
-const STARTS: usize = 3;
-/// Audio at real-time pace after each burst.
-const PACED_S: f64 = 0.25;
-/// How long the host stops before each start.
-const PAUSE: Duration = Duration::from_millis(100);
-const BLOCKS: [BlockSeq; 5] = [
-    BlockSeq::Fixed(64),
-    BlockSeq::Fixed(128),
-    BlockSeq::Fixed(512),
-    BlockSeq::Fixed(1024),
-    BlockSeq::Random {
-        max: 1024,
-        seed: RNG_SEED,
-    },
-];
 
 /// A host with `builtin` fully wet, in `mode`, active with blocks up to `max_block`.
 fn host_with(builtin: BuiltinIr, mode: RenderMode, max_block: usize) -> TestHost {
