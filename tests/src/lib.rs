@@ -399,3 +399,36 @@ pub fn run_paced(
     }
     outputs
 }
+
+/// One `#[test]` per built-in IR (`small_room`, `plate`, `hall`, `cathedral`, `wide_hall`),
+/// each calling `$check(BuiltinIr::...)`: slow checks of every IR run two at a time under the
+/// test harness. Use it inside a module named after the check.
+#[macro_export]
+macro_rules! test_every_builtin_ir {
+    ($check:path) => {
+        #[test]
+        fn small_room() {
+            $check(::longtail::ir::builtin::BuiltinIr::SmallRoom);
+        }
+
+        #[test]
+        fn plate() {
+            $check(::longtail::ir::builtin::BuiltinIr::Plate);
+        }
+
+        #[test]
+        fn hall() {
+            $check(::longtail::ir::builtin::BuiltinIr::Hall);
+        }
+
+        #[test]
+        fn cathedral() {
+            $check(::longtail::ir::builtin::BuiltinIr::Cathedral);
+        }
+
+        #[test]
+        fn wide_hall() {
+            $check(::longtail::ir::builtin::BuiltinIr::WideHall);
+        }
+    };
+}

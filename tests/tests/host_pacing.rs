@@ -83,29 +83,8 @@ fn ahead_of_real_time_equals_the_offline_render(builtin: BuiltinIr) {
     }
 }
 
-#[test]
-fn small_room_ahead_of_real_time_equals_the_offline_render() {
-    ahead_of_real_time_equals_the_offline_render(BuiltinIr::SmallRoom);
-}
-
-#[test]
-fn plate_ahead_of_real_time_equals_the_offline_render() {
-    ahead_of_real_time_equals_the_offline_render(BuiltinIr::Plate);
-}
-
-#[test]
-fn hall_ahead_of_real_time_equals_the_offline_render() {
-    ahead_of_real_time_equals_the_offline_render(BuiltinIr::Hall);
-}
-
-#[test]
-fn cathedral_ahead_of_real_time_equals_the_offline_render() {
-    ahead_of_real_time_equals_the_offline_render(BuiltinIr::Cathedral);
-}
-
-#[test]
-fn wide_hall_ahead_of_real_time_equals_the_offline_render() {
-    ahead_of_real_time_equals_the_offline_render(BuiltinIr::WideHall);
+mod ahead_of_real_time_is_the_offline_render {
+    longtail_tests::test_every_builtin_ir!(super::ahead_of_real_time_equals_the_offline_render);
 }
 
 /// A bounce the plugin is not told about: 60 s of audio as fast as the machine allows, in
