@@ -30,6 +30,18 @@ pub const LAYOUTS: [(usize, usize, usize); 7] = [
     (1, 1, 1),
 ];
 
+/// A stereo IR of `len` samples at `rate`: seeded decaying noise per channel (seeds `seed`
+/// and `seed + 1`).
+pub fn stereo_decaying_ir(name: &str, rate: u32, len: usize, seed: u64) -> Ir {
+    let channels = (0..2).map(|c| decaying_noise(len, seed + c)).collect();
+    Ir::new(name, rate, channels).expect("a valid IR")
+}
+
+/// Two channels of seeded noise at half scale (seeds `seed` and `seed + 1`).
+pub fn stereo_noise(len: usize, seed: u64) -> [Vec<f32>; 2] {
+    [noise(len, 0.5, seed), noise(len, 0.5, seed + 1)]
+}
+
 /// Seeded white noise in `[-amplitude, amplitude)`.
 pub fn noise(num_samples: usize, amplitude: f32, seed: u64) -> Vec<f32> {
     let mut rng = Rng::new(seed);

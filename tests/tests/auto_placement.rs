@@ -18,7 +18,7 @@ use longtail::engine::{
 };
 use longtail::ir::Ir;
 use longtail::thermal::Placement;
-use longtail_tests::{MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs};
+use longtail_tests::{MIN_SNR_DB, RNG_SEED, reference_outputs, stereo_decaying_ir, stereo_noise};
 use nice_assert_no_alloc::assert_no_alloc;
 
 const RATE: u32 = 48_000;
@@ -159,19 +159,8 @@ fn auto_moves_many_small_engines_to_the_gpu_under_load_and_back() {
     // A GPU that was hot gets levels again after 2 cool polls (instead of 30).
     governor::set_return_after_polls(2);
 
-    let ir = Ir::new(
-        "auto",
-        RATE,
-        vec![
-            decaying_noise(60_000, RNG_SEED + 21),
-            decaying_noise(60_000, RNG_SEED + 22),
-        ],
-    )
-    .unwrap();
-    let inputs = vec![
-        noise(TOTAL, 0.5, RNG_SEED + 23),
-        noise(TOTAL, 0.5, RNG_SEED + 24),
-    ];
+    let ir = stereo_decaying_ir("auto", RATE, 60_000, RNG_SEED + 21);
+    let inputs = stereo_noise(TOTAL, RNG_SEED + 23);
     let reference = reference_outputs(&ir, &inputs, 2, TOTAL);
     let mut scratch = [vec![0.0f32; BLOCK], vec![0.0f32; BLOCK]];
 

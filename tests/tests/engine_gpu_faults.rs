@@ -10,9 +10,10 @@
 use std::time::Duration;
 
 use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route};
-use longtail::ir::Ir;
 use longtail::thermal::Placement;
-use longtail_tests::{MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db};
+use longtail_tests::{
+    MIN_SNR_DB, RNG_SEED, reference_convolution, snr_db, stereo_decaying_ir, stereo_noise,
+};
 use nice_assert_no_alloc::assert_no_alloc;
 
 const RATE: u32 = 48_000;
@@ -63,22 +64,11 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     // unless told otherwise.
     // SAFETY: the only test of this binary, before it starts any thread of its own.
     unsafe { std::env::set_var(longtail_gpu::ALLOW_CPU_ENV, "1") };
-    let ir = Ir::new(
-        "faults",
-        RATE,
-        vec![
-            decaying_noise(60_000, RNG_SEED + 5),
-            decaying_noise(60_000, RNG_SEED + 6),
-        ],
-    )
-    .unwrap();
+    let ir = stereo_decaying_ir("faults", RATE, 60_000, RNG_SEED + 5);
     // Long enough for the way back after the slow GPU (tried 100 ms after the failover; the
     // hub then measures its health, and the GPU warms up for `n + 1` chunks).
     let total = 8 * RATE as usize;
-    let inputs = [
-        noise(total, 0.5, RNG_SEED + 8),
-        noise(total, 0.5, RNG_SEED + 9),
-    ];
+    let inputs = stereo_noise(total, RNG_SEED + 8);
     // The thermal policy reads a fake sysfs tree: a GPU zone, cool for now.
     let thermal_root =
         std::env::temp_dir().join(format!("longtail-faults-thermal-{}", std::process::id()));

@@ -7,7 +7,7 @@ use longtail::engine::{LatencyMode, PartitionPlan, PlanLimits};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
 use longtail::processor::silence_horizon;
-use longtail_tests::{noise, reference_convolution};
+use longtail_tests::reference_convolution;
 
 use super::*;
 
@@ -43,12 +43,7 @@ pub(crate) fn block_starts(sizes: &[usize]) -> Vec<usize> {
 }
 
 /// Seeded stereo noise, different on each side.
-pub(crate) fn stereo_noise(num_samples: usize, seed: u64) -> [Vec<f32>; 2] {
-    [
-        noise(num_samples, 0.5, seed),
-        noise(num_samples, 0.5, seed + 1),
-    ]
-}
+pub(crate) use longtail_tests::stereo_noise;
 
 /// Ideal output of one channel for a constant mix at unity gain (zero latency):
 /// `mix * (x * ir) + (1 - mix) * x`, as long as `x`.
