@@ -1,8 +1,10 @@
 // Shared by every kernel (prepended to each file when it is compiled).
 //
 // Complex numbers are vec2<f32> (re, im). A batch is `count` independent items laid out one
-// after another; every kernel runs one invocation per output element, `total` of them, spread
-// over a 2D grid of `row` invocations per row (a 1D grid would be limited to 65535 workgroups).
+// after another; every kernel but the tiled ones runs one invocation per output element, `total`
+// of them, spread over a 2D grid of `row` invocations per row (a 1D grid would be limited to
+// 65535 workgroups). The tiled kernels count workgroups instead: `total` of them, `row / 64` per
+// grid row.
 
 struct Params {
     // Invocations with work to do.
@@ -17,8 +19,11 @@ struct Params {
     inverse: u32,
     // Items in the batch (input streams or output streams).
     count: u32,
-    pad0: u32,
-    pad1: u32,
+    // Tiled kernels (fft_tiled.wgsl): the length of the transforms a workgroup runs in
+    // workgroup memory (M, or M1 or M2 of a four-step pass) ...
+    len: u32,
+    // ... and how many of them it runs (jobs, or adjacent columns or rows).
+    batch: u32,
 }
 
 // One input stream (one input channel of one level) in this period's batch.

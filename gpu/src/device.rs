@@ -16,6 +16,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::GpuError;
+use crate::convolver::FftKernels;
 
 /// Environment variable that lets a CPU adapter be chosen (`1`).
 pub const ALLOW_CPU_ENV: &str = "LONGTAIL_GPU_ALLOW_CPU";
@@ -129,16 +130,26 @@ impl std::fmt::Display for AdapterSummary {
 pub struct OpenOptions {
     /// Accept a CPU adapter (lavapipe) when no GPU is found.
     pub allow_cpu_adapter: bool,
+    /// The FFT kernels (tiled where the device has the workgroup memory, by default).
+    pub kernels: FftKernels,
 }
 
 impl OpenOptions {
-    /// The defaults, with `LONGTAIL_GPU_ALLOW_CPU=1` honoured.
+    /// The defaults, with `LONGTAIL_GPU_ALLOW_CPU=1` and `LONGTAIL_GPU_KERNELS` honoured.
     pub fn from_env() -> Self {
         Self {
             allow_cpu_adapter: std::env::var(ALLOW_CPU_ENV).is_ok_and(|v| v == "1"),
+            kernels: std::env::var(KERNELS_ENV)
+                .ok()
+                .and_then(|v| FftKernels::parse(&v))
+                .unwrap_or_default(),
         }
     }
 }
+
+/// Environment variable naming the FFT kernels: `radix2`, `tiled` or `tiled:TILE` (anything
+/// else: the default). For comparing them on one machine; the default is the faster.
+pub const KERNELS_ENV: &str = "LONGTAIL_GPU_KERNELS";
 
 /// Window-system extensions wgpu enables on Linux and the BSDs when the driver offers them.
 ///
@@ -278,7 +289,8 @@ pub(crate) fn open(options: OpenOptions) -> Result<OpenDevice, GpuError> {
     let limits = adapter.limits();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("longtail"),
-        required_features: wgpu::Features::empty(),
+        // Timestamps, where the adapter has them, time a period on the GPU for the benchmark.
+        required_features: adapter.features() & wgpu::Features::TIMESTAMP_QUERY,
         required_limits: limits.clone(),
         memory_hints: wgpu::MemoryHints::Performance,
         ..Default::default()

@@ -609,17 +609,35 @@ pub struct BenchBatch {
     pub partitions: usize,
 }
 
+/// What [`bench_round_trip`] measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchReport {
+    /// The adapter.
+    pub adapter: AdapterSummary,
+    /// The tiled kernels' tile, or `None` for the radix-2 kernels.
+    pub tile: Option<u32>,
+    /// Compute dispatches per period.
+    pub dispatches_per_period: usize,
+    /// Round trip of a period: upload, dispatches, readback, as the hub sees it.
+    pub round_trip: RoundTrip,
+    /// A period's time on the GPU from timestamp queries, where the adapter has them.
+    pub gpu_period: Option<RoundTrip>,
+}
+
 /// Opens a device of its own and measures the round trip of one period in which every level of
-/// `batch` has a chunk (random IR and input): `warm_up` periods, then `periods` measured.
-/// The figure behind "64 paths of P = 8192 within 1 ms" (`longtail-cli bench-gpu`).
+/// `batch` has a chunk (random IR and input): `warm_up` periods, then `periods` measured, with
+/// the dispatches per period and, where the adapter has timestamp queries, the period's time on
+/// the GPU. The figure behind "64 paths of P = 8192 within 1 ms" (`longtail-cli bench-gpu`).
 pub fn bench_round_trip(
     options: OpenOptions,
     batch: BenchBatch,
     warm_up: usize,
     periods: usize,
-) -> Result<(AdapterSummary, RoundTrip), GpuError> {
+) -> Result<BenchReport, GpuError> {
     let mut convolver = Convolver::open(options)?;
     let adapter = convolver.adapter().clone();
+    let timed = convolver.enable_timing();
+    let mut gpu_periods = Vec::with_capacity(if timed { periods } else { 0 });
     let mut random = lcg(3);
     let shape = (batch.inputs, batch.outputs, batch.partitions);
     let ids = (0..batch.levels)
@@ -639,9 +657,16 @@ pub fn bench_round_trip(
         outcome?;
         if period >= warm_up {
             round_trips.push(started.elapsed().as_secs_f64() * 1e6);
+            gpu_periods.extend(convolver.gpu_period_us());
         }
     }
-    Ok((adapter, RoundTrip::of(&round_trips)))
+    Ok(BenchReport {
+        adapter,
+        tile: convolver.tile(),
+        dispatches_per_period: convolver.dispatches(),
+        round_trip: RoundTrip::of(&round_trips),
+        gpu_period: (!gpu_periods.is_empty()).then(|| RoundTrip::of(&gpu_periods)),
+    })
 }
 
 /// Warm-up and measurement with the reference batches (see [`Calibration`]): the light one 8

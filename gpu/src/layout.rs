@@ -19,10 +19,10 @@ pub struct Params {
     pub inverse: u32,
     /// Items in the batch.
     pub count: u32,
-    /// Padding to 16 bytes.
-    pub pad0: u32,
-    /// Padding to 16 bytes.
-    pub pad1: u32,
+    /// Tiled kernels: the length of the transforms a workgroup runs in workgroup memory.
+    pub len: u32,
+    /// Tiled kernels: how many of them a workgroup runs.
+    pub batch: u32,
 }
 
 /// One input stream of a level in this period's batch (`InJob` in WGSL).

@@ -5,8 +5,11 @@
 //!
 //! - [`device`]: adapter choice (discrete, then integrated; a CPU adapter such as lavapipe
 //!   only when allowed), the device opened with the adapter's limits, errors captured.
-//! - `shaders/*.wgsl`: one kernel per file (window, history, Stockham FFT, FDL update, spectral
-//!   MAC, inverse pre-pass, overlap-save), each with a CPU twin in [`mod@reference`].
+//! - `shaders/*.wgsl`: the kernels, each with a CPU twin in [`mod@reference`]: FFTs in
+//!   workgroup memory with the window, post-pass, history and overlap-save fused in
+//!   (`fft_tiled.wgsl`), the spectral MAC fused with the inverse pre-pass (`mac_pre.wgsl`), and
+//!   the radix-2 set they fall back to on a device with little workgroup memory (window,
+//!   history, one Stockham stage, FDL update, MAC, inverse pre-pass, overlap-save).
 //! - [`convolver`]: resident IR spectra and delay lines; every registered level's due chunk in
 //!   one batch, one command buffer, one submit and one readback per period.
 //! - [`hub`]: the process's one device and thread; engines register levels with a [`Feed`],
@@ -24,14 +27,16 @@ pub mod layout;
 pub mod reference;
 pub mod shaders;
 
-pub use convolver::{ChunkStart, Convolver, LevelId, LevelSpec, MIN_PARTITION};
+pub use convolver::{
+    ChunkStart, Convolver, FftKernels, LevelId, LevelSpec, MIN_PARTITION, TiledPasses,
+};
 pub use device::{
-    ALLOW_CPU_ENV, AdapterKind, AdapterSummary, OpenOptions, REQUIRE_ENV, available_for_tests,
-    list_adapters,
+    ALLOW_CPU_ENV, AdapterKind, AdapterSummary, KERNELS_ENV, OpenOptions, REQUIRE_ENV,
+    available_for_tests, list_adapters,
 };
 pub use hub::{
-    BenchBatch, Calibration, Feed, Hub, HubStats, Registration, RoundTrip, ThreadStart,
-    bench_round_trip, set_thread_start, shared,
+    BenchBatch, BenchReport, Calibration, Feed, Hub, HubStats, Registration, RoundTrip,
+    ThreadStart, bench_round_trip, set_thread_start, shared,
 };
 
 /// Why the GPU cannot do what was asked.

@@ -184,3 +184,359 @@ pub fn overlap_save(signal: &[C32], p: usize) -> Vec<f32> {
         })
         .collect()
 }
+
+/// `e^{-2 pi i t / M}` for every `t < M`, in double precision (the tiled kernels' table).
+pub fn full_twiddles(m: usize) -> Vec<C32> {
+    (0..m)
+        .map(|t| {
+            let angle = -2.0 * std::f64::consts::PI * t as f64 / m as f64;
+            [angle.cos() as f32, angle.sin() as f32]
+        })
+        .collect()
+}
+
+/// The shape of one tiled dispatch: the transforms a workgroup runs in its memory.
+#[derive(Debug, Clone, Copy)]
+pub struct TileShape {
+    /// Points per half of the workgroup's ping-pong buffer (`TILE`).
+    pub tile: usize,
+    /// The FFT's length `M`.
+    pub m: usize,
+    /// Length of each transform in the workgroup (`params.len`).
+    pub len: usize,
+    /// Transforms per workgroup (`params.batch`).
+    pub batch: usize,
+    /// Conjugate twiddles.
+    pub inverse: bool,
+}
+
+impl TileShape {
+    fn twiddle(&self, tw: &[C32], t: usize) -> C32 {
+        if self.inverse { conj(tw[t]) } else { tw[t] }
+    }
+
+    fn rotate(&self, a: C32) -> C32 {
+        if self.inverse {
+            [-a[1], a[0]]
+        } else {
+            [a[1], -a[0]]
+        }
+    }
+
+    /// `a` times `e^(-i pi / 4)` (forward) or `e^(i pi / 4)` (inverse).
+    fn eighth_turn(&self, a: C32) -> C32 {
+        let c = std::f32::consts::FRAC_1_SQRT_2;
+        if self.inverse {
+            [c * (a[0] - a[1]), c * (a[0] + a[1])]
+        } else {
+            [c * (a[0] + a[1]), c * (a[1] - a[0])]
+        }
+    }
+
+    /// The 4-point DFT.
+    fn dft4(&self, [a0, a1, a2, a3]: [C32; 4]) -> [C32; 4] {
+        let (t0, t1) = (add(a0, a2), sub(a0, a2));
+        let (t2, t3) = (add(a1, a3), self.rotate(sub(a1, a3)));
+        [add(t0, t2), add(t1, t3), sub(t0, t2), sub(t1, t3)]
+    }
+}
+
+/// `tile_fft` of `fft_tiled.wgsl`: the `batch` transforms of `len` points in `tile[..]` (two
+/// halves of `shape.tile` points), radix-8 Stockham stages and a last one of radix 4 or 2.
+/// Returns where the result starts (0 or `shape.tile`).
+pub fn tile_fft(tile: &mut [C32], shape: TileShape, tw: &[C32]) -> usize {
+    let TileShape { len, batch, .. } = shape;
+    let log_len = len.trailing_zeros();
+    let elements = batch * len;
+    let log_step = shape.m.trailing_zeros() - log_len;
+    let (mut at, mut log_span) = (0, 0);
+    while log_span < log_len {
+        let to = shape.tile - at;
+        let span = 1 << log_span;
+        let radix_log = (log_len - log_span).min(3);
+        let radix = 1usize << radix_log;
+        let part = len >> radix_log;
+        for b in 0..elements >> radix_log {
+            let base = (b >> (log_len - radix_log)) << log_len;
+            let i = b & (part - 1);
+            let k = i & (span - 1);
+            let w = shape.twiddle(tw, k << (log_len - radix_log - log_span + log_step));
+            let src = at + base + i;
+            let j = to + base + ((i - k) << radix_log) + k;
+            match radix {
+                2 => {
+                    let u0 = tile[src];
+                    let u1 = cmul(tile[src + part], w);
+                    tile[j] = add(u0, u1);
+                    tile[j + span] = sub(u0, u1);
+                }
+                4 => {
+                    let w2 = cmul(w, w);
+                    let y = shape.dft4([
+                        tile[src],
+                        cmul(tile[src + part], w),
+                        cmul(tile[src + 2 * part], w2),
+                        cmul(tile[src + 3 * part], cmul(w2, w)),
+                    ]);
+                    for (q, v) in y.into_iter().enumerate() {
+                        tile[j + q * span] = v;
+                    }
+                }
+                _ => {
+                    let w2 = cmul(w, w);
+                    let w3 = cmul(w2, w);
+                    let w4 = cmul(w2, w2);
+                    let even = shape.dft4([
+                        tile[src],
+                        cmul(tile[src + 2 * part], w2),
+                        cmul(tile[src + 4 * part], w4),
+                        cmul(tile[src + 6 * part], cmul(w4, w2)),
+                    ]);
+                    let odd = shape.dft4([
+                        cmul(tile[src + part], w),
+                        cmul(tile[src + 3 * part], w3),
+                        cmul(tile[src + 5 * part], cmul(w4, w)),
+                        cmul(tile[src + 7 * part], cmul(w4, w3)),
+                    ]);
+                    let turned = [
+                        odd[0],
+                        shape.eighth_turn(odd[1]),
+                        shape.rotate(odd[2]),
+                        shape.rotate(shape.eighth_turn(odd[3])),
+                    ];
+                    for q in 0..4 {
+                        tile[j + q * span] = add(even[q], turned[q]);
+                        tile[j + (q + 4) * span] = sub(even[q], turned[q]);
+                    }
+                }
+            }
+        }
+        log_span += radix_log;
+        at = to;
+    }
+    at
+}
+
+/// The overlap-save window point `n` of input job `job` (`window_point` in `fft_tiled.wgsl`).
+fn window_point(
+    jobs: &[InJob],
+    history: &[f32],
+    upload: &[f32],
+    p: usize,
+    job: usize,
+    n: usize,
+) -> C32 {
+    let stream = jobs[job].stream as usize;
+    if n < p / 2 {
+        return [history[stream * p + 2 * n], history[stream * p + 2 * n + 1]];
+    }
+    let at = job * p + 2 * n - p;
+    [upload[at], upload[at + 1]]
+}
+
+/// The real-FFT post-pass of bin `k` from the half-length spectrum at `z[..m]`.
+fn post_pass(z: &[C32], m: usize, k: usize, half_tw: &[C32]) -> C32 {
+    let a = z[k % m];
+    let ar = conj(z[(m - k) % m]);
+    let even = scale(add(a, ar), 0.5);
+    let d = scale(sub(a, ar), 0.5);
+    add(even, cmul(half_tw[k], [d[1], -d[0]]))
+}
+
+/// Overlap-save: the samples of output job `job` from point `n` of its inverse transform.
+fn write_output(output: &mut [f32], p: usize, job: usize, n: usize, z: C32) {
+    if n >= p / 2 {
+        let at = job * p + 2 * (n - p / 2);
+        output[at] = z[0];
+        output[at + 1] = z[1];
+    }
+}
+
+/// `forward_whole` of `fft_tiled.wgsl`: each job's window, its whole FFT, the post-pass into
+/// slot `head` of its delay line, and the chunk into the history.
+pub fn forward_whole(
+    jobs: &[InJob],
+    history: &mut [f32],
+    upload: &[f32],
+    fdl: &mut [C32],
+    shape: TileShape,
+) {
+    let m = shape.m;
+    let (tw, half_tw) = (full_twiddles(m), half_twiddles(m));
+    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
+    for group in 0..jobs.len().div_ceil(shape.batch) {
+        let first = group * shape.batch;
+        let count = shape.batch.min(jobs.len() - first);
+        for e in 0..shape.batch * m {
+            tile[e] = if e / m < count {
+                window_point(jobs, history, upload, m, first + e / m, e % m)
+            } else {
+                [0.0; 2]
+            };
+        }
+        for e in 0..count * m {
+            let job = first + e / m;
+            history[jobs[job].stream as usize * m + e % m] = upload[job * m + e % m];
+        }
+        let at = tile_fft(&mut tile, shape, &tw);
+        let bins = m + 1;
+        for e in 0..count * bins {
+            let (job, k) = (first + e / bins, e % bins);
+            let info = jobs[job];
+            let z = &tile[at + (e / bins) * m..];
+            fdl[(info.fdl_base + info.head) as usize * bins + k] = post_pass(z, m, k, &half_tw);
+        }
+    }
+}
+
+/// `inverse_whole` of `fft_tiled.wgsl`: each output job's whole inverse FFT from `src`, and
+/// the overlap-save output (`P` samples per job).
+pub fn inverse_whole(src: &[C32], count: usize, shape: TileShape) -> Vec<f32> {
+    let m = shape.m;
+    let tw = full_twiddles(m);
+    let mut output = vec![0.0; count * m];
+    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
+    for group in 0..count.div_ceil(shape.batch) {
+        let first = group * shape.batch;
+        let jobs = shape.batch.min(count - first);
+        for e in 0..shape.batch * m {
+            tile[e] = if e / m < jobs {
+                src[first * m + e]
+            } else {
+                [0.0; 2]
+            };
+        }
+        let at = tile_fft(&mut tile, shape, &tw);
+        for e in 0..jobs * m {
+            write_output(&mut output, m, first + e / m, e % m, tile[at + e]);
+        }
+    }
+    output
+}
+
+/// Pass 1 of the four-step FFT (`columns` of `fft_tiled.wgsl`): for `count` jobs, `len`-point
+/// transforms over every column, times `W_M^(n2 k1)`, at `k1 M2 + n2`. The input point `n` of
+/// job `job` comes from `load`.
+pub fn columns(count: usize, shape: TileShape, load: impl Fn(usize, usize) -> C32) -> Vec<C32> {
+    let TileShape {
+        m, len: m1, batch, ..
+    } = shape;
+    let m2 = m / m1;
+    let tw = full_twiddles(m);
+    let mut dst = vec![[0.0; 2]; count * m];
+    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
+    let groups_per_job = m2 / batch;
+    for group in 0..count * groups_per_job {
+        let job = group / groups_per_job;
+        let c0 = (group % groups_per_job) * batch;
+        for e in 0..batch * m1 {
+            let (b, n1) = (e % batch, e / batch);
+            tile[b * m1 + n1] = load(job, n1 * m2 + c0 + b);
+        }
+        let at = tile_fft(&mut tile, shape, &tw);
+        for e in 0..batch * m1 {
+            let (b, k1) = (e % batch, e / batch);
+            let n2 = c0 + b;
+            dst[job * m + k1 * m2 + n2] = cmul(tile[at + b * m1 + k1], shape.twiddle(&tw, n2 * k1));
+        }
+    }
+    dst
+}
+
+/// `forward_columns`: pass 1 from each input job's overlap-save window.
+pub fn forward_columns(
+    jobs: &[InJob],
+    history: &[f32],
+    upload: &[f32],
+    shape: TileShape,
+) -> Vec<C32> {
+    columns(jobs.len(), shape, |job, n| {
+        window_point(jobs, history, upload, shape.m, job, n)
+    })
+}
+
+/// Pass 2 of the four-step FFT (`rows` of `fft_tiled.wgsl`): for `count` jobs of `src`, the
+/// `len`-point transform of every row, each point handed to `store(job, k, value)` with `k`
+/// in natural order.
+pub fn rows(src: &[C32], count: usize, shape: TileShape, mut store: impl FnMut(usize, usize, C32)) {
+    let TileShape {
+        m, len: m2, batch, ..
+    } = shape;
+    let m1 = m / m2;
+    let tw = full_twiddles(m);
+    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
+    let groups_per_job = m1 / batch;
+    for group in 0..count * groups_per_job {
+        let job = group / groups_per_job;
+        let r0 = (group % groups_per_job) * batch;
+        tile[..batch * m2].copy_from_slice(&src[job * m + r0 * m2..][..batch * m2]);
+        let at = tile_fft(&mut tile, shape, &tw);
+        for e in 0..batch * m2 {
+            let (b, k2) = (e % batch, e / batch);
+            store(job, r0 + b + m1 * k2, tile[at + b * m2 + k2]);
+        }
+    }
+}
+
+/// `forward_rows`: pass 2 into natural order.
+pub fn forward_rows(src: &[C32], count: usize, shape: TileShape) -> Vec<C32> {
+    let mut dst = vec![[0.0; 2]; count * shape.m];
+    rows(src, count, shape, |job, k, z| dst[job * shape.m + k] = z);
+    dst
+}
+
+/// `inverse_rows`: pass 2 of the inverse into the overlap-save output.
+pub fn inverse_rows(src: &[C32], count: usize, shape: TileShape) -> Vec<f32> {
+    let mut output = vec![0.0; count * shape.m];
+    rows(src, count, shape, |job, n, z| {
+        write_output(&mut output, shape.m, job, n, z)
+    });
+    output
+}
+
+/// `mac_pre.wgsl`: the spectral MAC of bins `k` and `M - k` and the inverse pre-pass of both,
+/// per output job: the half-length spectra for the inverse FFT.
+pub fn mac_pre(
+    in_jobs: &[InJob],
+    out_jobs: &[OutJob],
+    path_jobs: &[PathJob],
+    fdl: &[C32],
+    spectra: &[C32],
+    m: usize,
+) -> Vec<C32> {
+    let (bins, pairs) = (m + 1, m / 2 + 1);
+    let half_tw = half_twiddles(m);
+    let pre = |x: C32, xr: C32, k: usize| {
+        let even = add(x, conj(xr));
+        let odd = cmul(sub(x, conj(xr)), conj(half_tw[k]));
+        [even[0] - odd[1], even[1] + odd[0]]
+    };
+    let mut work = vec![[0.0; 2]; out_jobs.len() * m];
+    for id in 0..out_jobs.len() * pairs {
+        let (job, k) = (id / pairs, id % pairs);
+        let kr = m - k;
+        let out = out_jobs[job];
+        let (mut sum, mut sum_r) = ([0.0f32; 2], [0.0f32; 2]);
+        for path in out.path_start..out.path_start + out.path_count {
+            let info = path_jobs[path as usize];
+            let input = in_jobs[info.in_job as usize];
+            let mut slot = input.head;
+            for j in 0..input.slots {
+                let x = (input.fdl_base + slot) as usize * bins;
+                let h = (info.spectra_base + j) as usize * bins;
+                sum = add(sum, cmul(fdl[x + k], spectra[h + k]));
+                sum_r = add(sum_r, cmul(fdl[x + kr], spectra[h + kr]));
+                slot = if slot == 0 { input.slots - 1 } else { slot - 1 };
+            }
+        }
+        if k == 0 {
+            sum[1] = 0.0;
+            sum_r[1] = 0.0;
+        }
+        work[job * m + k] = pre(sum, sum_r, k);
+        if k != 0 && k != kr {
+            work[job * m + kr] = pre(sum_r, sum, kr);
+        }
+    }
+    work
+}

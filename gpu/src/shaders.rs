@@ -36,8 +36,22 @@ pub const C2R_PRE: Kernel = kernel!("c2r_pre");
 /// The overlap-save output.
 pub const OVERLAP_SAVE: Kernel = kernel!("overlap_save");
 
-/// Every kernel.
-pub const ALL: [Kernel; 7] = [
+/// The FFTs in workgroup memory, with the window, post-pass and overlap-save fused in (entry
+/// points `forward_whole`, `inverse_whole`, `forward_columns`, `forward_rows`,
+/// `inverse_columns`, `inverse_rows`). Its workgroup buffer's size is set per device: compile
+/// [`tiled_source`], not this source alone.
+pub const FFT_TILED: Kernel = kernel!("fft_tiled");
+/// The spectral multiply-accumulate fused with the inverse real-FFT pre-pass.
+pub const MAC_PRE: Kernel = kernel!("mac_pre");
+
+/// [`FFT_TILED`]'s source for a workgroup buffer of `tile` complex points per half (a power of
+/// two; the kernels use `16 * tile` bytes of workgroup memory).
+pub fn tiled_source(tile: u32) -> String {
+    format!("const TILE: u32 = {tile}u;\n{}", FFT_TILED.source)
+}
+
+/// Every kernel with a `main` entry point (the radix-2 path's kernels and [`MAC_PRE`]).
+pub const ALL: [Kernel; 8] = [
     WINDOW,
     HISTORY,
     FFT_STOCKHAM,
@@ -45,4 +59,5 @@ pub const ALL: [Kernel; 7] = [
     SPECTRAL_MAC,
     C2R_PRE,
     OVERLAP_SAVE,
+    MAC_PRE,
 ];

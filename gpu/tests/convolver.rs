@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{direct, noise, snr_db};
-use longtail_gpu::{ChunkStart, Convolver, Feed, Hub, LevelSpec};
+use longtail_gpu::{ChunkStart, Convolver, Feed, FftKernels, Hub, LevelSpec};
 use realfft::RealFftPlanner;
 
 /// A level's spec for taps `[0, n * P)` of each path's IR, spectra scaled by `1 / 2P` as the
@@ -131,18 +131,36 @@ impl Running {
     }
 }
 
-fn open() -> Option<Convolver> {
-    common::gpu_available().then(|| Convolver::open(common::options()).expect("open the GPU"))
+fn open(kernels: FftKernels) -> Option<Convolver> {
+    let options = longtail_gpu::OpenOptions {
+        kernels,
+        ..common::options()
+    };
+    common::gpu_available().then(|| Convolver::open(options).expect("open the GPU"))
 }
 
-/// Several levels of two partition sizes in every batch; one leaves halfway and a new one
-/// joins, and everyone's output stays exact.
+/// Every kernel set: the device's default (tiled, with lavapipe's tile: P = 4096 runs four-step
+/// and the rest whole), a small tile (four-step from P = 512) and the radix-2 fallback.
+const KERNELS: [FftKernels; 3] = [FftKernels::Auto, FftKernels::Tiled(256), FftKernels::Radix2];
+
+/// Several levels of three partition sizes in every batch; one leaves halfway and a new one
+/// joins, and everyone's output stays exact, with every kernel set.
 #[test]
 fn batched_levels_match_direct_convolution() {
-    let Some(mut convolver) = open() else {
+    for kernels in KERNELS {
+        batched_levels(kernels);
+    }
+}
+
+fn batched_levels(kernels: FftKernels) {
+    let Some(mut convolver) = open(kernels) else {
         return;
     };
-    eprintln!("adapter: {}", convolver.adapter());
+    eprintln!(
+        "adapter: {}, {kernels:?} kernels, tile {:?}",
+        convolver.adapter(),
+        convolver.tile()
+    );
     let true_stereo = [(0, 0), (0, 1), (1, 0), (1, 1)];
     let mut levels = [
         Running::new(64, 3, 1, 1, &[(0, 0)], 24, 1),
@@ -198,13 +216,48 @@ fn batched_levels_match_direct_convolution() {
     late.check("the level that joined");
 }
 
-/// A reset clears a level's history; missing chunks count as silence.
+/// A reset clears a level's history; missing chunks count as silence; with every kernel set,
+/// and on the tiled ones both whole (P = 256) and four-step (P = 1024 with a tile of 256).
 #[test]
 fn reset_and_missing_chunks() {
-    let Some(mut convolver) = open() else {
+    for kernels in KERNELS {
+        for p in [256, 1024] {
+            reset_and_missing(kernels, p);
+        }
+    }
+}
+
+/// Dispatches per period: 3 for a class whose transforms fit a workgroup, 6 for a four-step
+/// one, `6 + 2 log2 P` with the radix-2 kernels; a P = 8192 level stays exact on each.
+#[test]
+fn dispatches_per_period_follow_the_kernels() {
+    for (kernels, p, dispatches) in [
+        (FftKernels::Tiled(256), 8192, 6),
+        (FftKernels::Tiled(256), 256, 3),
+        (FftKernels::Radix2, 8192, 32),
+        (FftKernels::Radix2, 256, 22),
+    ] {
+        let Some(mut convolver) = open(kernels) else {
+            return;
+        };
+        let chunks = 3;
+        let mut level = Running::new(p, 1, 1, 1, &[(0, 0)], chunks, 11);
+        let id = convolver.register(&level.spec).unwrap();
+        for _ in 0..chunks {
+            level.stage(&mut convolver, id);
+            convolver.execute().unwrap();
+            assert_eq!(convolver.dispatches(), dispatches, "{kernels:?} P {p}");
+            level.collect(&convolver, id);
+            convolver.finish_period();
+        }
+        level.check(&format!("{kernels:?} P {p}"));
+    }
+}
+
+fn reset_and_missing(kernels: FftKernels, p: usize) {
+    let Some(mut convolver) = open(kernels) else {
         return;
     };
-    let p = 256;
     let mut level = Running::new(p, 4, 1, 1, &[(0, 0)], 8, 9);
     // A missing chunk's whole overlap-save window counts as silence (as on the CPU), the older
     // half included: chunk 2, before the gap, is silent, so the exact answer is known.
@@ -232,7 +285,10 @@ fn reset_and_missing_chunks() {
         got.extend(run(&mut convolver, &input, start));
     }
     let want = direct(&level.inputs[0], &level.irs[0], 3 * p);
-    assert!(snr_db(&got, &want) >= 100.0, "after reset");
+    assert!(
+        snr_db(&got, &want) >= 100.0,
+        "{kernels:?} P {p}: after reset"
+    );
 
     // Chunks 3 and 4 never come: the input has silence there.
     let mut silenced = level.inputs[0].clone();
@@ -249,7 +305,7 @@ fn reset_and_missing_chunks() {
     let want = direct(&silenced, &level.irs[0], 8 * p);
     assert!(
         snr_db(&tail, &want[5 * p..]) >= 100.0,
-        "after missing chunks"
+        "{kernels:?} P {p}: after missing chunks"
     );
     level.chunks_done = 0;
 }

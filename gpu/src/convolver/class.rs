@@ -10,7 +10,7 @@ use crate::layout::{InJob, OutJob, Params, PathJob};
 use crate::reference::{self, C32};
 
 use super::arena::Arena;
-use super::kernels::{MAX_GROUPS_X, Pipelines, Step, WORKGROUP};
+use super::kernels::{MAX_GROUPS_X, Pipelines, Step, TiledPasses, WORKGROUP};
 use super::level::ChunkStart;
 
 /// A registered level's place in its class.
@@ -67,6 +67,9 @@ pub(super) struct ClassBuffers {
 pub(super) struct Class {
     pub(super) partition_size: usize,
     pub(super) stages: u32,
+    /// How the tiled kernels split this size's transforms; `None`: the radix-2 kernels.
+    pub(super) tiled: Option<TiledPasses>,
+    /// The radix-2 kernels' table (`M / 2` twiddles), or the tiled kernels' (`M`).
     pub(super) twiddles: wgpu::Buffer,
     pub(super) half_twiddles: wgpu::Buffer,
     pub(super) streams: Arena,
@@ -91,6 +94,22 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
 impl Class {
     /// The dispatch steps of a period, in order.
     pub(super) fn steps(&self) -> Vec<Step> {
+        match self.tiled {
+            Some(TiledPasses::Whole { .. }) => {
+                return vec![Step::ForwardWhole, Step::MacPre, Step::InverseWhole];
+            }
+            Some(TiledPasses::FourStep { .. }) => {
+                return vec![
+                    Step::ForwardColumns,
+                    Step::ForwardRows,
+                    Step::FdlHistory,
+                    Step::MacPre,
+                    Step::InverseColumns,
+                    Step::InverseRows,
+                ];
+            }
+            None => {}
+        }
         let mut steps = vec![Step::Window, Step::History];
         for stage in 0..self.stages {
             steps.push(Step::Fft {
@@ -114,8 +133,14 @@ impl Class {
         steps
     }
 
-    /// An empty class of `partition_size` samples, its twiddle tables uploaded.
-    pub(super) fn new(device: &wgpu::Device, queue: &wgpu::Queue, partition_size: usize) -> Self {
+    /// An empty class of `partition_size` samples, its twiddle tables uploaded; the tiled
+    /// kernels run its transforms where `tile` is given and they fit.
+    pub(super) fn new(
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        partition_size: usize,
+        tile: Option<u32>,
+    ) -> Self {
         let make = |label: &str, data: &[C32]| {
             let buffer = device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -126,10 +151,16 @@ impl Class {
             queue.write_buffer(&buffer, 0, bytemuck::cast_slice(data));
             buffer
         };
+        let tiled = tile.and_then(|tile| TiledPasses::new(partition_size, tile as usize));
+        let twiddles = match tiled {
+            Some(_) => reference::full_twiddles(partition_size),
+            None => reference::twiddles(partition_size),
+        };
         Self {
             partition_size,
             stages: partition_size.trailing_zeros(),
-            twiddles: make("twiddles", &reference::twiddles(partition_size)),
+            tiled,
+            twiddles: make("twiddles", &twiddles),
             half_twiddles: make("half twiddles", &reference::half_twiddles(partition_size)),
             streams: Arena::default(),
             fdl: Arena::default(),
@@ -211,7 +242,16 @@ impl Class {
                 buffer("work a", work_items * p * 8, STORAGE),
                 buffer("work b", work_items * p * 8, STORAGE),
             ],
-            acc: buffer("acc", outputs * bins * 8, STORAGE),
+            // Only the radix-2 kernels keep the MAC's sums apart from the pre-pass.
+            acc: buffer(
+                "acc",
+                if class.tiled.is_some() {
+                    0
+                } else {
+                    outputs * bins * 8
+                },
+                STORAGE,
+            ),
             output: buffer("output", outputs * p * 4, STORAGE),
             readback: buffer(
                 "readback",
@@ -267,83 +307,58 @@ impl Class {
         });
         let class = self;
         let p = pipelines;
-        let (pipeline, resources): (&wgpu::ComputePipeline, Vec<wgpu::BindingResource>) = match step
-        {
-            Step::Window => (
-                &p.window,
-                vec![
-                    params,
-                    buffers.in_jobs.as_entire_binding(),
-                    buffers.history.as_entire_binding(),
-                    buffers.upload.as_entire_binding(),
-                    buffers.work[0].as_entire_binding(),
-                ],
-            ),
-            Step::History => (
-                &p.history,
-                vec![
-                    params,
-                    buffers.in_jobs.as_entire_binding(),
-                    buffers.history.as_entire_binding(),
-                    buffers.upload.as_entire_binding(),
-                ],
-            ),
-            Step::Fft { src, .. } => (
-                &p.fft,
-                vec![
-                    params,
-                    class.twiddles.as_entire_binding(),
-                    buffers.work[src].as_entire_binding(),
-                    buffers.work[1 - src].as_entire_binding(),
-                ],
-            ),
-            Step::FdlUpdate { src } => (
-                &p.fdl_update,
-                vec![
-                    params,
-                    buffers.in_jobs.as_entire_binding(),
-                    class.half_twiddles.as_entire_binding(),
-                    buffers.work[src].as_entire_binding(),
-                    buffers.fdl.as_entire_binding(),
-                ],
-            ),
-            Step::Mac => (
-                &p.mac,
-                vec![
-                    params,
-                    buffers.in_jobs.as_entire_binding(),
-                    buffers.out_jobs.as_entire_binding(),
-                    buffers.path_jobs.as_entire_binding(),
-                    buffers.fdl.as_entire_binding(),
-                    buffers.spectra.as_entire_binding(),
-                    buffers.acc.as_entire_binding(),
-                ],
-            ),
-            Step::C2rPre => (
-                &p.c2r_pre,
-                vec![
-                    params,
-                    class.half_twiddles.as_entire_binding(),
-                    buffers.acc.as_entire_binding(),
-                    buffers.work[0].as_entire_binding(),
-                ],
-            ),
-            Step::OverlapSave { src } => (
-                &p.overlap_save,
-                vec![
-                    params,
-                    buffers.work[src].as_entire_binding(),
-                    buffers.output.as_entire_binding(),
-                ],
-            ),
+        let pipeline = p.of(step);
+        let tiled_fft = |fft: &[u32], src: usize| -> Vec<(u32, wgpu::BindingResource)> {
+            let all = [
+                (1, class.twiddles.as_entire_binding()),
+                (2, buffers.in_jobs.as_entire_binding()),
+                (3, buffers.history.as_entire_binding()),
+                (4, buffers.upload.as_entire_binding()),
+                (5, class.half_twiddles.as_entire_binding()),
+                (6, buffers.fdl.as_entire_binding()),
+                (7, buffers.work[src].as_entire_binding()),
+                (8, buffers.work[1 - src].as_entire_binding()),
+                (9, buffers.output.as_entire_binding()),
+            ];
+            all.into_iter()
+                .filter(|(binding, _)| fft.contains(binding))
+                .collect()
         };
-        let entries: Vec<wgpu::BindGroupEntry> = resources
-            .into_iter()
-            .enumerate()
-            .map(|(binding, resource)| wgpu::BindGroupEntry {
-                binding: binding as u32,
-                resource,
-            })
+        // The bindings each tiled entry point uses (fft_tiled.wgsl), after the params.
+        const WHOLE_FORWARD: &[u32] = &[1, 2, 3, 4, 5, 6];
+        const WHOLE_INVERSE: &[u32] = &[1, 7, 9];
+        const COLUMNS: &[u32] = &[1, 2, 3, 4, 7, 8];
+        const ROWS: &[u32] = &[1, 7, 8, 9];
+        let resources: Vec<(u32, wgpu::BindingResource)> = match step {
+            Step::ForwardWhole => tiled_fft(WHOLE_FORWARD, 0),
+            Step::InverseWhole => tiled_fft(WHOLE_INVERSE, 0),
+            // Columns: from work `src` (the inverse) into the other; rows the same.
+            Step::ForwardColumns => tiled_fft(COLUMNS, 1),
+            Step::ForwardRows => tiled_fft(ROWS, 0),
+            Step::InverseColumns => tiled_fft(COLUMNS, 0),
+            Step::InverseRows => tiled_fft(ROWS, 1),
+            Step::FdlHistory => numbered(vec![
+                buffers.in_jobs.as_entire_binding(),
+                class.half_twiddles.as_entire_binding(),
+                buffers.work[1].as_entire_binding(),
+                buffers.fdl.as_entire_binding(),
+                buffers.upload.as_entire_binding(),
+                buffers.history.as_entire_binding(),
+            ]),
+            Step::MacPre => numbered(vec![
+                buffers.in_jobs.as_entire_binding(),
+                buffers.out_jobs.as_entire_binding(),
+                buffers.path_jobs.as_entire_binding(),
+                buffers.fdl.as_entire_binding(),
+                buffers.spectra.as_entire_binding(),
+                class.half_twiddles.as_entire_binding(),
+                buffers.work[0].as_entire_binding(),
+            ]),
+            radix2 => numbered(class.radix2_bindings(buffers, radix2)),
+        };
+        let entries: Vec<wgpu::BindGroupEntry> = std::iter::once((0, params))
+            .chain(resources)
+            .map(|(binding, resource)| wgpu::BindGroupEntry { binding, resource })
             .collect();
         device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
@@ -352,8 +367,152 @@ impl Class {
         })
     }
 
+    /// The radix-2 kernels' bindings after the params, in binding order.
+    fn radix2_bindings<'a>(
+        &'a self,
+        buffers: &'a ClassBuffers,
+        step: Step,
+    ) -> Vec<wgpu::BindingResource<'a>> {
+        let class = self;
+        match step {
+            Step::Window => vec![
+                buffers.in_jobs.as_entire_binding(),
+                buffers.history.as_entire_binding(),
+                buffers.upload.as_entire_binding(),
+                buffers.work[0].as_entire_binding(),
+            ],
+            Step::History => vec![
+                buffers.in_jobs.as_entire_binding(),
+                buffers.history.as_entire_binding(),
+                buffers.upload.as_entire_binding(),
+            ],
+            Step::Fft { src, .. } => vec![
+                class.twiddles.as_entire_binding(),
+                buffers.work[src].as_entire_binding(),
+                buffers.work[1 - src].as_entire_binding(),
+            ],
+            Step::FdlUpdate { src } => vec![
+                buffers.in_jobs.as_entire_binding(),
+                class.half_twiddles.as_entire_binding(),
+                buffers.work[src].as_entire_binding(),
+                buffers.fdl.as_entire_binding(),
+            ],
+            Step::Mac => vec![
+                buffers.in_jobs.as_entire_binding(),
+                buffers.out_jobs.as_entire_binding(),
+                buffers.path_jobs.as_entire_binding(),
+                buffers.fdl.as_entire_binding(),
+                buffers.spectra.as_entire_binding(),
+                buffers.acc.as_entire_binding(),
+            ],
+            Step::C2rPre => vec![
+                class.half_twiddles.as_entire_binding(),
+                buffers.acc.as_entire_binding(),
+                buffers.work[0].as_entire_binding(),
+            ],
+            Step::OverlapSave { src } => vec![
+                buffers.work[src].as_entire_binding(),
+                buffers.output.as_entire_binding(),
+            ],
+            _ => unreachable!("not a radix-2 step: {step:?}"),
+        }
+    }
+
+    /// A step's parameters (all but `row` and `m`) and workgroups for a batch of `inputs`
+    /// input and `outputs` output jobs.
+    fn step_params(&self, step: Step, inputs: u32, outputs: u32) -> (Params, u32) {
+        let m = self.partition_size as u32;
+        // Kernels with one invocation per element: `total` invocations.
+        let per_element = |total: u32, count: u32| {
+            let params = Params {
+                total,
+                count,
+                ..Params::default()
+            };
+            (params, total.div_ceil(WORKGROUP).max(1))
+        };
+        // Tiled kernels: `groups` workgroups, each running `batch` transforms of `len` points.
+        let tiled = |groups: u32, count: u32, len: usize, batch: usize, inverse: bool| {
+            let params = Params {
+                total: groups,
+                count,
+                len: len as u32,
+                batch: batch as u32,
+                inverse: u32::from(inverse),
+                ..Params::default()
+            };
+            (params, groups.max(1))
+        };
+        let passes = self.tiled;
+        let four_step = || match passes {
+            Some(TiledPasses::FourStep {
+                m1,
+                m2,
+                batch1,
+                batch2,
+            }) => (m1, m2, batch1, batch2),
+            _ => unreachable!("a four-step step in a class without four-step passes"),
+        };
+        let whole = || match passes {
+            Some(TiledPasses::Whole { batch }) => batch,
+            _ => unreachable!("a whole-transform step in a class without it"),
+        };
+        match step {
+            Step::Window | Step::History => per_element(inputs * m, inputs),
+            Step::Fft { inverse, stage, .. } => {
+                let count = if inverse { outputs } else { inputs };
+                let (params, groups) = per_element(count * m / 2, count);
+                let params = Params {
+                    span: 1 << stage,
+                    inverse: u32::from(inverse),
+                    ..params
+                };
+                (params, groups)
+            }
+            Step::FdlUpdate { .. } | Step::FdlHistory => per_element(inputs * (m + 1), inputs),
+            Step::Mac => per_element(outputs * (m + 1), outputs),
+            Step::C2rPre | Step::OverlapSave { .. } => per_element(outputs * m, outputs),
+            Step::MacPre => per_element(outputs * (m / 2 + 1), outputs),
+            Step::ForwardWhole => {
+                let batch = whole();
+                tiled(
+                    inputs.div_ceil(batch as u32),
+                    inputs,
+                    m as usize,
+                    batch,
+                    false,
+                )
+            }
+            Step::InverseWhole => {
+                let batch = whole();
+                tiled(
+                    outputs.div_ceil(batch as u32),
+                    outputs,
+                    m as usize,
+                    batch,
+                    true,
+                )
+            }
+            Step::ForwardColumns | Step::InverseColumns => {
+                let (m1, m2, batch1, _) = four_step();
+                let inverse = step == Step::InverseColumns;
+                let count = if inverse { outputs } else { inputs };
+                let groups = count * (m2 / batch1) as u32;
+                tiled(groups, count, m1, batch1, inverse)
+            }
+            Step::ForwardRows | Step::InverseRows => {
+                let (m1, m2, _, batch2) = four_step();
+                let inverse = step == Step::InverseRows;
+                let count = if inverse { outputs } else { inputs };
+                let groups = count * (m1 / batch2) as u32;
+                tiled(groups, count, m2, batch2, inverse)
+            }
+        }
+    }
+
     /// Fills the job tables, writes the uploads and records the class's dispatches for this
-    /// period's batch; `levels` are the convolver's registered levels.
+    /// period's batch (in one compute pass, with `timestamps` if given); `levels` are the
+    /// convolver's registered levels. Returns the number of dispatches.
     pub(super) fn record(
         &mut self,
         levels: &mut [Option<LevelSlot>],
@@ -361,7 +520,8 @@ impl Class {
         pipelines: &Pipelines,
         encoder: &mut wgpu::CommandEncoder,
         align: u64,
-    ) {
+        timestamps: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) -> usize {
         let class = self;
         let p = class.partition_size;
         let buffers = class.buffers.as_ref().expect("registered class");
@@ -435,28 +595,13 @@ impl Class {
         let mut params_bytes = vec![0u8; steps.len() * align as usize];
         let mut grids = Vec::with_capacity(steps.len());
         for (idx, step) in steps.iter().enumerate() {
-            let (total, span, inverse, count) = match *step {
-                Step::Window | Step::History => (inputs * m, 0, false, inputs),
-                Step::Fft { inverse, stage, .. } => {
-                    let count = if inverse { outputs } else { inputs };
-                    (count * m / 2, 1 << stage, inverse, count)
-                }
-                Step::FdlUpdate { .. } => (inputs * (m + 1), 0, false, inputs),
-                Step::Mac => (outputs * (m + 1), 0, false, outputs),
-                Step::C2rPre | Step::OverlapSave { .. } => (outputs * m, 0, false, outputs),
-            };
-            let groups = total.div_ceil(WORKGROUP).max(1);
+            let (params, groups) = class.step_params(*step, inputs, outputs);
             let groups_x = groups.min(MAX_GROUPS_X);
             let groups_y = groups.div_ceil(groups_x);
             let params = Params {
-                total,
                 row: groups_x * WORKGROUP,
                 m,
-                span,
-                inverse: u32::from(inverse),
-                count,
-                pad0: 0,
-                pad1: 0,
+                ..params
             };
             let offset = idx * align as usize;
             params_bytes[offset..offset + std::mem::size_of::<Params>()]
@@ -469,20 +614,12 @@ impl Class {
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("longtail period"),
-                timestamp_writes: None,
+                timestamp_writes: timestamps,
             });
             for ((step, bind_group), (groups_x, groups_y)) in
                 steps.iter().zip(&buffers.bind_groups).zip(grids)
             {
-                let pipeline = match step {
-                    Step::Window => &p_.window,
-                    Step::History => &p_.history,
-                    Step::Fft { .. } => &p_.fft,
-                    Step::FdlUpdate { .. } => &p_.fdl_update,
-                    Step::Mac => &p_.mac,
-                    Step::C2rPre => &p_.c2r_pre,
-                    Step::OverlapSave { .. } => &p_.overlap_save,
-                };
+                let pipeline = p_.of(*step);
                 pass.set_pipeline(pipeline);
                 pass.set_bind_group(0, bind_group, &[]);
                 pass.dispatch_workgroups(groups_x, groups_y, 1);
@@ -490,7 +627,13 @@ impl Class {
         }
         let bytes = u64::from(outputs) * p as u64 * 4;
         encoder.copy_buffer_to_buffer(&buffers.output, 0, &buffers.readback, 0, bytes);
+        steps.len()
     }
+}
+
+/// Binding numbers from 1 (after the params) for resources in binding order.
+fn numbered(resources: Vec<wgpu::BindingResource<'_>>) -> Vec<(u32, wgpu::BindingResource<'_>)> {
+    (1..).zip(resources).collect()
 }
 
 /// Clears a level's history and delay lines (recorded into `encoder`).

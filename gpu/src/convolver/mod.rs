@@ -40,6 +40,7 @@ use crate::device::{ErrorSink, OpenDevice};
 use crate::layout::{InJob, OutJob};
 use class::{Class, LevelSlot, Staged, clear_level};
 use kernels::Pipelines;
+pub use kernels::{FftKernels, TiledPasses};
 pub use level::{ChunkStart, LevelId, LevelSpec, MIN_PARTITION};
 
 /// How long a period may take before the device counts as hung.
@@ -55,8 +56,24 @@ pub struct Convolver {
     pipelines: Pipelines,
     classes: Vec<Class>,
     levels: Vec<Option<LevelSlot>>,
+    /// Dispatches recorded by the last [`Self::execute`].
+    dispatches: usize,
+    /// Timestamps around each period, when asked for and the adapter has them.
+    timing: Option<Timing>,
+    /// The last period's time on the GPU (from the timestamps), in microseconds.
+    gpu_period_us: Option<f64>,
     /// Test hook: the device was destroyed on purpose.
     lost: bool,
+}
+
+/// A query set of two timestamps (the period's first pass begins, its last pass ends), the
+/// buffer they resolve into and its readback.
+struct Timing {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    /// Nanoseconds per timestamp tick.
+    period_ns: f64,
 }
 
 impl std::fmt::Debug for Convolver {
@@ -78,7 +95,10 @@ impl Convolver {
             limits,
             errors,
         } = crate::device::open(options)?;
-        let pipelines = Pipelines::new(&device);
+        let tile = options
+            .kernels
+            .tile(limits.max_compute_workgroup_storage_size);
+        let pipelines = Pipelines::new(&device, tile);
         let convolver = Self {
             device,
             queue,
@@ -88,6 +108,9 @@ impl Convolver {
             pipelines,
             classes: Vec::new(),
             levels: Vec::new(),
+            dispatches: 0,
+            timing: None,
+            gpu_period_us: None,
             lost: false,
         };
         convolver.check()?;
@@ -97,6 +120,62 @@ impl Convolver {
     /// The adapter in use.
     pub fn adapter(&self) -> &crate::AdapterSummary {
         &self.summary
+    }
+
+    /// The tile of the tiled FFT kernels (complex points per half of a workgroup's buffer),
+    /// or `None` where the radix-2 kernels run.
+    pub fn tile(&self) -> Option<u32> {
+        self.pipelines.tiled.as_ref().map(|t| t.tile)
+    }
+
+    /// Compute dispatches the last [`Self::execute`] recorded (all classes).
+    pub fn dispatches(&self) -> usize {
+        self.dispatches
+    }
+
+    /// Times each period on the GPU with timestamp queries from now on; false where the
+    /// adapter has none.
+    pub fn enable_timing(&mut self) -> bool {
+        if !self
+            .device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+        {
+            return false;
+        }
+        if self.timing.is_none() {
+            let buffer = |label: &str, usage: wgpu::BufferUsages| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: 16,
+                    usage,
+                    mapped_at_creation: false,
+                })
+            };
+            self.timing = Some(Timing {
+                queries: self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("period timestamps"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2,
+                }),
+                resolve: buffer(
+                    "timestamps",
+                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                ),
+                readback: buffer(
+                    "timestamp readback",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                ),
+                period_ns: f64::from(self.queue.get_timestamp_period()),
+            });
+        }
+        true
+    }
+
+    /// The last period's time on the GPU, from its first dispatch to its last, in
+    /// microseconds (after [`Self::enable_timing`]).
+    pub fn gpu_period_us(&self) -> Option<f64> {
+        self.gpu_period_us
     }
 
     /// Registered levels.
@@ -143,7 +222,8 @@ impl Convolver {
         let class_idx = match self.classes.iter().position(|c| c.partition_size == p) {
             Some(idx) => idx,
             None => {
-                let class = Class::new(&self.device, &self.queue, p);
+                let tile = self.tile();
+                let class = Class::new(&self.device, &self.queue, p, tile);
                 self.classes.push(class);
                 self.classes.len() - 1
             }
@@ -261,25 +341,50 @@ impl Convolver {
         }
         let alignment = u64::from(self.limits.min_uniform_buffer_offset_alignment).max(32);
         let mut encoder = self.device.create_command_encoder(&Default::default());
-        let mut mapped = Vec::new();
-        for class_idx in 0..self.classes.len() {
-            if self.classes[class_idx].staged.is_empty() {
-                continue;
-            }
-            self.classes[class_idx].record(
+        let mapped: Vec<usize> = (0..self.classes.len())
+            .filter(|&idx| !self.classes[idx].staged.is_empty())
+            .collect();
+        self.dispatches = 0;
+        self.gpu_period_us = None;
+        if mapped.is_empty() {
+            return Ok(());
+        }
+        for (nth, &class_idx) in mapped.iter().enumerate() {
+            // The first class's pass stamps the period's start, the last one's its end.
+            let timestamps = self
+                .timing
+                .as_ref()
+                .map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: (nth == 0).then_some(0),
+                    end_of_pass_write_index: (nth + 1 == mapped.len()).then_some(1),
+                });
+            self.dispatches += self.classes[class_idx].record(
                 &mut self.levels,
                 &self.queue,
                 &self.pipelines,
                 &mut encoder,
                 alignment,
+                timestamps,
             );
-            mapped.push(class_idx);
         }
-        if mapped.is_empty() {
-            return Ok(());
+        if let Some(timing) = &self.timing {
+            encoder.resolve_query_set(&timing.queries, 0..2, &timing.resolve, 0);
+            encoder.copy_buffer_to_buffer(&timing.resolve, 0, &timing.readback, 0, 16);
         }
         self.queue.submit([encoder.finish()]);
         let status = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        if let Some(timing) = &self.timing {
+            let status = std::sync::Arc::clone(&status);
+            timing
+                .readback
+                .slice(..)
+                .map_async(wgpu::MapMode::Read, move |result| {
+                    if let Ok(mut status) = status.lock() {
+                        status.push(result.map_err(|e| e.to_string()));
+                    }
+                });
+        }
         for &class_idx in &mapped {
             let class = &self.classes[class_idx];
             let bytes = (class.out_jobs.len() * class.partition_size * 4) as u64;
@@ -302,7 +407,7 @@ impl Convolver {
             poll.map_err(|err| GpuError::Device(format!("waiting for the GPU: {err}")))?;
             self.check()?;
             let status = status.lock().map(|s| s.clone()).unwrap_or_default();
-            if status.len() != mapped.len() {
+            if status.len() != mapped.len() + usize::from(self.timing.is_some()) {
                 return Err(GpuError::Device("a readback never completed".into()));
             }
             if let Some(Err(err)) = status.into_iter().find(Result::is_err) {
@@ -321,6 +426,19 @@ impl Convolver {
                 class.results.extend_from_slice(bytemuck::cast_slice(&view));
             }
             buffers.readback.unmap();
+        }
+        if let Some(timing) = &self.timing {
+            if outcome.is_ok()
+                && let Ok(view) = timing.readback.slice(..).get_mapped_range()
+            {
+                let stamps: &[u64] = bytemuck::cast_slice(&view);
+                let ticks = stamps[1].wrapping_sub(stamps[0]);
+                // A wrapped or zero pair (some drivers) is no measurement.
+                if ticks > 0 && ticks < u64::MAX / 2 {
+                    self.gpu_period_us = Some(ticks as f64 * timing.period_ns / 1e3);
+                }
+            }
+            timing.readback.unmap();
         }
         outcome
     }

@@ -5,6 +5,7 @@
 pub fn options() -> longtail_gpu::OpenOptions {
     longtail_gpu::OpenOptions {
         allow_cpu_adapter: true,
+        ..Default::default()
     }
 }
 

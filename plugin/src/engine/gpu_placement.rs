@@ -64,7 +64,10 @@ pub fn open_gpu(
             allow_cpu_adapter || longtail_gpu::OpenOptions::from_env().allow_cpu_adapter
         }
     };
-    let options = longtail_gpu::OpenOptions { allow_cpu_adapter };
+    let options = longtail_gpu::OpenOptions {
+        allow_cpu_adapter,
+        ..longtail_gpu::OpenOptions::from_env()
+    };
     let hub = longtail_gpu::shared(options).map_err(|err| format!("CPU: {err}"))?;
     if !allow_cpu_adapter && hub.adapter().kind == longtail_gpu::AdapterKind::Cpu {
         return Err(format!(

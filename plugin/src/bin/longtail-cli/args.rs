@@ -187,7 +187,9 @@ pub(crate) enum Command {
     /// (upload, FFTs, MAC, download, in one submit) for --levels levels of --inputs x
     /// --outputs paths, each --partitions partitions of --partition samples, random data. The
     /// defaults are the round-trip target: 64 paths (16 true-stereo levels) of P = 8192.
-    /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe.
+    /// Also reports the compute dispatches per period and, where the adapter has timestamp
+    /// queries, a period's time on the GPU itself. LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU
+    /// adapter such as lavapipe.
     BenchGpu {
         /// Levels (instances) in the batch.
         #[arg(long, default_value_t = 16)]
@@ -207,6 +209,12 @@ pub(crate) enum Command {
         /// Periods measured (after 16 to warm up).
         #[arg(long, default_value_t = 1000)]
         periods: usize,
+        /// FFT kernels: `tiled` (in workgroup memory, 3 to 6 dispatches a period; the
+        /// default where the device has the memory), `tiled:TILE` (a smaller tile), or
+        /// `radix2` (one dispatch per stage, the fallback). Default: LONGTAIL_GPU_KERNELS, else
+        /// tiled.
+        #[arg(long, value_parser = parse_kernels)]
+        kernels: Option<longtail_gpu::FftKernels>,
         /// One JSON line instead of text.
         #[arg(long)]
         json: bool,
@@ -429,4 +437,9 @@ fn parse_fixed_work(text: &str) -> Result<f64, String> {
     } else {
         Err("must be from 0 to 1000000 microseconds".to_owned())
     }
+}
+
+fn parse_kernels(text: &str) -> Result<longtail_gpu::FftKernels, String> {
+    longtail_gpu::FftKernels::parse(text)
+        .ok_or_else(|| format!("'{text}': expected radix2, tiled or tiled:TILE"))
 }

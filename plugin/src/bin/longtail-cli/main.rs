@@ -99,6 +99,7 @@ fn main() -> ExitCode {
             partition,
             partitions,
             periods,
+            kernels,
             json,
         } => run_bench_gpu(
             longtail_gpu::BenchBatch {
@@ -109,6 +110,7 @@ fn main() -> ExitCode {
                 partitions,
             },
             periods,
+            kernels,
             json,
         ),
         Command::Bench {

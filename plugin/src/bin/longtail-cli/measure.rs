@@ -181,6 +181,7 @@ pub(crate) fn run_status(request: status::StatusRequest, json: bool) -> Result<(
 pub(crate) fn run_bench_gpu(
     batch: longtail_gpu::BenchBatch,
     periods: usize,
+    kernels: Option<longtail_gpu::FftKernels>,
     json: bool,
 ) -> Result<(), String> {
     if !batch.partition_size.is_power_of_two()
@@ -202,33 +203,52 @@ pub(crate) fn run_bench_gpu(
             return Err(format!("{name} must be from 1 to {max}"));
         }
     }
-    let (adapter, rt) =
-        longtail_gpu::bench_round_trip(longtail_gpu::OpenOptions::from_env(), batch, 16, periods)
-            .map_err(|err| err.to_string())?;
+    let mut options = longtail_gpu::OpenOptions::from_env();
+    if let Some(kernels) = kernels {
+        options.kernels = kernels;
+    }
+    let report = longtail_gpu::bench_round_trip(options, batch, 16, periods)
+        .map_err(|err| err.to_string())?;
+    let rt = report.round_trip;
     let paths = batch.levels * batch.inputs * batch.outputs;
+    let kernels = match report.tile {
+        Some(tile) => format!("tiled:{tile}"),
+        None => "radix2".to_owned(),
+    };
+    let gpu = report.gpu_period;
     if json {
+        let gpu_field = |value: Option<f64>| value.map_or("null".to_owned(), |v| format!("{v:.1}"));
         println!(
-            "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1}}}",
-            json_string(&adapter.to_string()),
+            "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"kernels\":\"{kernels}\",\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"dispatches_per_period\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1},\"gpu_period_us\":{},\"gpu_period_p99_us\":{}}}",
+            json_string(&report.adapter.to_string()),
             batch.levels,
             batch.partition_size,
             batch.partitions,
             rt.count,
+            report.dispatches_per_period,
             rt.p50_us,
             rt.p99_us,
             rt.p999_us,
-            rt.max_us
+            rt.max_us,
+            gpu_field(gpu.map(|g| g.p50_us)),
+            gpu_field(gpu.map(|g| g.p99_us)),
         );
     } else {
+        let on_gpu = gpu.map_or(String::from("no timestamp queries"), |g| {
+            format!("on the GPU p50 {:.0} us, p99 {:.0} us", g.p50_us, g.p99_us)
+        });
         println!(
-            "{adapter}: {paths} paths ({} levels of {}x{}), {} x {} partitions, {} periods: \
-             round trip p50 {:.0} us, p99 {:.0} us, p99.9 {:.0} us, max {:.0} us",
+            "{}: {paths} paths ({} levels of {}x{}), {} x {} partitions, {} periods, {kernels} \
+             kernels, {} dispatches a period: round trip p50 {:.0} us, p99 {:.0} us, p99.9 {:.0} \
+             us, max {:.0} us; {on_gpu}",
+            report.adapter,
             batch.levels,
             batch.inputs,
             batch.outputs,
             batch.partitions,
             batch.partition_size,
             rt.count,
+            report.dispatches_per_period,
             rt.p50_us,
             rt.p99_us,
             rt.p999_us,
