@@ -6,7 +6,9 @@
 #   status.json       the adapters found, the one the backend would use and its calibration;
 #   gpu-tests.log     the GPU kernel and engine tests with LONGTAIL_REQUIRE_GPU=1 (a missing
 #                     adapter fails them);
-#   bench-gpu.json    one period's GPU batch alone (64 paths of P = 8192, the round-trip target);
+#   bench-gpu.json    one period's GPU batch alone (64 paths of P = 8192, the round-trip target),
+#                     with its dispatches and GPU time (timestamps);
+#   bench-gpu-radix2.json  the same with the radix-2 fallback kernels;
 #   session-gpu.json  the session benchmark on the GPU: 256 instances of a stereo 10 s IR at
 #   session-cpu.json  128-sample blocks over 8 paced host threads, 60 s; then the same on the CPU
 #                     only (one JSON line per host thread, then the session's line);
@@ -47,9 +49,11 @@ else
     echo "cargo is not here: the GPU tests did not run" | tee "$out/gpu-tests.log"
 fi
 
-echo "== bench-gpu"
+echo "== bench-gpu (tiled kernels, then the radix-2 fallback)"
 "$cli" bench-gpu --json > "$out/bench-gpu.json" || failed=1
 cat "$out/bench-gpu.json"
+"$cli" bench-gpu --kernels radix2 --json > "$out/bench-gpu-radix2.json" || failed=1
+cat "$out/bench-gpu-radix2.json"
 
 for backend in gpu cpu; do
     echo "== session on $backend: $instances instances, $host_threads host threads, $seconds s"
@@ -71,11 +75,13 @@ field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
             "$(field "$line" p99_over_deadline)" "$(field "$line" max_over_deadline)" \
             "$(field "$line" late_blocks)" "$(field "$line" gpu_rt_p99_us)"
     done
-    line=$(cat "$out/bench-gpu.json" 2>/dev/null)
-    if [ -n "$line" ]; then
-        echo
-        echo "bench-gpu: $line"
-    fi
+    for file in bench-gpu bench-gpu-radix2; do
+        line=$(cat "$out/$file.json" 2>/dev/null)
+        if [ -n "$line" ]; then
+            echo
+            echo "$file: $line"
+        fi
+    done
 } > "$out/summary.txt"
 cat "$out/summary.txt"
 exit "$failed"

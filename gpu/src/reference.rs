@@ -367,8 +367,8 @@ pub fn forward_whole(
     for group in 0..jobs.len().div_ceil(shape.batch) {
         let first = group * shape.batch;
         let count = shape.batch.min(jobs.len() - first);
-        for e in 0..shape.batch * m {
-            tile[e] = if e / m < count {
+        for (e, point) in tile[..shape.batch * m].iter_mut().enumerate() {
+            *point = if e / m < count {
                 window_point(jobs, history, upload, m, first + e / m, e % m)
             } else {
                 [0.0; 2]

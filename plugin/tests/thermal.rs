@@ -253,7 +253,34 @@ fn status_and_bench_gpu_open_the_gpu() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let json = String::from_utf8(output.stdout).unwrap();
-    for field in ["\"paths\":8", "\"periods\":4", "\"rt_p99_us\":"] {
+    // lavapipe's 32 KiB of workgroup memory hold a whole transform of 1024 points: 3
+    // dispatches; the radix-2 fallback takes 6 + 2 log2 P.
+    for field in [
+        "\"paths\":8",
+        "\"periods\":4",
+        "\"rt_p99_us\":",
+        "\"kernels\":\"tiled:",
+        "\"dispatches_per_period\":3,",
+        "\"gpu_period_us\":",
+    ] {
+        assert!(json.contains(field), "{field} missing: {json}");
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args([
+            "bench-gpu",
+            "--json",
+            "--levels",
+            "1",
+            "--partition",
+            "1024",
+        ])
+        .args(["--periods", "2", "--kernels", "radix2"])
+        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let json = String::from_utf8(output.stdout).unwrap();
+    for field in ["\"kernels\":\"radix2\"", "\"dispatches_per_period\":26,"] {
         assert!(json.contains(field), "{field} missing: {json}");
     }
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))

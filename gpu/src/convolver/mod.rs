@@ -12,10 +12,16 @@
 //!
 //! [`Convolver::stage`] queues one chunk of a level and returns the slice its input goes into;
 //! [`Convolver::execute`] then runs every queued chunk of every class in one command buffer, one
-//! submit and one readback. Per class, each kernel is one dispatch over the whole batch:
+//! submit and one readback. Per class, each kernel is one dispatch over the whole batch. With
+//! the tiled kernels ([`kernels`]): forward FFT (window, FFT in workgroup memory, post-pass
+//! into the delay lines, history) → MAC with the inverse pre-pass → inverse FFT with the
+//! overlap-save output, 3 dispatches; a four-step class splits each FFT into two passes and
+//! does the post-pass and history in a dispatch of its own, 6. With the radix-2 fallback:
 //! window → history → forward FFT stages → FDL update → spectral MAC → inverse pre-pass →
-//! inverse FFT stages → overlap-save, then a copy into the readback buffer. So the number of
-//! dispatches per period does not grow with the number of instances or paths.
+//! inverse FFT stages → overlap-save. Then a copy into the readback buffer. So the number of
+//! dispatches per period does not grow with the number of instances or paths
+//! ([`Convolver::dispatches`]); with timestamp queries ([`Convolver::enable_timing`]) a period
+//! is also timed on the GPU.
 //!
 //! Nothing here runs on an audio thread; the hub's thread drives it.
 //!
