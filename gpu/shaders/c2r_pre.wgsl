@@ -26,10 +26,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let job = id / m;
     let k = id % m;
     let base = job * (m + 1u);
-    let x = bin(base, k);
-    let xr = conj(bin(base, m - k));
-    let even = x + xr;
-    let odd = cmul(x - xr, conj(half_twiddles[k]));
-    // even + i odd
-    work[id] = vec2<f32>(even.x - odd.y, even.y + odd.x);
+    work[id] = half_spectrum_bin(bin(base, k), bin(base, m - k), half_twiddles[k]);
 }

@@ -62,3 +62,25 @@ fn cmul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
 fn conj(a: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x, -a.y);
 }
+
+// The real-FFT post-pass of one bin: from bins k and M - k of the half-length FFT Z of
+// z[n] = x[2n] + i x[2n + 1], bin k of the real x's spectrum,
+// X[k] = (Z[k] + conj Z[M - k]) / 2 + W^k (Z[k] - conj Z[M - k]) / 2i, with w = W^k.
+fn real_spectrum_bin(z: vec2<f32>, z_mirror: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
+    let zr = conj(z_mirror);
+    let even = 0.5 * (z + zr);
+    let d = 0.5 * (z - zr);
+    // d / i = (d.y, -d.x)
+    return even + cmul(w, vec2<f32>(d.y, -d.x));
+}
+
+// The inverse pre-pass of one bin, the post-pass undone (unscaled, like realfft): from bins k
+// and M - k of a real signal's spectrum X, Z[k] = E + i O with E = X[k] + conj X[M - k] and
+// O = (X[k] - conj X[M - k]) conj(W^k), w = W^k.
+fn half_spectrum_bin(x: vec2<f32>, x_mirror: vec2<f32>, w: vec2<f32>) -> vec2<f32> {
+    let xr = conj(x_mirror);
+    let even = x + xr;
+    let odd = cmul(x - xr, conj(w));
+    // even + i odd
+    return vec2<f32>(even.x - odd.y, even.y + odd.x);
+}

@@ -44,11 +44,7 @@ fn post_pass(id: u32) {
     let job = id / bins;
     let k = id % bins;
     let z = spectrum[job * m + k % m];
-    let zr = conj(spectrum[job * m + (m - k) % m]);
-    let even = 0.5 * (z + zr);
-    let d = 0.5 * (z - zr);
-    // d / i = (d.y, -d.x)
-    let odd = vec2<f32>(d.y, -d.x);
+    let z_mirror = spectrum[job * m + (m - k) % m];
     let info = in_jobs[job];
-    fdl[(info.fdl_base + info.head) * bins + k] = even + cmul(half_twiddles[k], odd);
+    fdl[(info.fdl_base + info.head) * bins + k] = real_spectrum_bin(z, z_mirror, half_twiddles[k]);
 }

@@ -181,11 +181,7 @@ fn window_point(job: u32, n: u32) -> vec2<f32> {
 // real-FFT post-pass of fdl_update.wgsl.
 fn post_pass(at: u32, k: u32) -> vec2<f32> {
     let m = params.m;
-    let z = tile[at + k % m];
-    let zr = conj(tile[at + (m - k) % m]);
-    let even = 0.5 * (z + zr);
-    let d = 0.5 * (z - zr);
-    return even + cmul(half_twiddles[k], vec2<f32>(d.y, -d.x));
+    return real_spectrum_bin(tile[at + k % m], tile[at + (m - k) % m], half_twiddles[k]);
 }
 
 // Overlap-save: the last P real samples of a job's inverse transform z (n >= M / 2).
@@ -249,6 +245,13 @@ fn inverse_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     }
 }
 
+// A four-step workgroup's job and first column (pass 1) or row (pass 2): a job has M / len
+// of them, `batch` to a workgroup.
+fn four_step_place(group: u32) -> vec2<u32> {
+    let groups_per_job = params.m / params.len / params.batch;
+    return vec2<u32>(group / groups_per_job, (group % groups_per_job) * params.batch);
+}
+
 // Four-step pass 1 over `batch` adjacent columns of one job: M1 = len, M2 = M / len columns.
 // `window` reads the job's overlap-save window (forward), else `src` (inverse).
 fn columns(wid: vec3<u32>, lid: u32, window: bool) {
@@ -260,9 +263,9 @@ fn columns(wid: vec3<u32>, lid: u32, window: bool) {
     let m1 = params.len;
     let m2 = m / m1;
     let batch = params.batch;
-    let groups_per_job = m2 / batch;
-    let job = group / groups_per_job;
-    let c0 = (group % groups_per_job) * batch;
+    let place = four_step_place(group);
+    let job = place.x;
+    let c0 = place.y;
     for (var e = lid; e < batch * m1; e += GROUP) {
         let b = e % batch;
         let n1 = e / batch;
@@ -297,9 +300,9 @@ fn rows(wid: vec3<u32>, lid: u32, to_output: bool) {
     let m2 = params.len;
     let m1 = m / m2;
     let batch = params.batch;
-    let groups_per_job = m1 / batch;
-    let job = group / groups_per_job;
-    let r0 = (group % groups_per_job) * batch;
+    let place = four_step_place(group);
+    let job = place.x;
+    let r0 = place.y;
     for (var e = lid; e < batch * m2; e += GROUP) {
         tile[e] = src[job * m + r0 * m2 + e];
     }

@@ -14,13 +14,6 @@
 @group(0) @binding(6) var<storage, read> half_twiddles: array<vec2<f32>>;
 @group(0) @binding(7) var<storage, read_write> work: array<vec2<f32>>;
 
-// Z[k] = E + i O, E = X[k] + conj X[M - k], O = (X[k] - conj X[M - k]) conj(W^k).
-fn pre(x: vec2<f32>, xr: vec2<f32>, k: u32) -> vec2<f32> {
-    let even = x + conj(xr);
-    let odd = cmul(x - conj(xr), conj(half_twiddles[k]));
-    return vec2<f32>(even.x - odd.y, even.y + odd.x);
-}
-
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let id = invocation(gid, params);
@@ -53,8 +46,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         sum.y = 0.0;
         sum_r.y = 0.0;
     }
-    work[job * m + k] = pre(sum, sum_r, k);
+    work[job * m + k] = half_spectrum_bin(sum, sum_r, half_twiddles[k]);
     if k != 0u && k != kr {
-        work[job * m + kr] = pre(sum_r, sum, kr);
+        work[job * m + kr] = half_spectrum_bin(sum_r, sum, half_twiddles[kr]);
     }
 }

@@ -27,6 +27,24 @@ fn scale(a: C32, s: f32) -> C32 {
     [a[0] * s, a[1] * s]
 }
 
+/// `real_spectrum_bin` of `common.wgsl`: bin `k` of a real signal's spectrum from bins `k`
+/// and `M - k` of its half-length FFT, `w = W^k`.
+fn real_spectrum_bin(z: C32, z_mirror: C32, w: C32) -> C32 {
+    let zr = conj(z_mirror);
+    let even = scale(add(z, zr), 0.5);
+    let d = scale(sub(z, zr), 0.5);
+    add(even, cmul(w, [d[1], -d[0]]))
+}
+
+/// `half_spectrum_bin` of `common.wgsl`: bin `k` of the half-length spectrum for the inverse
+/// FFT from bins `k` and `M - k` of a real signal's spectrum, `w = W^k`.
+fn half_spectrum_bin(x: C32, x_mirror: C32, w: C32) -> C32 {
+    let xr = conj(x_mirror);
+    let even = add(x, xr);
+    let odd = cmul(sub(x, xr), conj(w));
+    [even[0] - odd[1], even[1] + odd[0]]
+}
+
 /// `e^{-2 pi i t / M}` for `t < M / 2`, computed in double precision (the FFT's table).
 pub fn twiddles(m: usize) -> Vec<C32> {
     (0..m / 2)
@@ -113,12 +131,10 @@ pub fn fdl_update(jobs: &[InJob], spectrum: &[C32], fdl: &mut [C32], m: usize) {
     for id in 0..jobs.len() * bins {
         let (job, k) = (id / bins, id % bins);
         let z = spectrum[job * m + k % m];
-        let zr = conj(spectrum[job * m + (m - k) % m]);
-        let even = scale(add(z, zr), 0.5);
-        let d = scale(sub(z, zr), 0.5);
-        let odd = [d[1], -d[0]];
+        let z_mirror = spectrum[job * m + (m - k) % m];
         let info = jobs[job];
-        fdl[(info.fdl_base + info.head) as usize * bins + k] = add(even, cmul(half_tw[k], odd));
+        fdl[(info.fdl_base + info.head) as usize * bins + k] =
+            real_spectrum_bin(z, z_mirror, half_tw[k]);
     }
 }
 
@@ -165,11 +181,7 @@ pub fn c2r_pre(acc: &[C32], m: usize) -> Vec<C32> {
         .map(|id| {
             let (job, k) = (id / m, id % m);
             let base = job * (m + 1);
-            let x = bin(base, k);
-            let xr = conj(bin(base, m - k));
-            let even = add(x, xr);
-            let odd = cmul(sub(x, xr), conj(half_tw[k]));
-            [even[0] - odd[1], even[1] + odd[0]]
+            half_spectrum_bin(bin(base, k), bin(base, m - k), half_tw[k])
         })
         .collect()
 }
@@ -336,11 +348,7 @@ fn window_point(
 
 /// The real-FFT post-pass of bin `k` from the half-length spectrum at `z[..m]`.
 fn post_pass(z: &[C32], m: usize, k: usize, half_tw: &[C32]) -> C32 {
-    let a = z[k % m];
-    let ar = conj(z[(m - k) % m]);
-    let even = scale(add(a, ar), 0.5);
-    let d = scale(sub(a, ar), 0.5);
-    add(even, cmul(half_tw[k], [d[1], -d[0]]))
+    real_spectrum_bin(z[k % m], z[(m - k) % m], half_tw[k])
 }
 
 /// Overlap-save: the samples of output job `job` from point `n` of its inverse transform.
@@ -414,6 +422,15 @@ pub fn inverse_whole(src: &[C32], count: usize, shape: TileShape) -> Vec<f32> {
     output
 }
 
+/// `four_step_place` of `fft_tiled.wgsl`: a four-step workgroup's job and first column or row.
+fn four_step_place(shape: TileShape, group: usize) -> (usize, usize) {
+    let groups_per_job = shape.m / shape.len / shape.batch;
+    (
+        group / groups_per_job,
+        (group % groups_per_job) * shape.batch,
+    )
+}
+
 /// Pass 1 of the four-step FFT (`columns` of `fft_tiled.wgsl`): for `count` jobs, `len`-point
 /// transforms over every column, times `W_M^(n2 k1)`, at `k1 M2 + n2`. The input point `n` of
 /// job `job` comes from `load`.
@@ -425,10 +442,8 @@ pub fn columns(count: usize, shape: TileShape, load: impl Fn(usize, usize) -> C3
     let tw = full_twiddles(m);
     let mut dst = vec![[0.0; 2]; count * m];
     let mut tile = vec![[0.0; 2]; 2 * shape.tile];
-    let groups_per_job = m2 / batch;
-    for group in 0..count * groups_per_job {
-        let job = group / groups_per_job;
-        let c0 = (group % groups_per_job) * batch;
+    for group in 0..count * m2 / batch {
+        let (job, c0) = four_step_place(shape, group);
         for e in 0..batch * m1 {
             let (b, n1) = (e % batch, e / batch);
             tile[b * m1 + n1] = load(job, n1 * m2 + c0 + b);
@@ -465,10 +480,8 @@ pub fn rows(src: &[C32], count: usize, shape: TileShape, mut store: impl FnMut(u
     let m1 = m / m2;
     let tw = full_twiddles(m);
     let mut tile = vec![[0.0; 2]; 2 * shape.tile];
-    let groups_per_job = m1 / batch;
-    for group in 0..count * groups_per_job {
-        let job = group / groups_per_job;
-        let r0 = (group % groups_per_job) * batch;
+    for group in 0..count * m1 / batch {
+        let (job, r0) = four_step_place(shape, group);
         tile[..batch * m2].copy_from_slice(&src[job * m + r0 * m2..][..batch * m2]);
         let at = tile_fft(&mut tile, shape, &tw);
         for e in 0..batch * m2 {
@@ -506,11 +519,6 @@ pub fn mac_pre(
 ) -> Vec<C32> {
     let (bins, pairs) = (m + 1, m / 2 + 1);
     let half_tw = half_twiddles(m);
-    let pre = |x: C32, xr: C32, k: usize| {
-        let even = add(x, conj(xr));
-        let odd = cmul(sub(x, conj(xr)), conj(half_tw[k]));
-        [even[0] - odd[1], even[1] + odd[0]]
-    };
     let mut work = vec![[0.0; 2]; out_jobs.len() * m];
     for id in 0..out_jobs.len() * pairs {
         let (job, k) = (id / pairs, id % pairs);
@@ -533,9 +541,9 @@ pub fn mac_pre(
             sum[1] = 0.0;
             sum_r[1] = 0.0;
         }
-        work[job * m + k] = pre(sum, sum_r, k);
+        work[job * m + k] = half_spectrum_bin(sum, sum_r, half_tw[k]);
         if k != 0 && k != kr {
-            work[job * m + kr] = pre(sum_r, sum, kr);
+            work[job * m + kr] = half_spectrum_bin(sum_r, sum, half_tw[kr]);
         }
     }
     work

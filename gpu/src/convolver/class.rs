@@ -431,32 +431,6 @@ impl Class {
             };
             (params, total.div_ceil(WORKGROUP).max(1))
         };
-        // Tiled kernels: `groups` workgroups, each running `batch` transforms of `len` points.
-        let tiled = |groups: u32, count: u32, len: usize, batch: usize, inverse: bool| {
-            let params = Params {
-                total: groups,
-                count,
-                len: len as u32,
-                batch: batch as u32,
-                inverse: u32::from(inverse),
-                ..Params::default()
-            };
-            (params, groups.max(1))
-        };
-        let passes = self.tiled;
-        let four_step = || match passes {
-            Some(TiledPasses::FourStep {
-                m1,
-                m2,
-                batch1,
-                batch2,
-            }) => (m1, m2, batch1, batch2),
-            _ => unreachable!("a four-step step in a class without four-step passes"),
-        };
-        let whole = || match passes {
-            Some(TiledPasses::Whole { batch }) => batch,
-            _ => unreachable!("a whole-transform step in a class without it"),
-        };
         match step {
             Step::Window | Step::History => per_element(inputs * m, inputs),
             Step::Fft { inverse, stage, .. } => {
@@ -473,39 +447,35 @@ impl Class {
             Step::Mac => per_element(outputs * (m + 1), outputs),
             Step::C2rPre | Step::OverlapSave { .. } => per_element(outputs * m, outputs),
             Step::MacPre => per_element(outputs * (m / 2 + 1), outputs),
-            Step::ForwardWhole => {
-                let batch = whole();
-                tiled(
-                    inputs.div_ceil(batch as u32),
-                    inputs,
-                    m as usize,
-                    batch,
-                    false,
-                )
-            }
-            Step::InverseWhole => {
-                let batch = whole();
-                tiled(
-                    outputs.div_ceil(batch as u32),
-                    outputs,
-                    m as usize,
-                    batch,
-                    true,
-                )
-            }
-            Step::ForwardColumns | Step::InverseColumns => {
-                let (m1, m2, batch1, _) = four_step();
-                let inverse = step == Step::InverseColumns;
+            Step::ForwardWhole
+            | Step::InverseWhole
+            | Step::ForwardColumns
+            | Step::InverseColumns
+            | Step::ForwardRows
+            | Step::InverseRows => {
+                let inverse = matches!(
+                    step,
+                    Step::InverseWhole | Step::InverseColumns | Step::InverseRows
+                );
                 let count = if inverse { outputs } else { inputs };
-                let groups = count * (m2 / batch1) as u32;
-                tiled(groups, count, m1, batch1, inverse)
-            }
-            Step::ForwardRows | Step::InverseRows => {
-                let (m1, m2, _, batch2) = four_step();
-                let inverse = step == Step::InverseRows;
-                let count = if inverse { outputs } else { inputs };
-                let groups = count * (m1 / batch2) as u32;
-                tiled(groups, count, m2, batch2, inverse)
+                let rows = matches!(step, Step::ForwardRows | Step::InverseRows);
+                let passes = self.tiled.expect("a tiled step in a radix-2 class");
+                let (len, batch) = passes.pass(m as usize, rows);
+                // Workgroups: `batch` jobs each for whole transforms, else `batch` of the job's
+                // `M / len` columns or rows each.
+                let groups = match passes {
+                    TiledPasses::Whole { .. } => count.div_ceil(batch as u32),
+                    TiledPasses::FourStep { .. } => count * (m / len as u32) / batch as u32,
+                };
+                let params = Params {
+                    total: groups,
+                    count,
+                    len: len as u32,
+                    batch: batch as u32,
+                    inverse: u32::from(inverse),
+                    ..Params::default()
+                };
+                (params, groups.max(1))
             }
         }
     }

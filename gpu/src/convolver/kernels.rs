@@ -106,6 +106,16 @@ impl TiledPasses {
             batch2: (target / m2).clamp(1, m1),
         })
     }
+
+    /// The length of the transforms a workgroup runs for `m` points and how many it takes: the
+    /// whole transform, or four-step pass 2 (`rows`) or pass 1.
+    pub fn pass(self, m: usize, rows: bool) -> (usize, usize) {
+        match self {
+            Self::Whole { batch } => (m, batch),
+            Self::FourStep { m2, batch2, .. } if rows => (m2, batch2),
+            Self::FourStep { m1, batch1, .. } => (m1, batch1),
+        }
+    }
 }
 
 /// Which kernel and buffers one dispatch step uses.
