@@ -324,14 +324,10 @@ impl Class {
                 .filter(|(binding, _)| fft.contains(binding))
                 .collect()
         };
-        // The bindings each tiled entry point uses (fft_tiled.wgsl), after the params.
-        const WHOLE_FORWARD: &[u32] = &[1, 2, 3, 4, 5, 6];
-        const WHOLE_INVERSE: &[u32] = &[1, 7, 9];
-        const COLUMNS: &[u32] = &[1, 2, 3, 4, 7, 8];
-        const ROWS: &[u32] = &[1, 7, 8, 9];
+        use super::kernels::tiled_bindings::{COLUMNS, FORWARD_WHOLE, INVERSE_WHOLE, ROWS};
         let resources: Vec<(u32, wgpu::BindingResource)> = match step {
-            Step::ForwardWhole => tiled_fft(WHOLE_FORWARD, 0),
-            Step::InverseWhole => tiled_fft(WHOLE_INVERSE, 0),
+            Step::ForwardWhole => tiled_fft(FORWARD_WHOLE, 0),
+            Step::InverseWhole => tiled_fft(INVERSE_WHOLE, 0),
             // Columns: from work `src` (the inverse) into the other; rows the same.
             Step::ForwardColumns => tiled_fft(COLUMNS, 1),
             Step::ForwardRows => tiled_fft(ROWS, 0),

@@ -118,6 +118,20 @@ impl TiledPasses {
     }
 }
 
+/// The bindings after the params (binding 0) that each entry point of `fft_tiled.wgsl` uses, as
+/// its derived layout has them: 1 twiddles, 2 input jobs, 3 history, 4 upload, 5 half
+/// twiddles, 6 delay lines, 7 `src`, 8 `dst`, 9 output.
+pub mod tiled_bindings {
+    /// `forward_whole`.
+    pub const FORWARD_WHOLE: &[u32] = &[1, 2, 3, 4, 5, 6];
+    /// `inverse_whole`.
+    pub const INVERSE_WHOLE: &[u32] = &[1, 7, 9];
+    /// `forward_columns` and `inverse_columns`.
+    pub const COLUMNS: &[u32] = &[1, 2, 3, 4, 7, 8];
+    /// `forward_rows` and `inverse_rows`.
+    pub const ROWS: &[u32] = &[1, 7, 8, 9];
+}
+
 /// Which kernel and buffers one dispatch step uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Step {

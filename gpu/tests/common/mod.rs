@@ -1,6 +1,8 @@
 //! Shared by the GPU tests: the adapter rule, seeded noise and a float64 direct convolution.
 #![allow(dead_code, reason = "each test binary uses a part")]
 
+pub mod kernel_bench;
+
 /// Options that accept lavapipe: the tests check correctness, not speed.
 pub fn options() -> longtail_gpu::OpenOptions {
     longtail_gpu::OpenOptions {
