@@ -1,6 +1,7 @@
 //! The command line's tools, not the plugin: what `longtail-cli` runs besides rendering.
 //!
 //! - [`bench`](mod@bench): engines driven block by block like a host, measured (`longtail-cli bench`),
+//!   at every host pacing (its `pace` part) and checked against the offline render,
 //! - [`soak`]: hours of audio through the plugin as a host drives it (`longtail-cli soak`),
 //! - [`status`]: what this machine offers and what Longtail would do (`longtail-cli status`),
 //! - [`demo`]: the built-in dry signal of `longtail-cli demo`,
