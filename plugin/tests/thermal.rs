@@ -211,6 +211,21 @@ fn status_json_reports_the_fake_tree_and_the_policy() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--ir-seconds"));
 }
 
+/// Runs the CLI with `args` (a CPU adapter allowed), which must succeed and print every one of
+/// `fields`.
+fn expect_json_fields(args: &[&str], fields: &[&str]) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
+        .args(args)
+        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{args:?}: {output:?}");
+    let json = String::from_utf8(output.stdout).unwrap();
+    for field in fields {
+        assert!(json.contains(field), "{args:?}: {field} missing: {json}");
+    }
+}
+
 /// `status --backend gpu` opens the GPU as an engine would, calibrates it and places the big
 /// levels there, and `bench-gpu` times a batch (lavapipe in CI, allowed by the environment).
 #[test]
@@ -218,71 +233,41 @@ fn status_and_bench_gpu_open_the_gpu() {
     if !longtail_gpu::available_for_tests() {
         return;
     }
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
-        .args(["status", "--json", "--backend", "gpu", "--paths", "4"])
-        .args(["--ir-seconds", "10", "--block", "128"])
-        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let json = String::from_utf8(output.stdout).unwrap();
-    for field in [
-        "\"backend\":\"gpu\"",
-        "\"available\":true",
-        "\"chosen\":{\"name\":",
-        "\"rt_p999_us\":",
-        "\"gpu_partition_ns\":",
-        "\"runs_on\":\"gpu\"",
-        "\"runs_on\":\"audio thread\"",
-    ] {
-        assert!(json.contains(field), "{field} missing: {json}");
-    }
-
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
-        .args([
-            "bench-gpu",
-            "--json",
-            "--levels",
-            "2",
-            "--partition",
-            "1024",
-        ])
-        .args(["--periods", "4"])
-        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let json = String::from_utf8(output.stdout).unwrap();
+    let status = ["status", "--json", "--backend", "gpu", "--paths", "4"];
+    expect_json_fields(
+        &[&status[..], &["--ir-seconds", "10", "--block", "128"]].concat(),
+        &[
+            "\"backend\":\"gpu\"",
+            "\"available\":true",
+            "\"chosen\":{\"name\":",
+            "\"rt_p999_us\":",
+            "\"gpu_partition_ns\":",
+            "\"runs_on\":\"gpu\"",
+            "\"runs_on\":\"audio thread\"",
+        ],
+    );
     // lavapipe's 32 KiB of workgroup memory hold a whole transform of 1024 points: 3
     // dispatches; the radix-2 fallback takes 6 + 2 log2 P.
-    for field in [
-        "\"paths\":8",
-        "\"periods\":4",
-        "\"rt_p99_us\":",
-        "\"kernels\":\"tiled:",
-        "\"dispatches_per_period\":3,",
-        "\"gpu_period_us\":",
-    ] {
-        assert!(json.contains(field), "{field} missing: {json}");
-    }
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
-        .args([
-            "bench-gpu",
-            "--json",
-            "--levels",
-            "1",
-            "--partition",
-            "1024",
-        ])
-        .args(["--periods", "2", "--kernels", "radix2"])
-        .env(longtail_gpu::ALLOW_CPU_ENV, "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let json = String::from_utf8(output.stdout).unwrap();
-    for field in ["\"kernels\":\"radix2\"", "\"dispatches_per_period\":26,"] {
-        assert!(json.contains(field), "{field} missing: {json}");
-    }
+    let bench_gpu = ["bench-gpu", "--json", "--partition", "1024"];
+    expect_json_fields(
+        &[&bench_gpu[..], &["--levels", "2", "--periods", "4"]].concat(),
+        &[
+            "\"paths\":8",
+            "\"periods\":4",
+            "\"rt_p99_us\":",
+            "\"kernels\":\"tiled:",
+            "\"dispatches_per_period\":3,",
+            "\"gpu_period_us\":",
+        ],
+    );
+    expect_json_fields(
+        &[
+            &bench_gpu[..],
+            &["--levels", "1", "--periods", "2", "--kernels", "radix2"],
+        ]
+        .concat(),
+        &["\"kernels\":\"radix2\"", "\"dispatches_per_period\":26,"],
+    );
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_longtail-cli"))
         .args(["bench-gpu", "--partition", "1000"])
         .output()
