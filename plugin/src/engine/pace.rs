@@ -241,6 +241,16 @@ mod tests {
     const RATE: u32 = 48_000;
     const MS: Duration = Duration::from_millis(1);
 
+    /// A host's pace after a burst from `start`: 100 calls of 480 samples (1 s of audio) in
+    /// 100 ms.
+    fn after_a_burst(start: Instant) -> HostPace {
+        let mut pace = HostPace::new(RATE);
+        for call in 0..100u64 {
+            pace.call(start + MS * call as u32, call * 480, 480);
+        }
+        pace
+    }
+
     fn deadline(wait: Wait) -> Option<Instant> {
         match wait {
             Wait::Until { deadline, .. } => Some(deadline),
@@ -277,11 +287,7 @@ mod tests {
     #[test]
     fn a_host_ahead_may_wait_for_its_lead_minus_the_margin() {
         let start = Instant::now();
-        let mut pace = HostPace::new(RATE);
-        // A burst: 100 calls of 480 samples (1 s of audio) in 100 ms.
-        for call in 0..100u64 {
-            pace.call(start + MS * call as u32, call * 480, 480);
-        }
+        let mut pace = after_a_burst(start);
         let now = start + 100 * MS;
         let wait = pace.call(now, 100 * 480, 480);
         let lead = 1.0 - 0.1;
@@ -299,20 +305,14 @@ mod tests {
     #[test]
     fn a_pause_renews_the_anchor() {
         let start = Instant::now();
-        let mut pace = HostPace::new(RATE);
-        for call in 0..100u64 {
-            pace.call(start + MS * call as u32, call * 480, 480);
-        }
+        let mut pace = after_a_burst(start);
         // Stopped for 50 ms (more than twice a call's 10 ms): the lead before the pause is gone.
         let now = start + 150 * MS;
         assert_eq!(pace.call(now, 100 * 480, 480), Wait::Never);
         assert_eq!(pace.lead_s(now, 100 * 480), 0.0);
 
         // A call that waited is not a pause: the gap is counted from the wait's end.
-        let mut pace = HostPace::new(RATE);
-        for call in 0..100u64 {
-            pace.call(start + MS * call as u32, call * 480, 480);
-        }
+        let mut pace = after_a_burst(start);
         let wait = pace.call(start + 100 * MS, 100 * 480, 480);
         let Wait::Until { deadline, .. } = wait else {
             panic!("may wait");
@@ -347,10 +347,7 @@ mod tests {
     #[test]
     fn a_discontinuous_stream_or_a_reset_renews_the_anchor() {
         let start = Instant::now();
-        let mut pace = HostPace::new(RATE);
-        for call in 0..100u64 {
-            pace.call(start + MS * call as u32, call * 480, 480);
-        }
+        let mut pace = after_a_burst(start);
         assert_eq!(pace.call(start + 100 * MS, 5 * 480, 480), Wait::Never);
         for call in 0..100u64 {
             pace.call(start + MS * (101 + call as u32), (6 + call) * 480, 480);
