@@ -138,6 +138,33 @@ pub fn fdl_update(jobs: &[InJob], spectrum: &[C32], fdl: &mut [C32], m: usize) {
     }
 }
 
+/// Bin `k` of output job `out`'s sum over its paths and partitions j: the input spectrum of j
+/// periods ago times the path's IR spectrum of partition j (the loop of `spectral_mac.wgsl`
+/// and `mac_pre.wgsl`, in their order).
+fn mac_bin(
+    in_jobs: &[InJob],
+    out: OutJob,
+    path_jobs: &[PathJob],
+    fdl: &[C32],
+    spectra: &[C32],
+    bins: usize,
+    k: usize,
+) -> C32 {
+    let mut sum = [0.0f32; 2];
+    for path in out.path_start..out.path_start + out.path_count {
+        let info = path_jobs[path as usize];
+        let input = in_jobs[info.in_job as usize];
+        let mut slot = input.head;
+        for j in 0..input.slots {
+            let x = fdl[(input.fdl_base + slot) as usize * bins + k];
+            let h = spectra[(info.spectra_base + j) as usize * bins + k];
+            sum = add(sum, cmul(x, h));
+            slot = if slot == 0 { input.slots - 1 } else { slot - 1 };
+        }
+    }
+    sum
+}
+
 /// `spectral_mac.wgsl`: per output job and bin, the sum over its paths and partitions.
 pub fn spectral_mac(
     in_jobs: &[InJob],
@@ -150,21 +177,15 @@ pub fn spectral_mac(
     let bins = m + 1;
     (0..out_jobs.len() * bins)
         .map(|id| {
-            let out = out_jobs[id / bins];
-            let k = id % bins;
-            let mut sum = [0.0f32; 2];
-            for path in out.path_start..out.path_start + out.path_count {
-                let info = path_jobs[path as usize];
-                let input = in_jobs[info.in_job as usize];
-                let mut slot = input.head;
-                for j in 0..input.slots {
-                    let x = fdl[(input.fdl_base + slot) as usize * bins + k];
-                    let h = spectra[(info.spectra_base + j) as usize * bins + k];
-                    sum = add(sum, cmul(x, h));
-                    slot = if slot == 0 { input.slots - 1 } else { slot - 1 };
-                }
-            }
-            sum
+            mac_bin(
+                in_jobs,
+                out_jobs[id / bins],
+                path_jobs,
+                fdl,
+                spectra,
+                bins,
+                id % bins,
+            )
         })
         .collect()
 }
@@ -523,20 +544,8 @@ pub fn mac_pre(
     for id in 0..out_jobs.len() * pairs {
         let (job, k) = (id / pairs, id % pairs);
         let kr = m - k;
-        let out = out_jobs[job];
-        let (mut sum, mut sum_r) = ([0.0f32; 2], [0.0f32; 2]);
-        for path in out.path_start..out.path_start + out.path_count {
-            let info = path_jobs[path as usize];
-            let input = in_jobs[info.in_job as usize];
-            let mut slot = input.head;
-            for j in 0..input.slots {
-                let x = (input.fdl_base + slot) as usize * bins;
-                let h = (info.spectra_base + j) as usize * bins;
-                sum = add(sum, cmul(fdl[x + k], spectra[h + k]));
-                sum_r = add(sum_r, cmul(fdl[x + kr], spectra[h + kr]));
-                slot = if slot == 0 { input.slots - 1 } else { slot - 1 };
-            }
-        }
+        let bin = |k: usize| mac_bin(in_jobs, out_jobs[job], path_jobs, fdl, spectra, bins, k);
+        let (mut sum, mut sum_r) = (bin(k), bin(kr));
         if k == 0 {
             sum[1] = 0.0;
             sum_r[1] = 0.0;
