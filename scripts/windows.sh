@@ -10,7 +10,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-longtail_install_packages "${LONGTAIL_WINDOWS_APT_PACKAGES[@]}"
+# The Linux packages too: the script builds the Linux CLI for the reference render, and runs
+# Wine under Xvfb.
+longtail_install_packages "${LONGTAIL_APT_PACKAGES[@]}" "${LONGTAIL_WINDOWS_APT_PACKAGES[@]}"
+
+# Every Wine process of this script runs on one X display (nice-plug's Windows event loop needs a
+# message window, which Wine creates only with a display) and so under one wineserver. An
+# xvfb-run per command let a wineserver and its desktop process, which outlive the programs
+# by seconds, lose their display when that xvfb-run ended, and take the next program down with
+# them: in CI the standalone below exited with 1 that way ("X connection to :99 broken").
+if [ -z "${LONGTAIL_WINE_XVFB:-}" ]; then
+    export LONGTAIL_WINE_XVFB=1
+    exec xvfb-run -a bash "$PWD/scripts/windows.sh" "$@"
+fi
 
 readonly TARGET=x86_64-pc-windows-gnu
 if ! rustup target list --installed | grep -qx "$TARGET"; then
@@ -30,10 +42,15 @@ export WINEDEBUG=-all
 # driver through winevulkan (lavapipe in CI), and the GPU tests run on it.
 export WINEDLLOVERRIDES="mscoree,mshtml,d3d12="
 readonly WINE=/usr/lib/wine/wine64
+readonly WINESERVER=/usr/lib/wine/wineserver
+# A wineserver left from an earlier run would still talk to that run's display: stop it, and
+# stop ours before the display goes away.
+"$WINESERVER" -k 2>/dev/null || true
+trap '"$WINESERVER" -k 2>/dev/null || true' EXIT
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
     echo "windows: making the Wine prefix $WINEPREFIX"
     "$WINE" wineboot --init
-    /usr/lib/wine/wineserver -w
+    "$WINESERVER" -w
 fi
 # Rust's standard library imports ProcessPrng from bcryptprimitives.dll, which Debian's Wine 8.0
 # lacks: without it every Rust program stops at load under Wine (c0000135, DLL not found). The
@@ -69,10 +86,8 @@ engine_skips=(--skip many_instances_leave_no_threads_or_fds_behind)
 # The GPU tests skip where Wine shows no adapter (`status` below says which it found), so CI's
 # LONGTAIL_REQUIRE_GPU is for the Linux suite only.
 unset LONGTAIL_REQUIRE_GPU
-# nice-plug's Windows event loop (CLAP and VST3 plugins on their main thread) needs a message
-# window, which Wine creates only with an X display: Xvfb, as for the editor test.
 wine_tests() {
-    xvfb-run -a cargo test --target "$TARGET" --locked "$@"
+    cargo test --target "$TARGET" --locked "$@"
 }
 
 # Each run is built, then run, before the next: both write the plugin library deps/longtail.dll
@@ -84,14 +99,15 @@ cargo test --target "$TARGET" --locked "${plugin_tests[@]}" --no-run
 build_s=$((build_s + SECONDS - start))
 start=$SECONDS
 # What the Windows build finds under Wine: the GPU adapters (if any) and the thermal sources.
-xvfb-run -a "$WINE" "$target_dir/$TARGET/debug/longtail-cli.exe" status
+"$WINE" "$target_dir/$TARGET/debug/longtail-cli.exe" status
 wine_tests "${plugin_tests[@]}"
 # The standalone starts headless on its dummy backend and keeps running until stopped.
 rc=0
-xvfb-run -a timeout 5 "$WINE" "$target_dir/$TARGET/debug/longtail.exe" --headless \
-    --backend dummy || rc=$?
+timeout 5 "$WINE" "$target_dir/$TARGET/debug/longtail.exe" --headless --backend dummy \
+    >"$windows_dir/standalone.log" 2>&1 || rc=$?
 if [ "$rc" -ne 124 ]; then
-    echo "windows: the standalone exited with $rc instead of running" >&2
+    echo "windows: the standalone exited with $rc instead of running; it printed:" >&2
+    cat "$windows_dir/standalone.log" >&2
     exit 1
 fi
 run_s=$((run_s + SECONDS - start))
