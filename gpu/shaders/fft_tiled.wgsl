@@ -1,18 +1,23 @@
-// FFTs inside workgroup memory: a whole transform of M <= TILE points in one dispatch, or one
+// FFTs inside workgroup memory: a whole transform of M <= 2 TILE points in one dispatch, or one
 // of the two passes of a four-step transform (M = M1 * M2, each <= TILE), with the window, the
 // real-FFT post-pass and the overlap-save output fused in where the data allows. TILE (complex
-// points per half of the workgroup's ping-pong buffer) is set per device from its
-// workgroup-memory limit: `const TILE` is prepended to this file when the pipelines are built.
+// points in the workgroup's buffer) is set per device from its workgroup-memory limit:
+// `const TILE` is prepended to this file when the pipelines are built.
 //
 // In workgroup memory a workgroup runs `batch` transforms of `len` points (params), one after
-// another in `tile[0 .. batch * len]`, by Stockham autosort stages of radix 8 (the last one of
-// radix 4 or 2 where log2(len) is not a multiple of 3), ping-ponging between the two halves of
-// `tile` with one barrier per stage. Each stage moves every point through workgroup memory
-// once, so the fewer the better (on lavapipe, memory moves are what a stage costs). Stage with span s (the product of the radices before it) and radix R, for butterfly i
-// of a transform (i < len / R), k = i mod s:
-//     y_q = sum_r src[i + r len / R] w^(r k) e^(-2 pi i r q / R),  w = e^(-2 pi i / (s R)),
-//     dst[(i - k) R + k + q s] = y_q,
-// so the last stage leaves the transform in natural order.
+// another in `tile[0 .. batch * len]`, in place, by decimation-in-frequency stages of radix 8
+// (the last one of radix 4 or 2 where log2(len) is not a multiple of 3), one barrier per stage.
+// In place, a workgroup needs one buffer, not the two of a ping-pong (Stockham) transform, so a
+// device's memory holds twice the points. Each stage moves every point through workgroup memory
+// once, so the fewer the better (on lavapipe, memory moves are what a stage costs). A stage
+// works on sub-transforms of L points (L = len at the first stage, then L / R): for each
+// j < L / R of a sub-transform starting at a, with W_L = e^(-2 pi i / L),
+//     tile[a + j + q L / R] = W_L^(j q) sum_r tile[a + j + r L / R] e^(-2 pi i r q / R),
+// after which block q of the sub-transform holds the (L / R)-point transform whose bin m is bin
+// R m + q of the L-point one. The bins end in digit-reversed order: bin_slot says where.
+// (In the last stage, part = 1, neighbouring threads' points are 8 apart, so on a GPU's banked
+// workgroup memory that stage has bank conflicts. Unmeasured on a real GPU so far; a swizzled
+// layout is the remedy if gpu-check shows them to matter.)
 //
 // Four-step, with n = n1 M2 + n2 and k = k1 + M1 k2:
 //     X[k1 + M1 k2] = sum_n2 W_M2^(n2 k2) W_M^(n2 k1) sum_n1 x[n1 M2 + n2] W_M1^(n1 k1).
@@ -37,7 +42,7 @@
 
 const GROUP: u32 = 64u;
 
-var<workgroup> tile: array<vec2<f32>, 2u * TILE>;
+var<workgroup> tile: array<vec2<f32>, TILE>;
 
 fn twiddle(t: u32) -> vec2<f32> {
     let w = twiddles[t];
@@ -49,101 +54,86 @@ fn rotate(a: vec2<f32>) -> vec2<f32> {
     return select(vec2<f32>(a.y, -a.x), vec2<f32>(-a.y, a.x), params.inverse != 0u);
 }
 
-// The `batch` transforms of `len` points in tile[0 ..]; returns where the result starts (0 or
-// TILE). Every invocation of the workgroup must call it (it has barriers). Every length is a
-// power of two, so indices are split with shifts and masks: integer division has no vector
-// instruction on CPUs (lavapipe), and costs several on GPUs.
-fn tile_fft(lid: u32) -> u32 {
+// The `batch` transforms of `len` points in tile[0 ..], in place. Every invocation of the
+// workgroup must call it (it has barriers). Every length is a power of two, so indices are
+// split with shifts and masks: integer division has no vector instruction on CPUs (lavapipe),
+// and costs several on GPUs.
+fn tile_fft(lid: u32) {
     let len = params.len;
     let log_len = countTrailingZeros(len);
     let elements = params.batch * len;
-    // e^(-2 pi i t / len) = twiddles[t << log_step]
-    let log_step = countTrailingZeros(params.m) - log_len;
-    var at = 0u;
-    var log_span = 0u;
-    while log_span < log_len {
-        let to = TILE - at;
-        let span = 1u << log_span;
-        let left = log_len - log_span;
-        if left == 1u {
-            let half = len >> 1u;
+    // W_L = e^(-2 pi i / L) = twiddles[M / L]
+    let log_m = countTrailingZeros(params.m);
+    var log_sub = log_len;
+    while log_sub > 0u {
+        let log_radix = min(log_sub, 3u);
+        let log_part = log_sub - log_radix;
+        let part = 1u << log_part;
+        let log_step = log_m - log_sub;
+        if log_radix == 1u {
             for (var b = lid; b < (elements >> 1u); b += GROUP) {
-                let base = (b >> (log_len - 1u)) << log_len;
-                let i = b & (half - 1u);
-                let k = i & (span - 1u);
-                let u0 = tile[at + base + i];
-                let u1 = cmul(tile[at + base + i + half], twiddle(k << (log_len - 1u - log_span + log_step)));
-                let j = ((i - k) << 1u) + k;
-                tile[to + base + j] = u0 + u1;
-                tile[to + base + j + span] = u0 - u1;
+                let j = b & (part - 1u);
+                let at = ((b >> log_part) << log_sub) + j;
+                let u0 = tile[at];
+                let u1 = tile[at + part];
+                tile[at] = u0 + u1;
+                tile[at + part] = cmul(u0 - u1, twiddle(j << log_step));
             }
-            log_span += 1u;
-        } else if left == 2u {
-            let quarter = len >> 2u;
+        } else if log_radix == 2u {
             for (var b = lid; b < (elements >> 2u); b += GROUP) {
-                let base = (b >> (log_len - 2u)) << log_len;
-                let i = b & (quarter - 1u);
-                let k = i & (span - 1u);
-                let w = twiddle(k << (log_len - 2u - log_span + log_step));
+                let j = b & (part - 1u);
+                let at = ((b >> log_part) << log_sub) + j;
+                let w = twiddle(j << log_step);
                 let w2 = cmul(w, w);
-                let src = at + base + i;
-                let y = dft4(
-                    tile[src],
-                    cmul(tile[src + quarter], w),
-                    cmul(tile[src + 2u * quarter], w2),
-                    cmul(tile[src + 3u * quarter], cmul(w2, w)),
-                );
-                let j = to + base + ((i - k) << 2u) + k;
-                tile[j] = y[0];
-                tile[j + span] = y[1];
-                tile[j + 2u * span] = y[2];
-                tile[j + 3u * span] = y[3];
+                let y = dft4(tile[at], tile[at + part], tile[at + 2u * part], tile[at + 3u * part]);
+                tile[at] = y[0];
+                tile[at + part] = cmul(y[1], w);
+                tile[at + 2u * part] = cmul(y[2], w2);
+                tile[at + 3u * part] = cmul(y[3], cmul(w2, w));
             }
-            log_span += 2u;
         } else {
-            let eighth = len >> 3u;
             for (var b = lid; b < (elements >> 3u); b += GROUP) {
-                let base = (b >> (log_len - 3u)) << log_len;
-                let i = b & (eighth - 1u);
-                let k = i & (span - 1u);
-                // w^r for r < 8, from one table entry (each at most two products deep)
-                let w = twiddle(k << (log_len - 3u - log_span + log_step));
-                let w2 = cmul(w, w);
-                let w3 = cmul(w2, w);
-                let w4 = cmul(w2, w2);
-                let src = at + base + i;
-                let even = dft4(
-                    tile[src],
-                    cmul(tile[src + 2u * eighth], w2),
-                    cmul(tile[src + 4u * eighth], w4),
-                    cmul(tile[src + 6u * eighth], cmul(w4, w2)),
-                );
-                let odd = dft4(
-                    cmul(tile[src + eighth], w),
-                    cmul(tile[src + 3u * eighth], w3),
-                    cmul(tile[src + 5u * eighth], cmul(w4, w)),
-                    cmul(tile[src + 7u * eighth], cmul(w4, w3)),
-                );
-                // y_q = E_q + W8^q O_q, y_(q + 4) = E_q - W8^q O_q
+                let j = b & (part - 1u);
+                let at = ((b >> log_part) << log_sub) + j;
+                let even = dft4(tile[at], tile[at + 2u * part], tile[at + 4u * part], tile[at + 6u * part]);
+                let odd = dft4(tile[at + part], tile[at + 3u * part], tile[at + 5u * part], tile[at + 7u * part]);
+                // y_q = E_q + W8^q O_q, y_(q + 4) = E_q - W8^q O_q, then y_q times w^q (w^q for
+                // q < 8 from one table entry, each at most two products deep)
                 let o1 = eighth_turn(odd[1]);
                 let o2 = rotate(odd[2]);
                 let o3 = rotate(eighth_turn(odd[3]));
-                let j = to + base + ((i - k) << 3u) + k;
-                tile[j] = even[0] + odd[0];
-                tile[j + span] = even[1] + o1;
-                tile[j + 2u * span] = even[2] + o2;
-                tile[j + 3u * span] = even[3] + o3;
-                tile[j + 4u * span] = even[0] - odd[0];
-                tile[j + 5u * span] = even[1] - o1;
-                tile[j + 6u * span] = even[2] - o2;
-                tile[j + 7u * span] = even[3] - o3;
+                let w = twiddle(j << log_step);
+                let w2 = cmul(w, w);
+                let w3 = cmul(w2, w);
+                let w4 = cmul(w2, w2);
+                tile[at] = even[0] + odd[0];
+                tile[at + part] = cmul(even[1] + o1, w);
+                tile[at + 2u * part] = cmul(even[2] + o2, w2);
+                tile[at + 3u * part] = cmul(even[3] + o3, w3);
+                tile[at + 4u * part] = cmul(even[0] - odd[0], w4);
+                tile[at + 5u * part] = cmul(even[1] - o1, cmul(w4, w));
+                tile[at + 6u * part] = cmul(even[2] - o2, cmul(w4, w2));
+                tile[at + 7u * part] = cmul(even[3] - o3, cmul(w4, w3));
             }
-            log_span += 3u;
         }
         workgroupBarrier();
-        at = to;
+        log_sub = log_part;
     }
-    return at;
+}
+
+// Where tile_fft leaves bin k of a transform of 2^log_len points, relative to its start: the
+// digits of k (radix 8 from the lowest, the last one of radix 4 or 2) reversed.
+fn bin_slot(k: u32, log_len: u32) -> u32 {
+    var slot = 0u;
+    var rest = k;
+    var log_sub = log_len;
+    while log_sub > 0u {
+        let log_radix = min(log_sub, 3u);
+        log_sub -= log_radix;
+        slot |= (rest & ((1u << log_radix) - 1u)) << log_sub;
+        rest >>= log_radix;
+    }
+    return slot;
 }
 
 // The 4-point DFT (forward or inverse, unscaled).
@@ -177,11 +167,13 @@ fn window_point(job: u32, n: u32) -> vec2<f32> {
     return vec2<f32>(upload[at], upload[at + 1u]);
 }
 
-// Bin k of the real window's spectrum from the half-length spectrum Z at tile[at ..]: the
-// real-FFT post-pass of fdl_update.wgsl.
-fn post_pass(at: u32, k: u32) -> vec2<f32> {
-    let m = params.m;
-    return real_spectrum_bin(tile[at + k % m], tile[at + (m - k) % m], half_twiddles[k]);
+// Bin k of the real window's spectrum from the half-length spectrum Z (bins k and M - k), in a
+// round of forward_whole: Z[k'] is bin k' >> log_split of the transform at tile[start ..].
+fn post_pass(start: u32, k: u32, log_split: u32, log_len: u32) -> vec2<f32> {
+    let mask = params.m - 1u;
+    let z = tile[start + bin_slot((k & mask) >> log_split, log_len)];
+    let z_mirror = tile[start + bin_slot(((params.m - k) & mask) >> log_split, log_len)];
+    return real_spectrum_bin(z, z_mirror, half_twiddles[k]);
 }
 
 // Overlap-save: the last P real samples of a job's inverse transform z (n >= M / 2).
@@ -194,8 +186,20 @@ fn write_output(job: u32, n: u32, z: vec2<f32>) {
     }
 }
 
-// The whole forward transform (M <= TILE), `batch` input jobs per workgroup: window, FFT,
-// post-pass into slot `head` of each job's delay line, and the chunk becomes the history.
+// Input point n of a whole transform's round: z[n] itself (len = M), or for M = 2 len the first
+// radix-2 decimation-in-frequency stage, z[n] + z[n + len] (round 0: the even bins'
+// transform) or (z[n] - z[n + len]) W_M^n (round 1: the odd bins').
+fn split_point(z: vec2<f32>, z_upper: vec2<f32>, n: u32, round: u32) -> vec2<f32> {
+    if round == 0u {
+        return z + z_upper;
+    }
+    return cmul(z - z_upper, twiddle(n));
+}
+
+// The whole forward transform, `batch` input jobs per workgroup: window, FFT, post-pass into
+// slot `head` of each job's delay line, and the chunk becomes the history. Where M = 2 len (one
+// job per workgroup, M <= 2 TILE), in two rounds, the even bins and then the odd ones (see
+// split_point): bins k and M - k have the same parity, so each round's post-pass has both.
 @compute @workgroup_size(64)
 fn forward_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let group = group_index(wid);
@@ -203,29 +207,56 @@ fn forward_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
         return;
     }
     let m = params.m;
+    let len = params.len;
+    let log_len = countTrailingZeros(len);
+    let log_split = countTrailingZeros(m) - log_len;
     let first = group * params.batch;
     let jobs = min(params.batch, params.count - first);
-    for (var e = lid; e < params.batch * m; e += GROUP) {
-        let job = first + e / m;
-        tile[e] = select(vec2<f32>(0.0), window_point(job, e % m), e / m < jobs);
-    }
-    workgroupBarrier();
-    for (var e = lid; e < jobs * m; e += GROUP) {
-        let job = first + e / m;
-        history[in_jobs[job].stream * m + e % m] = upload[job * m + e % m];
-    }
-    let at = tile_fft(lid);
     let bins = m + 1u;
-    for (var e = lid; e < jobs * bins; e += GROUP) {
-        let job = first + e / bins;
-        let k = e % bins;
-        let info = in_jobs[job];
-        fdl[(info.fdl_base + info.head) * bins + k] = post_pass(at + (e / bins) * m, k);
+    for (var round = 0u; round <= log_split; round++) {
+        if log_split == 1u {
+            // One job: its window's lower half is the history, the upper half this chunk.
+            let lower = in_jobs[first].stream * m;
+            let upper = first * m;
+            for (var n = lid; n < len; n += GROUP) {
+                let z = vec2<f32>(history[lower + 2u * n], history[lower + 2u * n + 1u]);
+                let z_upper = vec2<f32>(upload[upper + 2u * n], upload[upper + 2u * n + 1u]);
+                tile[n] = split_point(z, z_upper, n, round);
+            }
+        } else {
+            for (var e = lid; e < params.batch * len; e += GROUP) {
+                let j = e >> log_len;
+                tile[e] = select(vec2<f32>(0.0), window_point(first + j, e & (len - 1u)), j < jobs);
+            }
+        }
+        workgroupBarrier();
+        if round == log_split {
+            // The last round has read the window.
+            let log_m = log_len + log_split;
+            for (var e = lid; e < jobs * m; e += GROUP) {
+                let job = first + (e >> log_m);
+                let n = e & (m - 1u);
+                history[in_jobs[job].stream * m + n] = upload[job * m + n];
+            }
+        }
+        tile_fft(lid);
+        // This round's bins k = round, round + 2^log_split, ... up to M.
+        let round_bins = ((m - round) >> log_split) + 1u;
+        for (var j = 0u; j < jobs; j++) {
+            let info = in_jobs[first + j];
+            let to = (info.fdl_base + info.head) * bins;
+            for (var i = lid; i < round_bins; i += GROUP) {
+                let k = (i << log_split) + round;
+                fdl[to + k] = post_pass(j << log_len, k, log_split, log_len);
+            }
+        }
+        workgroupBarrier();
     }
 }
 
-// The whole inverse transform (M <= TILE), `batch` output jobs per workgroup: from the
-// pre-passed spectra in `src` to the overlap-save output.
+// The whole inverse transform, `batch` output jobs per workgroup: from the pre-passed spectra in
+// `src` to the overlap-save output. Where M = 2 len, in two rounds as forward_whole: the even
+// output points and then the odd ones.
 @compute @workgroup_size(64)
 fn inverse_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let group = group_index(wid);
@@ -233,15 +264,36 @@ fn inverse_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
         return;
     }
     let m = params.m;
+    let len = params.len;
+    let log_len = countTrailingZeros(len);
+    let log_split = countTrailingZeros(m) - log_len;
     let first = group * params.batch;
     let jobs = min(params.batch, params.count - first);
-    for (var e = lid; e < params.batch * m; e += GROUP) {
-        tile[e] = select(vec2<f32>(0.0), src[first * m + e], e / m < jobs);
-    }
-    workgroupBarrier();
-    let at = tile_fft(lid);
-    for (var e = lid; e < jobs * m; e += GROUP) {
-        write_output(first + e / m, e % m, tile[at + e]);
+    let half = len >> 1u;
+    for (var round = 0u; round <= log_split; round++) {
+        for (var e = lid; e < params.batch * len; e += GROUP) {
+            let j = e >> log_len;
+            let n = e & (len - 1u);
+            var z = vec2<f32>(0.0);
+            if j < jobs {
+                let at = (first + j) * m + n;
+                z = src[at];
+                if log_split == 1u {
+                    z = split_point(z, src[at + len], n, round);
+                }
+            }
+            tile[e] = z;
+        }
+        workgroupBarrier();
+        tile_fft(lid);
+        // Point n = q 2^log_split + round is at or past M / 2 from q = len / 2 on.
+        for (var e = lid; e < jobs * half; e += GROUP) {
+            let j = e >> (log_len - 1u);
+            let q = half + (e & (half - 1u));
+            let z = tile[(j << log_len) + bin_slot(q, log_len)];
+            write_output(first + j, (q << log_split) + round, z);
+        }
+        workgroupBarrier();
     }
 }
 
@@ -263,12 +315,13 @@ fn columns(wid: vec3<u32>, lid: u32, window: bool) {
     let m1 = params.len;
     let m2 = m / m1;
     let batch = params.batch;
+    let log_batch = countTrailingZeros(batch);
     let place = four_step_place(group);
     let job = place.x;
     let c0 = place.y;
     for (var e = lid; e < batch * m1; e += GROUP) {
-        let b = e % batch;
-        let n1 = e / batch;
+        let b = e & (batch - 1u);
+        let n1 = e >> log_batch;
         let n = n1 * m2 + c0 + b;
         var z: vec2<f32>;
         if window {
@@ -279,12 +332,14 @@ fn columns(wid: vec3<u32>, lid: u32, window: bool) {
         tile[b * m1 + n1] = z;
     }
     workgroupBarrier();
-    let at = tile_fft(lid);
+    tile_fft(lid);
+    let log_m1 = countTrailingZeros(m1);
     for (var e = lid; e < batch * m1; e += GROUP) {
-        let b = e % batch;
-        let k1 = e / batch;
+        let b = e & (batch - 1u);
+        let k1 = e >> log_batch;
         let n2 = c0 + b;
-        dst[job * m + k1 * m2 + n2] = cmul(tile[at + b * m1 + k1], twiddle(n2 * k1));
+        let z = tile[b * m1 + bin_slot(k1, log_m1)];
+        dst[job * m + k1 * m2 + n2] = cmul(z, twiddle(n2 * k1));
     }
 }
 
@@ -307,12 +362,14 @@ fn rows(wid: vec3<u32>, lid: u32, to_output: bool) {
         tile[e] = src[job * m + r0 * m2 + e];
     }
     workgroupBarrier();
-    let at = tile_fft(lid);
+    tile_fft(lid);
+    let log_batch = countTrailingZeros(batch);
+    let log_m2 = countTrailingZeros(m2);
     for (var e = lid; e < batch * m2; e += GROUP) {
-        let b = e % batch;
-        let k2 = e / batch;
+        let b = e & (batch - 1u);
+        let k2 = e >> log_batch;
         let k = r0 + b + m1 * k2;
-        let z = tile[at + b * m2 + k2];
+        let z = tile[b * m2 + bin_slot(k2, log_m2)];
         if to_output {
             write_output(job, k, z);
         } else {

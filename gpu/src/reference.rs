@@ -231,7 +231,7 @@ pub fn full_twiddles(m: usize) -> Vec<C32> {
 /// The shape of one tiled dispatch: the transforms a workgroup runs in its memory.
 #[derive(Debug, Clone, Copy)]
 pub struct TileShape {
-    /// Points per half of the workgroup's ping-pong buffer (`TILE`).
+    /// Points in the workgroup's buffer (`TILE`).
     pub tile: usize,
     /// The FFT's length `M`.
     pub m: usize,
@@ -274,80 +274,84 @@ impl TileShape {
     }
 }
 
-/// `tile_fft` of `fft_tiled.wgsl`: the `batch` transforms of `len` points in `tile[..]` (two
-/// halves of `shape.tile` points), radix-8 Stockham stages and a last one of radix 4 or 2.
-/// Returns where the result starts (0 or `shape.tile`).
-pub fn tile_fft(tile: &mut [C32], shape: TileShape, tw: &[C32]) -> usize {
+/// `tile_fft` of `fft_tiled.wgsl`: the `batch` transforms of `len` points in `tile[..]`, in
+/// place, by decimation-in-frequency stages of radix 8 and a last one of radix 4 or 2. Bin `k`
+/// of a transform ends at [`bin_slot`]`(k)` from its start.
+pub fn tile_fft(tile: &mut [C32], shape: TileShape, tw: &[C32]) {
     let TileShape { len, batch, .. } = shape;
     let log_len = len.trailing_zeros();
     let elements = batch * len;
-    let log_step = shape.m.trailing_zeros() - log_len;
-    let (mut at, mut log_span) = (0, 0);
-    while log_span < log_len {
-        let to = shape.tile - at;
-        let span = 1 << log_span;
-        let radix_log = (log_len - log_span).min(3);
-        let radix = 1usize << radix_log;
-        let part = len >> radix_log;
+    let log_m = shape.m.trailing_zeros();
+    let mut log_sub = log_len;
+    while log_sub > 0 {
+        let radix_log = log_sub.min(3);
+        let log_part = log_sub - radix_log;
+        let part = 1usize << log_part;
+        let log_step = log_m - log_sub;
         for b in 0..elements >> radix_log {
-            let base = (b >> (log_len - radix_log)) << log_len;
-            let i = b & (part - 1);
-            let k = i & (span - 1);
-            let w = shape.twiddle(tw, k << (log_len - radix_log - log_span + log_step));
-            let src = at + base + i;
-            let j = to + base + ((i - k) << radix_log) + k;
-            match radix {
-                2 => {
-                    let u0 = tile[src];
-                    let u1 = cmul(tile[src + part], w);
-                    tile[j] = add(u0, u1);
-                    tile[j + span] = sub(u0, u1);
-                }
-                4 => {
-                    let w2 = cmul(w, w);
-                    let y = shape.dft4([
-                        tile[src],
-                        cmul(tile[src + part], w),
-                        cmul(tile[src + 2 * part], w2),
-                        cmul(tile[src + 3 * part], cmul(w2, w)),
-                    ]);
-                    for (q, v) in y.into_iter().enumerate() {
-                        tile[j + q * span] = v;
-                    }
-                }
+            let j = b & (part - 1);
+            let at = ((b >> log_part) << log_sub) + j;
+            let w = shape.twiddle(tw, j << log_step);
+            let x = |r: usize| tile[at + r * part];
+            let y: Vec<C32> = match radix_log {
+                1 => vec![add(x(0), x(1)), sub(x(0), x(1))],
+                2 => shape.dft4([x(0), x(1), x(2), x(3)]).to_vec(),
                 _ => {
-                    let w2 = cmul(w, w);
-                    let w3 = cmul(w2, w);
-                    let w4 = cmul(w2, w2);
-                    let even = shape.dft4([
-                        tile[src],
-                        cmul(tile[src + 2 * part], w2),
-                        cmul(tile[src + 4 * part], w4),
-                        cmul(tile[src + 6 * part], cmul(w4, w2)),
-                    ]);
-                    let odd = shape.dft4([
-                        cmul(tile[src + part], w),
-                        cmul(tile[src + 3 * part], w3),
-                        cmul(tile[src + 5 * part], cmul(w4, w)),
-                        cmul(tile[src + 7 * part], cmul(w4, w3)),
-                    ]);
+                    let even = shape.dft4([x(0), x(2), x(4), x(6)]);
+                    let odd = shape.dft4([x(1), x(3), x(5), x(7)]);
                     let turned = [
                         odd[0],
                         shape.eighth_turn(odd[1]),
                         shape.rotate(odd[2]),
                         shape.rotate(shape.eighth_turn(odd[3])),
                     ];
+                    let mut y = vec![[0.0; 2]; 8];
                     for q in 0..4 {
-                        tile[j + q * span] = add(even[q], turned[q]);
-                        tile[j + (q + 4) * span] = sub(even[q], turned[q]);
+                        y[q] = add(even[q], turned[q]);
+                        y[q + 4] = sub(even[q], turned[q]);
                     }
+                    y
                 }
+            };
+            // y_q times w^q, the powers as the kernel forms them (each at most two products
+            // deep)
+            let w2 = cmul(w, w);
+            let w3 = cmul(w2, w);
+            let w4 = cmul(w2, w2);
+            let powers = [
+                [1.0, 0.0],
+                w,
+                w2,
+                w3,
+                w4,
+                cmul(w4, w),
+                cmul(w4, w2),
+                cmul(w4, w3),
+            ];
+            for (q, value) in y.into_iter().enumerate() {
+                tile[at + q * part] = if q == 0 {
+                    value
+                } else {
+                    cmul(value, powers[q])
+                };
             }
         }
-        log_span += radix_log;
-        at = to;
+        log_sub = log_part;
     }
-    at
+}
+
+/// `bin_slot` of `fft_tiled.wgsl`: where [`tile_fft`] leaves bin `k` of a `2^log_len`-point
+/// transform, relative to its start (the digits of `k`, radix 8 from the lowest and the last
+/// one of radix 4 or 2, reversed).
+pub fn bin_slot(k: usize, log_len: u32) -> usize {
+    let (mut slot, mut rest, mut log_sub) = (0, k, log_len);
+    while log_sub > 0 {
+        let radix_log = log_sub.min(3);
+        log_sub -= radix_log;
+        slot |= (rest & ((1 << radix_log) - 1)) << log_sub;
+        rest >>= radix_log;
+    }
+    slot
 }
 
 /// The overlap-save window point `n` of input job `job` (`window_point` in `fft_tiled.wgsl`).
@@ -367,9 +371,31 @@ fn window_point(
     [upload[at], upload[at + 1]]
 }
 
-/// The real-FFT post-pass of bin `k` from the half-length spectrum at `z[..m]`.
-fn post_pass(z: &[C32], m: usize, k: usize, half_tw: &[C32]) -> C32 {
-    real_spectrum_bin(z[k % m], z[(m - k) % m], half_tw[k])
+/// The real-FFT post-pass of bin `k` in a round of `forward_whole`: `Z[k']` is bin
+/// `k' >> log_split` of the transform at `z[..]`, in [`bin_slot`] order.
+fn post_pass(z: &[C32], shape: TileShape, k: usize, half_tw: &[C32]) -> C32 {
+    let (m, log_len) = (shape.m, shape.len.trailing_zeros());
+    let log_split = m.trailing_zeros() - log_len;
+    let at = |k: usize| z[bin_slot((k % m) >> log_split, log_len)];
+    real_spectrum_bin(at(k), at(m - k), half_tw[k])
+}
+
+/// `split_point` of `fft_tiled.wgsl`: input point `n` of a whole transform's round, `z` itself,
+/// or for `M = 2 len` the first radix-2 stage, `z + z_upper` (round 0) or
+/// `(z - z_upper) W_M^n` (round 1).
+fn split_point(
+    z: C32,
+    z_upper: Option<C32>,
+    n: usize,
+    round: usize,
+    shape: TileShape,
+    tw: &[C32],
+) -> C32 {
+    match z_upper {
+        None => z,
+        Some(upper) if round == 0 => add(z, upper),
+        Some(upper) => cmul(sub(z, upper), shape.twiddle(tw, n)),
+    }
 }
 
 /// Overlap-save: the samples of output job `job` from point `n` of its inverse transform.
@@ -381,8 +407,9 @@ fn write_output(output: &mut [f32], p: usize, job: usize, n: usize, z: C32) {
     }
 }
 
-/// `forward_whole` of `fft_tiled.wgsl`: each job's window, its whole FFT, the post-pass into
-/// slot `head` of its delay line, and the chunk into the history.
+/// `forward_whole` of `fft_tiled.wgsl`: each job's window, its whole FFT (in two rounds, the
+/// even bins and the odd ones, where `len = M / 2`), the post-pass into slot `head` of its
+/// delay line, and the chunk into the history.
 pub fn forward_whole(
     jobs: &[InJob],
     history: &mut [f32],
@@ -390,54 +417,75 @@ pub fn forward_whole(
     fdl: &mut [C32],
     shape: TileShape,
 ) {
-    let m = shape.m;
+    let TileShape { m, len, batch, .. } = shape;
+    let log_split = m.trailing_zeros() - len.trailing_zeros();
     let (tw, half_tw) = (full_twiddles(m), half_twiddles(m));
-    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
-    for group in 0..jobs.len().div_ceil(shape.batch) {
-        let first = group * shape.batch;
-        let count = shape.batch.min(jobs.len() - first);
-        for (e, point) in tile[..shape.batch * m].iter_mut().enumerate() {
-            *point = if e / m < count {
-                window_point(jobs, history, upload, m, first + e / m, e % m)
-            } else {
-                [0.0; 2]
-            };
-        }
-        for e in 0..count * m {
-            let job = first + e / m;
-            history[jobs[job].stream as usize * m + e % m] = upload[job * m + e % m];
-        }
-        let at = tile_fft(&mut tile, shape, &tw);
-        let bins = m + 1;
-        for e in 0..count * bins {
-            let (job, k) = (first + e / bins, e % bins);
-            let info = jobs[job];
-            let z = &tile[at + (e / bins) * m..];
-            fdl[(info.fdl_base + info.head) as usize * bins + k] = post_pass(z, m, k, &half_tw);
+    let mut tile = vec![[0.0; 2]; shape.tile];
+    for group in 0..jobs.len().div_ceil(batch) {
+        let first = group * batch;
+        let count = batch.min(jobs.len() - first);
+        for round in 0..=log_split as usize {
+            for (e, point) in tile[..batch * len].iter_mut().enumerate() {
+                let (j, n) = (e / len, e % len);
+                *point = if j < count {
+                    let at = |n| window_point(jobs, history, upload, m, first + j, n);
+                    let upper = (log_split == 1).then(|| at(n + len));
+                    split_point(at(n), upper, n, round, shape, &tw)
+                } else {
+                    [0.0; 2]
+                };
+            }
+            if round == log_split as usize {
+                for e in 0..count * m {
+                    let job = first + e / m;
+                    history[jobs[job].stream as usize * m + e % m] = upload[job * m + e % m];
+                }
+            }
+            tile_fft(&mut tile, shape, &tw);
+            let bins = m + 1;
+            for j in 0..count {
+                let info = jobs[first + j];
+                let z = &tile[j * len..];
+                for k in (round..bins).step_by(1 << log_split) {
+                    let to = (info.fdl_base + info.head) as usize * bins + k;
+                    fdl[to] = post_pass(z, shape, k, &half_tw);
+                }
+            }
         }
     }
 }
 
-/// `inverse_whole` of `fft_tiled.wgsl`: each output job's whole inverse FFT from `src`, and
-/// the overlap-save output (`P` samples per job).
+/// `inverse_whole` of `fft_tiled.wgsl`: each output job's whole inverse FFT from `src` (in two
+/// rounds, the even points and the odd ones, where `len = M / 2`), and the overlap-save output
+/// (`P` samples per job).
 pub fn inverse_whole(src: &[C32], count: usize, shape: TileShape) -> Vec<f32> {
-    let m = shape.m;
+    let TileShape { m, len, batch, .. } = shape;
+    let log_len = len.trailing_zeros();
+    let log_split = m.trailing_zeros() - log_len;
     let tw = full_twiddles(m);
     let mut output = vec![0.0; count * m];
-    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
-    for group in 0..count.div_ceil(shape.batch) {
-        let first = group * shape.batch;
-        let jobs = shape.batch.min(count - first);
-        for e in 0..shape.batch * m {
-            tile[e] = if e / m < jobs {
-                src[first * m + e]
-            } else {
-                [0.0; 2]
-            };
-        }
-        let at = tile_fft(&mut tile, shape, &tw);
-        for e in 0..jobs * m {
-            write_output(&mut output, m, first + e / m, e % m, tile[at + e]);
+    let mut tile = vec![[0.0; 2]; shape.tile];
+    for group in 0..count.div_ceil(batch) {
+        let first = group * batch;
+        let jobs = batch.min(count - first);
+        for round in 0..=log_split as usize {
+            for (e, point) in tile[..batch * len].iter_mut().enumerate() {
+                let (j, n) = (e / len, e % len);
+                *point = if j < jobs {
+                    let at = (first + j) * m + n;
+                    let upper = (log_split == 1).then(|| src[at + len]);
+                    split_point(src[at], upper, n, round, shape, &tw)
+                } else {
+                    [0.0; 2]
+                };
+            }
+            tile_fft(&mut tile, shape, &tw);
+            for j in 0..jobs {
+                for q in len / 2..len {
+                    let z = tile[j * len + bin_slot(q, log_len)];
+                    write_output(&mut output, m, first + j, (q << log_split) + round, z);
+                }
+            }
         }
     }
     output
@@ -462,18 +510,19 @@ pub fn columns(count: usize, shape: TileShape, load: impl Fn(usize, usize) -> C3
     let m2 = m / m1;
     let tw = full_twiddles(m);
     let mut dst = vec![[0.0; 2]; count * m];
-    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
+    let mut tile = vec![[0.0; 2]; shape.tile];
     for group in 0..count * m2 / batch {
         let (job, c0) = four_step_place(shape, group);
         for e in 0..batch * m1 {
             let (b, n1) = (e % batch, e / batch);
             tile[b * m1 + n1] = load(job, n1 * m2 + c0 + b);
         }
-        let at = tile_fft(&mut tile, shape, &tw);
+        tile_fft(&mut tile, shape, &tw);
         for e in 0..batch * m1 {
             let (b, k1) = (e % batch, e / batch);
             let n2 = c0 + b;
-            dst[job * m + k1 * m2 + n2] = cmul(tile[at + b * m1 + k1], shape.twiddle(&tw, n2 * k1));
+            let z = tile[b * m1 + bin_slot(k1, m1.trailing_zeros())];
+            dst[job * m + k1 * m2 + n2] = cmul(z, shape.twiddle(&tw, n2 * k1));
         }
     }
     dst
@@ -500,14 +549,18 @@ pub fn rows(src: &[C32], count: usize, shape: TileShape, mut store: impl FnMut(u
     } = shape;
     let m1 = m / m2;
     let tw = full_twiddles(m);
-    let mut tile = vec![[0.0; 2]; 2 * shape.tile];
+    let mut tile = vec![[0.0; 2]; shape.tile];
     for group in 0..count * m1 / batch {
         let (job, r0) = four_step_place(shape, group);
         tile[..batch * m2].copy_from_slice(&src[job * m + r0 * m2..][..batch * m2]);
-        let at = tile_fft(&mut tile, shape, &tw);
+        tile_fft(&mut tile, shape, &tw);
         for e in 0..batch * m2 {
             let (b, k2) = (e % batch, e / batch);
-            store(job, r0 + b + m1 * k2, tile[at + b * m2 + k2]);
+            store(
+                job,
+                r0 + b + m1 * k2,
+                tile[b * m2 + bin_slot(k2, m2.trailing_zeros())],
+            );
         }
     }
 }

@@ -44,8 +44,8 @@ pub const FFT_TILED: Kernel = kernel!("fft_tiled");
 /// The spectral multiply-accumulate fused with the inverse real-FFT pre-pass.
 pub const MAC_PRE: Kernel = kernel!("mac_pre");
 
-/// [`FFT_TILED`]'s source for a workgroup buffer of `tile` complex points per half (a power of
-/// two; the kernels use `16 * tile` bytes of workgroup memory).
+/// [`FFT_TILED`]'s source for a workgroup buffer of `tile` complex points (a power of two; the
+/// kernels use `8 * tile` bytes of workgroup memory).
 pub fn tiled_source(tile: u32) -> String {
     format!("const TILE: u32 = {tile}u;\n{}", FFT_TILED.source)
 }

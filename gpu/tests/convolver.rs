@@ -139,8 +139,9 @@ fn open(kernels: FftKernels) -> Option<Convolver> {
     common::gpu_available().then(|| Convolver::open(options).expect("open the GPU"))
 }
 
-/// Every kernel set: the device's default (tiled, with lavapipe's tile: P = 4096 runs four-step
-/// and the rest whole), a small tile (four-step from P = 512) and the radix-2 fallback.
+/// Every kernel set: the device's default (tiled, with lavapipe's tile of 4096: every size here
+/// runs whole), a small tile (whole in two rounds at P = 512, four-step from P = 1024) and the
+/// radix-2 fallback.
 const KERNELS: [FftKernels; 3] = [FftKernels::Auto, FftKernels::Tiled(256), FftKernels::Radix2];
 
 /// Several levels of three partition sizes in every batch; one leaves halfway and a new one
@@ -217,22 +218,25 @@ fn batched_levels(kernels: FftKernels) {
 }
 
 /// A reset clears a level's history; missing chunks count as silence; with every kernel set,
-/// and on the tiled ones both whole (P = 256) and four-step (P = 1024 with a tile of 256).
+/// and on the tiled ones whole (P = 256), whole in two rounds (P = 512 with a tile of 256) and
+/// four-step (P = 1024 with a tile of 256).
 #[test]
 fn reset_and_missing_chunks() {
     for kernels in KERNELS {
-        for p in [256, 1024] {
+        for p in [256, 512, 1024] {
             reset_and_missing(kernels, p);
         }
     }
 }
 
-/// Dispatches per period: 3 for a class whose transforms fit a workgroup, 6 for a four-step
-/// one, `6 + 2 log2 P` with the radix-2 kernels; a P = 8192 level stays exact on each.
+/// Dispatches per period: 3 for a class whose transforms fit a workgroup (in one round or two),
+/// 6 for a four-step one, `6 + 2 log2 P` with the radix-2 kernels; a P = 8192 level stays exact
+/// on each.
 #[test]
 fn dispatches_per_period_follow_the_kernels() {
     for (kernels, p, dispatches) in [
         (FftKernels::Tiled(256), 8192, 6),
+        (FftKernels::Tiled(256), 512, 3),
         (FftKernels::Tiled(256), 256, 3),
         (FftKernels::Radix2, 8192, 32),
         (FftKernels::Radix2, 256, 22),

@@ -7,19 +7,22 @@ mod common;
 use common::kernel_bench::{Bench, as_complex, assert_close, complex_noise, flat, params};
 use common::noise;
 use longtail_gpu::TiledPasses;
-use longtail_gpu::convolver::kernels::tiled_bindings;
+use longtail_gpu::convolver::kernels::{self, tiled_bindings};
 use longtail_gpu::layout::{InJob, OutJob, Params, PathJob};
 use longtail_gpu::reference::{self, C32};
 use longtail_gpu::shaders;
 use realfft::RealFftPlanner;
 
 /// Sizes and tiles that reach every shape of the tiled kernels: whole transforms several and
-/// one to a workgroup, and four-step splits with log2(M) even and odd (a radix-2 last stage).
-const TILED_CASES: [(usize, u32); 6] = [
+/// one to a workgroup, in one round and in two (`M = 2 TILE`), and four-step splits with
+/// log2(M) even and odd, so stages of radix 8, 4 and 2.
+const TILED_CASES: [(usize, u32); 8] = [
     (64, 256),
     (1024, 1024),
     (512, 256),
+    (8192, 4096),
     (2048, 256),
+    (4096, 256),
     (8192, 2048),
     (16384, 4096),
 ];
@@ -44,8 +47,9 @@ fn tiled_forward(
     tile: u32,
 ) {
     match TiledPasses::new(m, tile as usize).unwrap() {
-        TiledPasses::Whole { batch } => {
-            reference::forward_whole(jobs, history, upload, fdl, shape(tile, m, m, batch, false));
+        TiledPasses::Whole { batch, split } => {
+            let whole = shape(tile, m, m / split, batch, false);
+            reference::forward_whole(jobs, history, upload, fdl, whole);
         }
         TiledPasses::FourStep {
             m1,
@@ -70,8 +74,8 @@ fn tiled_forward(
 /// The tiled twins' inverse chain: half-length spectra to the overlap-save output.
 fn tiled_inverse(z: &[C32], count: usize, m: usize, tile: u32) -> Vec<f32> {
     match TiledPasses::new(m, tile as usize).unwrap() {
-        TiledPasses::Whole { batch } => {
-            reference::inverse_whole(z, count, shape(tile, m, m, batch, true))
+        TiledPasses::Whole { batch, split } => {
+            reference::inverse_whole(z, count, shape(tile, m, m / split, batch, true))
         }
         TiledPasses::FourStep {
             m1,
@@ -201,7 +205,7 @@ fn tiled_kernels_match_their_twins_on_the_gpu() {
     };
     let limit = bench.device.limits().max_compute_workgroup_storage_size;
     for (m, tile) in TILED_CASES {
-        if u64::from(tile) * 16 > u64::from(limit) {
+        if u64::from(tile * kernels::TILE_POINT_BYTES) > u64::from(limit) {
             eprintln!("tile {tile} skipped: the adapter has {limit} bytes of workgroup memory");
             continue;
         }
@@ -250,12 +254,16 @@ fn tiled_kernels_match_their_twins_on_the_gpu() {
             };
         let what = |entry: &str| format!("{entry} m {m} tile {tile}");
         match TiledPasses::new(m, tile as usize).unwrap() {
-            TiledPasses::Whole { batch: per_group } => {
+            TiledPasses::Whole {
+                batch: per_group,
+                split,
+            } => {
                 let groups = batch.div_ceil(per_group);
+                let len = m / split;
                 let entry = "forward_whole";
-                let binding = run(entry, tiled_bindings::FORWARD_WHOLE, m, per_group, groups);
+                let binding = run(entry, tiled_bindings::FORWARD_WHOLE, len, per_group, groups);
                 let (mut want_history, mut want_fdl) = (history.clone(), fdl.clone());
-                let whole = shape(tile, m, m, per_group, false);
+                let whole = shape(tile, m, len, per_group, false);
                 reference::forward_whole(&jobs, &mut want_history, &upload, &mut want_fdl, whole);
                 let history_of = what("forward_whole history");
                 assert_close(
@@ -268,8 +276,9 @@ fn tiled_kernels_match_their_twins_on_the_gpu() {
                 assert_close(&got, &flat(&want_fdl), 1e-5, &what(entry));
 
                 let entry = "inverse_whole";
-                let binding = run(entry, tiled_bindings::INVERSE_WHOLE, m, per_group, groups);
-                let want = reference::inverse_whole(&z, batch, shape(tile, m, m, per_group, true));
+                let binding = run(entry, tiled_bindings::INVERSE_WHOLE, len, per_group, groups);
+                let whole = shape(tile, m, len, per_group, true);
+                let want = reference::inverse_whole(&z, batch, whole);
                 assert_close(bytemuck::cast_slice(&binding(9)), &want, 1e-5, &what(entry));
             }
             TiledPasses::FourStep {

@@ -8,8 +8,9 @@
 //!   memory (`fft_tiled.wgsl`), with the window, the real-FFT post-pass, the history update and
 //!   the overlap-save output fused in, and the spectral MAC fused with the inverse pre-pass
 //!   (`mac_pre.wgsl`). A period of one class is 3 dispatches where the whole transform fits in
-//!   a workgroup (`P <= TILE`), else 6 (a four-step transform, `P <= TILE^2`).
-//! - **Radix-2** (the fallback, and what a device with under 4 KiB of workgroup memory gets):
+//!   a workgroup in one or two rounds (`P <= 2 TILE`), else 6 (a four-step transform,
+//!   `P <= TILE^2`).
+//! - **Radix-2** (the fallback, and what a device with under 2 KiB of workgroup memory gets):
 //!   one dispatch per radix-2 Stockham stage, `6 + 2 log2 P` per period (32 at `P = 8192`).
 //!
 //! Uses the shaders ([`crate::shaders`]); the classes bind their buffers to its steps.
@@ -20,12 +21,14 @@ use crate::shaders::{self, Kernel};
 pub(super) const WORKGROUP: u32 = 64;
 /// Most workgroups in one grid dimension.
 pub(super) const MAX_GROUPS_X: u32 = 65_535;
-/// Largest tile (complex points per half of a workgroup's ping-pong buffer) the tiled kernels
-/// use: 64 KiB of workgroup memory.
-pub const MAX_TILE: u32 = 4096;
-/// Smallest tile for the tiled kernels (4 KiB of workgroup memory): with less, the radix-2
+/// Largest tile (complex points in a workgroup's buffer) the tiled kernels use: 64 KiB of
+/// workgroup memory.
+pub const MAX_TILE: u32 = 8192;
+/// Smallest tile for the tiled kernels (2 KiB of workgroup memory): with less, the radix-2
 /// kernels run.
 pub const MIN_TILE: u32 = 256;
+/// Bytes of workgroup memory per point of a tile (one `vec2<f32>`).
+pub const TILE_POINT_BYTES: u32 = 8;
 /// Points a workgroup of the tiled kernels aims to hold: several small transforms (jobs,
 /// columns or rows) share a workgroup up to this many points, so a workgroup has work enough
 /// and global memory moves in runs of several points.
@@ -61,7 +64,7 @@ impl FftKernels {
     /// The tile for a device whose workgroups have `workgroup_bytes` of memory, or `None` for
     /// the radix-2 kernels.
     pub fn tile(self, workgroup_bytes: u32) -> Option<u32> {
-        let fits = (workgroup_bytes / 16).min(MAX_TILE);
+        let fits = (workgroup_bytes / TILE_POINT_BYTES).min(MAX_TILE);
         let fits = if fits == 0 { 0 } else { 1 << fits.ilog2() };
         let tile = match self {
             Self::Auto => fits,
@@ -76,8 +79,10 @@ impl FftKernels {
 /// and how many transforms (jobs, columns or rows) a workgroup takes in each pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TiledPasses {
-    /// `M <= tile`: one workgroup runs `batch` jobs' whole transforms.
-    Whole { batch: usize },
+    /// `M <= split * tile`: one workgroup runs `batch` jobs' whole transforms, each in `split`
+    /// rounds of `M / split` points (1, or 2 with one job per workgroup: a first radix-2
+    /// stage on the way in, the even bins in one round and the odd in the next).
+    Whole { batch: usize, split: usize },
     /// Four-step: pass 1 runs `M1`-point transforms over `batch1` adjacent columns per
     /// workgroup, pass 2 `M2`-point ones over `batch2` adjacent rows.
     FourStep {
@@ -95,7 +100,11 @@ impl TiledPasses {
         if m <= tile {
             return Some(Self::Whole {
                 batch: (target / m).max(1),
+                split: 1,
             });
+        }
+        if m <= 2 * tile {
+            return Some(Self::Whole { batch: 1, split: 2 });
         }
         let m1 = 1 << m.ilog2().div_ceil(2);
         let m2 = m / m1;
@@ -108,10 +117,10 @@ impl TiledPasses {
     }
 
     /// The length of the transforms a workgroup runs for `m` points and how many it takes: the
-    /// whole transform, or four-step pass 2 (`rows`) or pass 1.
+    /// whole transform's rounds, or four-step pass 2 (`rows`) or pass 1.
     pub fn pass(self, m: usize, rows: bool) -> (usize, usize) {
         match self {
-            Self::Whole { batch } => (m, batch),
+            Self::Whole { batch, split } => (m / split, batch),
             Self::FourStep { m2, batch2, .. } if rows => (m2, batch2),
             Self::FourStep { m1, batch1, .. } => (m1, batch1),
         }

@@ -128,7 +128,7 @@ impl Convolver {
         &self.summary
     }
 
-    /// The tile of the tiled FFT kernels (complex points per half of a workgroup's buffer),
+    /// The tile of the tiled FFT kernels (complex points in a workgroup's buffer),
     /// or `None` where the radix-2 kernels run.
     pub fn tile(&self) -> Option<u32> {
         self.pipelines.tiled.as_ref().map(|t| t.tile)
