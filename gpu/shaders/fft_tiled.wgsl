@@ -215,26 +215,29 @@ fn forward_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     let bins = m + 1u;
     for (var round = 0u; round <= log_split; round++) {
         if log_split == 1u {
-            // One job: its window's lower half is the history, the upper half this chunk.
+            // One job: its window's lower half is the history, the upper half this chunk,
+            // which the last round, done with the history, makes the new history.
             let lower = in_jobs[first].stream * m;
             let upper = first * m;
             for (var n = lid; n < len; n += GROUP) {
                 let z = vec2<f32>(history[lower + 2u * n], history[lower + 2u * n + 1u]);
                 let z_upper = vec2<f32>(upload[upper + 2u * n], upload[upper + 2u * n + 1u]);
                 tile[n] = split_point(z, z_upper, n, round);
+                if round == 1u {
+                    history[lower + 2u * n] = z_upper.x;
+                    history[lower + 2u * n + 1u] = z_upper.y;
+                }
             }
+            workgroupBarrier();
         } else {
             for (var e = lid; e < params.batch * len; e += GROUP) {
                 let j = e >> log_len;
                 tile[e] = select(vec2<f32>(0.0), window_point(first + j, e & (len - 1u)), j < jobs);
             }
-        }
-        workgroupBarrier();
-        if round == log_split {
-            // The last round has read the window.
-            let log_m = log_len + log_split;
+            workgroupBarrier();
+            // The window is read.
             for (var e = lid; e < jobs * m; e += GROUP) {
-                let job = first + (e >> log_m);
+                let job = first + (e >> log_len);
                 let n = e & (m - 1u);
                 history[in_jobs[job].stream * m + n] = upload[job * m + n];
             }
