@@ -16,7 +16,7 @@
 //! Dropping the [`Preparer`] (off the audio thread) stops and joins the thread.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -127,6 +127,10 @@ pub struct Preparer {
     requests: Producer<Request>,
     ready: Consumer<Prepared>,
     retire: Producer<Box<Engine>>,
+    /// Engines handed to [`Self::retire`] so far.
+    retired: u64,
+    /// Engines the thread has dropped so far.
+    dropped: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -143,13 +147,18 @@ impl Preparer {
         let (retire, mut retire_rx) = RingBuffer::<Box<Engine>>::new(RING_CAPACITY);
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let thread_dropped = Arc::clone(&dropped);
         let thread = std::thread::Builder::new()
             .name("longtail-prepare".into())
             .spawn(move || {
                 let _ftz = crate::engine::denormals::ScopedFtz::enable();
                 while !thread_stop.load(Ordering::Acquire) {
-                    // Drop what the audio thread retired.
-                    while retire_rx.pop().is_ok() {}
+                    // Drop what the audio thread retired (its workers stop and are joined).
+                    while let Ok(engine) = retire_rx.pop() {
+                        drop(engine);
+                        thread_dropped.fetch_add(1, Ordering::Release);
+                    }
                     // Only the newest request matters: a knob may have moved several times.
                     let mut latest = None;
                     while let Ok(request) = request_rx.pop() {
@@ -193,6 +202,8 @@ impl Preparer {
             requests,
             ready,
             retire,
+            retired: 0,
+            dropped,
             stop,
             thread: Some(thread),
         })
@@ -213,7 +224,15 @@ impl Preparer {
     pub fn retire(&mut self, engine: Box<Engine>) -> Result<(), Box<Engine>> {
         self.retire
             .push(engine)
-            .map_err(|rtrb::PushError::Full(engine)| engine)
+            .map_err(|rtrb::PushError::Full(engine)| engine)?;
+        self.retired += 1;
+        Ok(())
+    }
+
+    /// Whether every engine handed to [`Self::retire`] has been dropped (and its workers
+    /// joined). Never blocks or allocates.
+    pub fn all_retired_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire) == self.retired
     }
 }
 

@@ -183,6 +183,12 @@ impl Processor {
         displaced
     }
 
+    /// Whether an engine whose crossfade has finished waits in
+    /// [`take_finished`](Self::take_finished).
+    pub fn has_finished(&self) -> bool {
+        self.finished.is_some()
+    }
+
     /// Takes the engine whose crossfade has finished, if any, for the caller to drop off the
     /// audio thread.
     pub fn take_finished(&mut self) -> Option<Box<Engine>> {

@@ -275,19 +275,21 @@ impl Host {
         let ir_len = CHECKPOINT_IR.generate(self.rate).len();
         self.set_engine_params(CHECKPOINT_IR, LatencyMode::Zero);
         let started = Instant::now();
+        // Until the checkpoint engine plays alone and every engine before it has been dropped
+        // by the preparation thread, its workers joined (which takes the outgoing engine's
+        // crossfade and then some of the thread's polls: a fixed wait was sometimes too short
+        // on a loaded machine, and the end sample counted a dying engine's threads and memory).
         loop {
             let arrived = self.plugin.processor().is_some_and(|processor| {
                 let engine = processor.engine();
-                engine.plan().ir_len == ir_len
-                    && engine.config().latency_mode == LatencyMode::Zero
-                    && !processor.is_swapping()
+                engine.plan().ir_len == ir_len && engine.config().latency_mode == LatencyMode::Zero
             });
-            if arrived {
+            if arrived && self.plugin.engines_settled() {
                 break;
             }
             if started.elapsed() > CHECKPOINT_TIMEOUT {
                 return Err(format!(
-                    "the checkpoint engine was not swapped in within {} s",
+                    "the checkpoint engine was not swapped in and the others dropped within {} s",
                     CHECKPOINT_TIMEOUT.as_secs()
                 ));
             }
@@ -295,13 +297,6 @@ impl Host {
             self.block(num_frames, report, guard);
             // Leave the machine to the preparation thread between blocks.
             std::thread::sleep(Duration::from_millis(1));
-        }
-        // The outgoing engine leaves the processor on the next calls and the preparation
-        // thread drops it within a few of its polls.
-        for _ in 0..4 {
-            let num_frames = self.max_block;
-            self.block(num_frames, report, guard);
-            std::thread::sleep(crate::preparer::POLL_INTERVAL * 4);
         }
         // The switch schedule goes on from the checkpoint's state.
         self.ir_idx = BuiltinIr::ALL
