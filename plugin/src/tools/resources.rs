@@ -29,6 +29,11 @@ pub struct Resources {
     pub fds: usize,
     /// Threads (entries of `/proc/self/task` on Linux).
     pub threads: usize,
+    /// Memory the allocator has handed out and not had back, in KiB: with glibc, `mallinfo2`'s
+    /// `uordblks` (in use in the arenas) plus `hblkhd` (blocks mapped on their own); 0
+    /// elsewhere. Unlike the resident size it does not depend on which thread's arena holds
+    /// what, or on how the freed memory lies in the arenas.
+    pub heap_kb: u64,
 }
 
 impl Resources {
@@ -82,10 +87,19 @@ fn linux() -> Resources {
                 .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0);
+    #[cfg(target_env = "gnu")]
+    // SAFETY: `mallinfo2` only reads the allocator's counters.
+    let heap_kb = unsafe {
+        let info = libc::mallinfo2();
+        (info.uordblks + info.hblkhd) as u64 / 1024
+    };
+    #[cfg(not(target_env = "gnu"))]
+    let heap_kb = 0;
     Resources {
         rss_kb,
         fds: count_entries("/proc/self/fd"),
         threads: count_entries("/proc/self/task"),
+        heap_kb,
     }
 }
 
@@ -117,6 +131,7 @@ fn macos() -> Resources {
         rss_kb,
         fds: count_entries("/dev/fd"),
         threads,
+        heap_kb: 0,
     }
 }
 
@@ -141,6 +156,7 @@ mod windows {
             rss_kb: working_set_kb(),
             fds: handles(),
             threads: threads(),
+            heap_kb: 0,
         }
     }
 

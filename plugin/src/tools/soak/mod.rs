@@ -26,13 +26,15 @@
 //! real-time pace would hear as a dropout; on a shared machine, and with the waits, a few are
 //! expected, so they are reported, not judged.
 //!
-//! Resident memory, file descriptors (handles on Windows) and threads ([`Resources`]) are
-//! sampled at four points: before the plugin exists (start), after the warm-up and at the end
-//! (both with the same IR and latency mode playing, after the previous engine has been
-//! dropped, so the two states are comparable), and after the plugin is dropped (final). The run fails when any output sample was NaN or infinite
-//! (as the host received it, or as the processor's last guard caught it), when resident memory
-//! grew by [`MAX_RSS_GROWTH_KB`] or more between warm-up and end, or when threads or file
-//! descriptors grew (warm-up to end, or start to final).
+//! Resident memory, the heap in use (glibc's count), file descriptors (handles on Windows) and
+//! threads ([`Resources`]) are sampled at four points: before the plugin exists (start), after
+//! the warm-up and at the end (both with the same IR and latency mode playing, once every
+//! engine before it has been dropped and its workers joined, so the two states are
+//! comparable), and after the plugin is dropped (final). The run fails when any output sample
+//! was NaN or infinite (as the host received it, or as the processor's last guard caught it),
+//! when the heap grew by [`MAX_HEAP_GROWTH_KB`] or resident memory by [`MAX_RSS_GROWTH_KB`] or
+//! more between warm-up and end, or when threads or file descriptors grew (warm-up to end, or
+//! start to final).
 //!
 //! Runs on the calling thread, which plays the host's main and audio threads in turn. Each
 //! `process()` call goes through the caller's `guard` (the tests wrap it in `assert_no_alloc`);
@@ -63,7 +65,7 @@ use nice_plug::prelude::Plugin;
 
 use super::resources::Resources;
 use host::Host;
-pub use report::{MAX_RSS_GROWTH_KB, SoakReport};
+pub use report::{MAX_HEAP_GROWTH_KB, MAX_RSS_GROWTH_KB, SoakReport};
 
 /// Default length of the warm-up, in seconds of audio.
 pub const DEFAULT_WARMUP_SECONDS: f64 = 60.0;

@@ -6,8 +6,15 @@
 use crate::processor::Health;
 use crate::tools::resources::Resources;
 
-/// Resident memory growth between warm-up and end that fails the run, in KiB (1 MiB).
-pub const MAX_RSS_GROWTH_KB: u64 = 1024;
+/// Heap growth (memory the allocator handed out and did not get back) between warm-up and end
+/// that fails the run, in KiB, where the allocator counts it (glibc). Two equal states read
+/// within a few KiB of each other.
+pub const MAX_HEAP_GROWTH_KB: u64 = 256;
+/// Resident memory growth between warm-up and end that fails the run, in KiB (4 MiB). Looser
+/// than the heap's: between two equal states the resident size moves by up to about 2 MiB
+/// with the freed memory glibc's per-thread arenas keep; where the heap is not counted, this
+/// is the only memory limit.
+pub const MAX_RSS_GROWTH_KB: u64 = 4096;
 
 /// What a soak run saw.
 #[derive(Debug, Clone, Default)]
@@ -70,6 +77,13 @@ impl SoakReport {
                 self.health.late.dropped_chunks
             ));
         }
+        let heap_growth_kb = self.end.heap_kb.saturating_sub(self.warm.heap_kb);
+        if heap_growth_kb >= MAX_HEAP_GROWTH_KB {
+            failures.push(format!(
+                "the heap grew by {heap_growth_kb} KiB after the warm-up ({} -> {} KiB)",
+                self.warm.heap_kb, self.end.heap_kb
+            ));
+        }
         let rss_growth_kb = self.end.rss_kb.saturating_sub(self.warm.rss_kb);
         if rss_growth_kb >= MAX_RSS_GROWTH_KB {
             failures.push(format!(
@@ -123,6 +137,7 @@ impl SoakReport {
                 "\"late_results\":{},\"dropped_chunks\":{},\"non_finite_outputs\":{},",
                 "\"guarded_outputs\":{},\"peak_output\":{:.4},",
                 "\"rss_kb\":{{\"start\":{},\"warm\":{},\"end\":{},\"after_drop\":{}}},",
+                "\"heap_kb\":{{\"start\":{},\"warm\":{},\"end\":{},\"after_drop\":{}}},",
                 "\"fds\":{{\"start\":{},\"warm\":{},\"end\":{},\"after_drop\":{}}},",
                 "\"threads\":{{\"start\":{},\"warm\":{},\"end\":{},\"after_drop\":{}}},",
                 "\"passed\":{}}}"
@@ -146,6 +161,10 @@ impl SoakReport {
             self.warm.rss_kb,
             self.end.rss_kb,
             self.after_drop.rss_kb,
+            self.start.heap_kb,
+            self.warm.heap_kb,
+            self.end.heap_kb,
+            self.after_drop.heap_kb,
             self.start.fds,
             self.warm.fds,
             self.end.fds,
@@ -219,6 +238,7 @@ impl SoakReport {
         table.push_str(&resources("resident memory (KiB)", &|r| {
             r.rss_kb.to_string()
         }));
+        table.push_str(&resources("heap in use (KiB)", &|r| r.heap_kb.to_string()));
         table.push_str(&resources("file descriptors", &|r| r.fds.to_string()));
         table.push_str(&resources("threads", &|r| r.threads.to_string()));
         let failures = self.failures();
@@ -243,6 +263,7 @@ mod tests {
             rss_kb: 50_000,
             fds: 5,
             threads: 4,
+            heap_kb: 40_000,
         };
         let mut report = SoakReport {
             start: healthy,
@@ -253,13 +274,21 @@ mod tests {
         };
         assert!(report.failures().is_empty());
         report.end.rss_kb += MAX_RSS_GROWTH_KB - 1;
+        report.end.heap_kb += MAX_HEAP_GROWTH_KB - 1;
         assert!(report.failures().is_empty());
         report.end.rss_kb += 1;
+        report.end.heap_kb += 1;
         report.after_drop.threads += 1;
         report.non_finite_outputs = 1;
         report.health.late.dropped_chunks = 2;
         let failures = report.failures();
-        assert_eq!(failures.len(), 4, "{failures:?}");
+        assert_eq!(failures.len(), 5, "{failures:?}");
+        assert!(
+            failures
+                .iter()
+                .any(|f| f.contains("the heap grew by 256 KiB")),
+            "{failures:?}"
+        );
         assert!(
             failures.iter().any(|f| f.contains("2 chunks were dropped")),
             "{failures:?}"
