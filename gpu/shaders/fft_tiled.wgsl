@@ -235,7 +235,7 @@ fn forward_whole(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
                 tile[e] = select(vec2<f32>(0.0), window_point(first + j, e & (len - 1u)), j < jobs);
             }
             workgroupBarrier();
-            // The window is read.
+            // The window is read. (One round: len = M.)
             for (var e = lid; e < jobs * m; e += GROUP) {
                 let job = first + (e >> log_len);
                 let n = e & (m - 1u);

@@ -244,6 +244,16 @@ pub struct TileShape {
 }
 
 impl TileShape {
+    /// log2 of `len`.
+    fn log_len(&self) -> u32 {
+        self.len.trailing_zeros()
+    }
+
+    /// log2 of the rounds of a whole transform (`M / len`: 0 for one round, 1 for two).
+    fn log_split(&self) -> u32 {
+        self.m.trailing_zeros() - self.log_len()
+    }
+
     fn twiddle(&self, tw: &[C32], t: usize) -> C32 {
         if self.inverse { conj(tw[t]) } else { tw[t] }
     }
@@ -279,7 +289,7 @@ impl TileShape {
 /// of a transform ends at [`bin_slot`]`(k)` from its start.
 pub fn tile_fft(tile: &mut [C32], shape: TileShape, tw: &[C32]) {
     let TileShape { len, batch, .. } = shape;
-    let log_len = len.trailing_zeros();
+    let log_len = shape.log_len();
     let elements = batch * len;
     let log_m = shape.m.trailing_zeros();
     let mut log_sub = log_len;
@@ -374,9 +384,8 @@ fn window_point(
 /// The real-FFT post-pass of bin `k` in a round of `forward_whole`: `Z[k']` is bin
 /// `k' >> log_split` of the transform at `z[..]`, in [`bin_slot`] order.
 fn post_pass(z: &[C32], shape: TileShape, k: usize, half_tw: &[C32]) -> C32 {
-    let (m, log_len) = (shape.m, shape.len.trailing_zeros());
-    let log_split = m.trailing_zeros() - log_len;
-    let at = |k: usize| z[bin_slot((k % m) >> log_split, log_len)];
+    let m = shape.m;
+    let at = |k: usize| z[bin_slot((k % m) >> shape.log_split(), shape.log_len())];
     real_spectrum_bin(at(k), at(m - k), half_tw[k])
 }
 
@@ -418,7 +427,7 @@ pub fn forward_whole(
     shape: TileShape,
 ) {
     let TileShape { m, len, batch, .. } = shape;
-    let log_split = m.trailing_zeros() - len.trailing_zeros();
+    let log_split = shape.log_split();
     let (tw, half_tw) = (full_twiddles(m), half_twiddles(m));
     let mut tile = vec![[0.0; 2]; shape.tile];
     for group in 0..jobs.len().div_ceil(batch) {
@@ -460,8 +469,7 @@ pub fn forward_whole(
 /// (`P` samples per job).
 pub fn inverse_whole(src: &[C32], count: usize, shape: TileShape) -> Vec<f32> {
     let TileShape { m, len, batch, .. } = shape;
-    let log_len = len.trailing_zeros();
-    let log_split = m.trailing_zeros() - log_len;
+    let (log_len, log_split) = (shape.log_len(), shape.log_split());
     let tw = full_twiddles(m);
     let mut output = vec![0.0; count * m];
     let mut tile = vec![[0.0; 2]; shape.tile];
@@ -521,7 +529,7 @@ pub fn columns(count: usize, shape: TileShape, load: impl Fn(usize, usize) -> C3
         for e in 0..batch * m1 {
             let (b, k1) = (e % batch, e / batch);
             let n2 = c0 + b;
-            let z = tile[b * m1 + bin_slot(k1, m1.trailing_zeros())];
+            let z = tile[b * m1 + bin_slot(k1, shape.log_len())];
             dst[job * m + k1 * m2 + n2] = cmul(z, shape.twiddle(&tw, n2 * k1));
         }
     }
@@ -559,7 +567,7 @@ pub fn rows(src: &[C32], count: usize, shape: TileShape, mut store: impl FnMut(u
             store(
                 job,
                 r0 + b + m1 * k2,
-                tile[b * m2 + bin_slot(k2, m2.trailing_zeros())],
+                tile[b * m2 + bin_slot(k2, shape.log_len())],
             );
         }
     }

@@ -288,11 +288,8 @@ fn tiled_kernels_match_their_twins_on_the_gpu() {
                 batch2,
             } => {
                 for inverse in [false, true] {
-                    let entry = if inverse {
-                        "inverse_columns"
-                    } else {
-                        "forward_columns"
-                    };
+                    let direction = if inverse { "inverse" } else { "forward" };
+                    let entry = &format!("{direction}_columns");
                     let groups = batch * (m2 / batch1);
                     let binding = run(entry, tiled_bindings::COLUMNS, m1, batch1, groups);
                     let columns = shape(tile, m, m1, batch1, inverse);
@@ -304,11 +301,7 @@ fn tiled_kernels_match_their_twins_on_the_gpu() {
                     let got = flat(&as_complex(&binding(8)));
                     assert_close(&got, &flat(&want), 1e-5, &what(entry));
 
-                    let entry = if inverse {
-                        "inverse_rows"
-                    } else {
-                        "forward_rows"
-                    };
+                    let entry = &format!("{direction}_rows");
                     let groups = batch * (m1 / batch2);
                     let binding = run(entry, tiled_bindings::ROWS, m2, batch2, groups);
                     let rows = shape(tile, m, m2, batch2, inverse);
