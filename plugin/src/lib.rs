@@ -59,6 +59,19 @@ use std::time::Instant;
 
 use nice_plug::prelude::*;
 
+/// The commit this build comes from (12 hex digits), or `unknown` when it was built outside a
+/// git checkout without `LONGTAIL_COMMIT` set (see `build.rs`).
+pub const COMMIT: &str = env!("LONGTAIL_COMMIT");
+
+/// The version and the commit, as `longtail-cli --version`, `status` and the editor show them:
+/// `0.1.0 (commit 0123456789ab)`.
+pub const VERSION_TEXT: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("LONGTAIL_COMMIT"),
+    ")"
+);
+
 use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
 use ir::edit::EditSettings;
 use ir::store::IrFileState;

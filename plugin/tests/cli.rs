@@ -665,3 +665,33 @@ fn rates_outside_the_range_are_refused_clearly() {
         assert!(stderr.contains("1000 to 768000"), "{args:?}: {stderr}");
     }
 }
+
+/// `--version` names the commit next to the version: the checkout's HEAD where git can tell
+/// (the build script reads it the same way), else 12 hex digits or `unknown`.
+#[test]
+fn version_names_the_commit() {
+    let output = Command::new(CLI).arg("--version").output().unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let expected_start = format!("longtail-cli {} (commit ", env!("CARGO_PKG_VERSION"));
+    let commit = text
+        .trim()
+        .strip_prefix(&expected_start)
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("--version printed {text:?}"));
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "--version's commit is {commit:?}"
+    );
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    if let Ok(head) = head
+        && head.status.success()
+        && std::env::var_os("LONGTAIL_COMMIT").is_none()
+    {
+        assert_eq!(commit, String::from_utf8_lossy(&head.stdout).trim());
+    }
+}

@@ -178,7 +178,7 @@ impl NiceEguiApp for EditorApp {
         egui::Panel::top("header").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("Longtail");
-                ui.label(format!("convolution reverb {}", env!("CARGO_PKG_VERSION")));
+                ui.label(format!("convolution reverb {}", crate::VERSION_TEXT));
                 ui.separator();
                 Tab::buttons(ui, &self.params.editor_tab);
             });

@@ -274,11 +274,12 @@ impl StatusReport {
             })
             .collect();
         format!(
-            "{{\"version\":{},\"cpu_threads\":{},\"backend\":{},\"cpu_partition_ns\":{:.1},\"gpu\":{},\
+            "{{\"version\":{},\"commit\":{},\"cpu_threads\":{},\"backend\":{},\"cpu_partition_ns\":{:.1},\"gpu\":{},\
 \"plan\":{{\"ir_taps\":{},\"block\":{},\"rate\":{},\"quantum\":{},\"latency_samples\":{},\"head_taps\":{},\"describe\":{},\"levels\":[{}]}},\
 \"thermal\":{{\"sources\":{},\"cpu\":{},\"gpu\":{},\"gpu_throttling\":{},\"readings\":[{}]}},\
 \"policy\":{{\"placement\":{},\"action\":{},\"reason\":{}}},\"auto_process\":{}}}",
             json_string(env!("CARGO_PKG_VERSION")),
+            json_string(crate::COMMIT),
             self.cpu_threads,
             json_string(self.backend_name()),
             self.cpu_partition_ns,
@@ -306,7 +307,7 @@ impl StatusReport {
     /// Text for humans.
     pub fn to_text(&self) -> String {
         let mut text = String::new();
-        let _ = writeln!(text, "Longtail {}", env!("CARGO_PKG_VERSION"));
+        let _ = writeln!(text, "Longtail {}", crate::VERSION_TEXT);
         let _ = writeln!(
             text,
             "executors: cpu workers ({} hardware threads, {:.0} ns per path-partition of 4096)",

@@ -22,7 +22,7 @@ use longtail::tools::soak;
 #[derive(Debug, Parser)]
 #[command(
     name = "longtail-cli",
-    version,
+    version = longtail::VERSION_TEXT,
     about = "Longtail convolution: offline render, IR inspection, benchmarks, the demo, soak and status"
 )]
 pub(crate) struct Cli {
