@@ -16,7 +16,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::GpuError;
-use crate::convolver::FftKernels;
+use crate::fft_kernels::FftKernels;
 
 /// Environment variable that lets a CPU adapter be chosen (`1`).
 pub const ALLOW_CPU_ENV: &str = "LONGTAIL_GPU_ALLOW_CPU";

@@ -3,6 +3,8 @@
 //!
 //! Everything wgpu lives in this crate and no wgpu type is in its API. The parts:
 //!
+//! - [`fft_kernels`]: which FFT kernels a device gets (tiled, with the tile its workgroup
+//!   memory holds, or radix-2).
 //! - [`device`]: adapter choice (discrete, then integrated; a CPU adapter such as lavapipe
 //!   only when allowed), the device opened with the adapter's limits, errors captured.
 //! - `shaders/*.wgsl`: the kernels, each with a CPU twin in [`mod@reference`]: FFTs in
@@ -22,14 +24,14 @@
 
 pub mod convolver;
 pub mod device;
+pub mod fft_kernels;
 pub mod hub;
 pub mod layout;
 pub mod reference;
 pub mod shaders;
 
-pub use convolver::{
-    ChunkStart, Convolver, FftKernels, LevelId, LevelSpec, MIN_PARTITION, TiledPasses,
-};
+pub use convolver::{ChunkStart, Convolver, LevelId, LevelSpec, MIN_PARTITION, TiledPasses};
+pub use fft_kernels::FftKernels;
 pub use device::{
     ALLOW_CPU_ENV, AdapterKind, AdapterSummary, KERNELS_ENV, OpenOptions, REQUIRE_ENV,
     available_for_tests, list_adapters,

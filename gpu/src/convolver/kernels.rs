@@ -1,5 +1,5 @@
-//! The compute kernels: which FFT kernels a device gets ([`FftKernels`], [`TiledPasses`]),
-//! their pipelines, built once per device (`Pipelines`), and the dispatch steps of a period
+//! The compute kernels: how the tiled kernels split a transform ([`TiledPasses`], for the tile
+//! that [`FftKernels`] chose), their pipelines, built once per device (`Pipelines`), and the dispatch steps of a period
 //! (`Step`).
 //!
 //! Two kernel sets compute the same thing:
@@ -15,65 +15,17 @@
 //!
 //! Uses the shaders ([`crate::shaders`]); the classes bind their buffers to its steps.
 
+pub use crate::fft_kernels::{FftKernels, MAX_TILE, MIN_TILE, TILE_POINT_BYTES};
 use crate::shaders::{self, Kernel};
 
 /// Threads per workgroup in every kernel.
 pub(super) const WORKGROUP: u32 = 64;
 /// Most workgroups in one grid dimension.
 pub(super) const MAX_GROUPS_X: u32 = 65_535;
-/// Largest tile (complex points in a workgroup's buffer) the tiled kernels use: 64 KiB of
-/// workgroup memory.
-pub const MAX_TILE: u32 = 8192;
-/// Smallest tile for the tiled kernels (2 KiB of workgroup memory): with less, the radix-2
-/// kernels run.
-pub const MIN_TILE: u32 = 256;
-/// Bytes of workgroup memory per point of a tile (one `vec2<f32>`).
-pub const TILE_POINT_BYTES: u32 = 8;
 /// Points a workgroup of the tiled kernels aims to hold: several small transforms (jobs,
 /// columns or rows) share a workgroup up to this many points, so a workgroup has work enough
 /// and global memory moves in runs of several points.
 pub const GROUP_POINTS: usize = 1024;
-
-/// Which FFT kernels a convolver runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum FftKernels {
-    /// The tiled kernels with the largest tile the device's workgroup memory holds (up to
-    /// [`MAX_TILE`]), else radix-2.
-    #[default]
-    Auto,
-    /// One dispatch per radix-2 stage.
-    Radix2,
-    /// The tiled kernels with this tile (a power of two from [`MIN_TILE`] to [`MAX_TILE`],
-    /// capped by the device's workgroup memory), for tests and benchmarks.
-    Tiled(u32),
-}
-
-impl FftKernels {
-    /// `radix2`, `tiled` (the default) or `tiled:TILE`.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim() {
-            "radix2" => Some(Self::Radix2),
-            "tiled" | "auto" => Some(Self::Auto),
-            other => {
-                let tile = other.strip_prefix("tiled:")?.parse().ok()?;
-                Some(Self::Tiled(tile))
-            }
-        }
-    }
-
-    /// The tile for a device whose workgroups have `workgroup_bytes` of memory, or `None` for
-    /// the radix-2 kernels.
-    pub fn tile(self, workgroup_bytes: u32) -> Option<u32> {
-        let fits = (workgroup_bytes / TILE_POINT_BYTES).min(MAX_TILE);
-        let fits = if fits == 0 { 0 } else { 1 << fits.ilog2() };
-        let tile = match self {
-            Self::Auto => fits,
-            Self::Radix2 => return None,
-            Self::Tiled(tile) => tile.min(fits),
-        };
-        (tile >= MIN_TILE && tile.is_power_of_two()).then_some(tile)
-    }
-}
 
 /// How the tiled kernels split a transform of `M` points: whole, or four-step `M = M1 * M2`,
 /// and how many transforms (jobs, columns or rows) a workgroup takes in each pass.
