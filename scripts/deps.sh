@@ -22,6 +22,11 @@ LONGTAIL_APT_PACKAGES=(
 # dlltool for the import libraries) and Wine's 64-bit loader.
 LONGTAIL_WINDOWS_APT_PACKAGES=(mingw-w64 wine64)
 
+# The release archives (scripts/dist.sh) and their checks (scripts/dist-check.sh), and the GPU
+# check's pack step (scripts/gpu-check.sh --pack): zip for the Windows archive, file to tell
+# ELF from PE32+, xz for the packed binaries.
+LONGTAIL_DIST_APT_PACKAGES=(zip unzip file xz-utils)
+
 # The packages of "$@" that are not installed, one a line.
 longtail_missing_packages() {
     local pkg

@@ -15,10 +15,9 @@ source scripts/deps.sh
 longtail_install_packages "${LONGTAIL_APT_PACKAGES[@]}" "${LONGTAIL_WINDOWS_APT_PACKAGES[@]}"
 
 # Every Wine process of this script runs on one X display (nice-plug's Windows event loop needs a
-# message window, which Wine creates only with a display) and so under one wineserver. An
-# xvfb-run per command let a wineserver and its desktop process, which outlive the programs
-# by seconds, lose their display when that xvfb-run ended, and take the next program down with
-# them: in CI the standalone below exited with 1 that way ("X connection to :99 broken").
+# message window, which Wine creates only with a display) and so under one wineserver
+# (scripts/wine/setup.sh says why; in CI the standalone below once exited with 1 without it,
+# "X connection to :99 broken").
 if [ -z "${LONGTAIL_WINE_XVFB:-}" ]; then
     export LONGTAIL_WINE_XVFB=1
     exec xvfb-run -a bash "$PWD/scripts/windows.sh" "$@"
@@ -31,34 +30,8 @@ fi
 
 target_dir=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 windows_dir="$target_dir/windows"
-mkdir -p "$windows_dir"
-
-# Our own Wine prefix, never ~/.wine: made once, kept with the target dir.
-export WINEPREFIX="$windows_dir/wine-prefix"
-export WINEDEBUG=-all
-# No Mono or Gecko installers (and their dialogs) while the prefix is made. No d3d12: Wine's
-# (vkd3d) lists a made-up "NVIDIA GeForce GTX 470" adapter whose device is lost at once, which
-# wgpu would prefer; without it the Windows build's Vulkan backend finds the machine's Vulkan
-# driver through winevulkan (lavapipe in CI), and the GPU tests run on it.
-export WINEDLLOVERRIDES="mscoree,mshtml,d3d12="
-readonly WINE=/usr/lib/wine/wine64
-readonly WINESERVER=/usr/lib/wine/wineserver
-# A wineserver left from an earlier run would still talk to that run's display: stop it, and
-# stop ours before the display goes away.
-"$WINESERVER" -k 2>/dev/null || true
-trap '"$WINESERVER" -k 2>/dev/null || true' EXIT
-if [ ! -f "$WINEPREFIX/system.reg" ]; then
-    echo "windows: making the Wine prefix $WINEPREFIX"
-    "$WINE" wineboot --init
-    "$WINESERVER" -w
-fi
-# Rust's standard library imports ProcessPrng from bcryptprimitives.dll, which Debian's Wine 8.0
-# lacks: without it every Rust program stops at load under Wine (c0000135, DLL not found). The
-# prefix gets a stand-in built here with mingw (scripts/wine/processprng.c, on RtlGenRandom).
-standin="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
-if [ ! -f "$standin" ] || [ scripts/wine/processprng.c -nt "$standin" ]; then
-    x86_64-w64-mingw32-gcc -O2 -shared -o "$standin" scripts/wine/processprng.c -ladvapi32
-fi
+source scripts/wine/setup.sh
+longtail_wine_setup "$target_dir"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 
 # The Linux render the Windows one must equal: the Linux CLI's demo files (a dry signal and

@@ -195,9 +195,20 @@ impl Blocks {
     }
 }
 
-/// Path of the plugin library that cargo built for this test run (`liblongtail.so` on Linux),
-/// which is the same file the bundler copies into `Longtail.clap`.
+/// The environment variable that points the host tests at another plugin library: the
+/// `Longtail.clap` a release archive installed, say (scripts/dist-check.sh). Such a library is
+/// built without `assert_process_allocs`, so the test that expects an abort does not apply.
+pub const PLUGIN_LIBRARY_ENV: &str = "LONGTAIL_PLUGIN_LIBRARY";
+
+/// Path of the plugin library under test: the file [`PLUGIN_LIBRARY_ENV`] names when set, else
+/// the one cargo built for this test run (`liblongtail.so` on Linux), which is the same file the
+/// bundler copies into `Longtail.clap`.
 pub fn plugin_library() -> PathBuf {
+    if let Some(path) = std::env::var_os(PLUGIN_LIBRARY_ENV) {
+        let path = PathBuf::from(path);
+        assert!(path.is_file(), "{PLUGIN_LIBRARY_ENV}: {} is not a file", path.display());
+        return path;
+    }
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test binary>
     let deps = exe.parent().expect("deps directory");
