@@ -1,87 +1,125 @@
 #!/usr/bin/env bash
-# One command on a GPU machine: `scripts/gpu-check.sh OUTDIR`.
+# The GPU check: every GPU figure in one call on a lent GPU machine, which has no Rust and
+# maybe no Vulkan loader. Two steps:
 #
-# Builds the release CLI and the GPU tests (when cargo is there; on a machine without Rust, the
-# binaries built elsewhere under target/release are used as they are), then writes into OUTDIR:
-#   status.json       the adapters found, the one the backend would use and its calibration;
-#   gpu-tests.log     the GPU kernel and engine tests with LONGTAIL_REQUIRE_GPU=1 (a missing
-#                     adapter fails them);
-#   bench-gpu.json    one period's GPU batch alone (64 paths of P = 8192, the round-trip target),
-#                     with its dispatches and GPU time (timestamps);
-#   bench-gpu-radix2.json  the same with the radix-2 fallback kernels;
-#   session-gpu.json  the session benchmark on the GPU: 256 instances of a stereo 10 s IR at
-#   session-cpu.json  128-sample blocks over 8 paced host threads, 60 s; then the same on the CPU
-#                     only (one JSON line per host thread, then the session's line);
-#   summary.txt       a short table of the above.
-# It expects the NVIDIA driver and the Vulkan loader (libvulkan1) to be installed; it installs
-# nothing. GPU_CHECK_INSTANCES, GPU_CHECK_HOST_THREADS and GPU_CHECK_SECONDS shrink the session
-# benchmark (for a try on lavapipe with LONGTAIL_GPU_ALLOW_CPU=1).
+#   scripts/gpu-check.sh --pack [PACKDIR]    here, with cargo: builds the release longtail-cli
+#       and the GPU test binaries (the gpu crate's tests, engine_gpu, engine_gpu_faults,
+#       auto_placement; the test profile CI builds), strips them into one xz archive, downloads
+#       the Vulkan and GL loader packages, and writes all of it to PACKDIR (gpu-pack/ by
+#       default, git-ignored): about 15 MiB, under the device tool's 64 MiB with the working
+#       tree. It prints the size, and the `carry` list and command for the device tool's `run`.
+#   scripts/gpu-check.sh [--from PACKDIR] OUTDIR    there: unpacks the loaders into a private
+#       folder (nothing is installed) when the machine has none, finds the NVIDIA ICD, runs
+#       the test binaries with LONGTAIL_REQUIRE_GPU=1, then status, bench-gpu (tiled and
+#       radix-2) and the session benchmark on the GPU and on the CPU. Without --from, on a
+#       machine with cargo, it builds the same binaries here and runs them in place.
+#
+# OUTDIR gets at most 8 files, summary.txt first:
+#   summary.txt      what was found (glibc, loader, ICD, GPU), the tests' results, a table;
+#   status.json      the adapters, the one the backend would use and its calibration;
+#   gpu-tests.log    the GPU tests' output;
+#   bench-gpu.jsonl  one period's GPU batch alone (64 paths of P = 8192, the round-trip
+#                    target), tiled kernels then radix-2, one JSON line each;
+#   session.jsonl    the session benchmark: 256 instances of a stereo 10 s IR at 128-sample
+#                    blocks over 8 paced host threads, 60 s, on the GPU then on the CPU only
+#                    (one JSON line per host thread, then the session's line, for each);
+# and room for two more (the matrix runs, one JSON-lines file per kind of run).
+#
+# Knobs, to shrink it for a dry run on lavapipe (with LONGTAIL_GPU_ALLOW_CPU=1):
+# GPU_CHECK_INSTANCES (256), GPU_CHECK_HOST_THREADS (8), GPU_CHECK_SECONDS (60),
+# GPU_CHECK_PERIODS (bench-gpu's periods, 1000), GPU_CHECK_TEST_ARGS (arguments for every test
+# binary, a filter or `--skip NAME`, say; none by default), GPU_CHECK_CARRIED_LOADERS=1 (use
+# the carried loaders even where the machine has its own).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: scripts/gpu-check.sh OUTDIR}
+source scripts/gpu-check-lib.sh || exit 1
+
+case "${1:-}" in
+    --pack)
+        gpu_check_pack "${2:-gpu-pack}"
+        exit $?
+        ;;
+    --from)
+        pack=${2:?usage: scripts/gpu-check.sh --from PACKDIR OUTDIR}
+        out=${3:?usage: scripts/gpu-check.sh --from PACKDIR OUTDIR}
+        ;;
+    "" | -h | --help)
+        sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
+        exit 2
+        ;;
+    *)
+        pack=
+        out=$1
+        ;;
+esac
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 instances=${GPU_CHECK_INSTANCES:-256}
 host_threads=${GPU_CHECK_HOST_THREADS:-8}
 seconds=${GPU_CHECK_SECONDS:-60}
-cli=target/release/longtail-cli
+periods=${GPU_CHECK_PERIODS:-1000}
+read -r -a test_args <<<"${GPU_CHECK_TEST_ARGS:-}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/longtail-gpu-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 failed=0
+started=$SECONDS
 
-if command -v cargo >/dev/null 2>&1; then
-    cargo build --release --locked -p longtail --bin longtail-cli || exit 1
+# The binaries: from the pack, or built here.
+if [ -n "$pack" ]; then
+    pack=$(cd "$pack" && pwd) || exit 1
+    mkdir -p "$work/bin"
+    xz -dc "$pack/binaries.tar.xz" | tar -x -C "$work/bin" || exit 1
+    cli="$work/bin/longtail-cli"
+    tests=()
+    for test in "$work"/bin/*; do
+        [ "$(basename "$test")" = longtail-cli ] || tests+=("$test")
+    done
+else
+    command -v cargo >/dev/null 2>&1 || {
+        echo "gpu-check: no cargo here: pack elsewhere (--pack) and run with --from PACKDIR" >&2
+        exit 1
+    }
+    gpu_check_build || exit 1
+    cli=$GPU_CHECK_CLI
+    tests=("${GPU_CHECK_TESTS[@]}")
 fi
-if [ ! -x "$cli" ]; then
-    echo "gpu-check: $cli is missing: build it (cargo build --release -p longtail --bin longtail-cli)" >&2
-    exit 1
-fi
+
+# What this machine has, before anything else: the first lines of the log and of the summary.
+gpu_check_find_vulkan "$pack" "$work/gl" > "$work/found.txt"
+cat "$work/found.txt"
+
+echo "== GPU tests (${#tests[@]} binaries)"
+: > "$out/gpu-tests.log"
+for test in "${tests[@]}"; do
+    echo "-- $(basename "$test")" >> "$out/gpu-tests.log"
+    LONGTAIL_REQUIRE_GPU=1 "$test" "${test_args[@]}" >> "$out/gpu-tests.log" 2>&1 || failed=1
+done
+grep -E "^-- |^test result|FAILED|panicked" "$out/gpu-tests.log"
+tests_s=$((SECONDS - started))
 
 echo "== adapters and calibration"
 "$cli" status --backend gpu --json > "$out/status.json" || failed=1
 cat "$out/status.json"
 
-echo "== GPU tests"
-if command -v cargo >/dev/null 2>&1; then
-    LONGTAIL_REQUIRE_GPU=1 cargo test --release --locked -p longtail-gpu \
-        -p longtail-tests --test engine_gpu --test engine_gpu_faults --test auto_placement \
-        > "$out/gpu-tests.log" 2>&1 ||
+echo "== bench-gpu, $periods periods (tiled kernels, then the radix-2 fallback)"
+: > "$out/bench-gpu.jsonl"
+for kernels in tiled radix2; do
+    "$cli" bench-gpu --periods "$periods" --kernels "$kernels" --json >> "$out/bench-gpu.jsonl" ||
         failed=1
-    grep -E "^test result|FAILED|panicked" "$out/gpu-tests.log"
-else
-    echo "cargo is not here: the GPU tests did not run" | tee "$out/gpu-tests.log"
-fi
+done
+cat "$out/bench-gpu.jsonl"
 
-echo "== bench-gpu (tiled kernels, then the radix-2 fallback)"
-"$cli" bench-gpu --json > "$out/bench-gpu.json" || failed=1
-cat "$out/bench-gpu.json"
-"$cli" bench-gpu --kernels radix2 --json > "$out/bench-gpu-radix2.json" || failed=1
-cat "$out/bench-gpu-radix2.json"
-
+: > "$out/session.jsonl"
 for backend in gpu cpu; do
     echo "== session on $backend: $instances instances, $host_threads host threads, $seconds s"
     "$cli" bench --ir-seconds 10 --block 128 --instances "$instances" \
         --host-threads "$host_threads" --seconds "$seconds" --paced --backend "$backend" \
-        --variant "session-$backend" --json > "$out/session-$backend.json" || failed=1
-    tail -n 1 "$out/session-$backend.json"
+        --variant "session-$backend" --json > "$work/session-$backend.json" || failed=1
+    cat "$work/session-$backend.json" >> "$out/session.jsonl"
+    tail -n 1 "$work/session-$backend.json"
 done
 
-# The summary: a few fields of each JSON line, found with sed (no other tool needed).
-field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
-{
-    printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' run backend rtf cpu_s p99/ddl max/ddl late gpu_rt99
-    for backend in gpu cpu; do
-        line=$(tail -n 1 "$out/session-$backend.json" 2>/dev/null)
-        [ -n "$line" ] || continue
-        printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' "session-$backend" \
-            "$(field "$line" backend)" "$(field "$line" rtf)" "$(field "$line" cpu_s)" \
-            "$(field "$line" p99_over_deadline)" "$(field "$line" max_over_deadline)" \
-            "$(field "$line" late_blocks)" "$(field "$line" gpu_rt_p99_us)"
-    done
-    for file in bench-gpu bench-gpu-radix2; do
-        line=$(cat "$out/$file.json" 2>/dev/null)
-        if [ -n "$line" ]; then
-            echo
-            echo "$file: $line"
-        fi
-    done
-} > "$out/summary.txt"
+gpu_check_summary "$work/found.txt" "$out" "$tests_s" $((SECONDS - started)) "$failed" \
+    > "$out/summary.txt"
 cat "$out/summary.txt"
 exit "$failed"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The tests: installs what is missing, then runs the whole test suite (unit tests, engine
 # accuracy, the CLI, the standalone on the dummy backend, a real CLAP host loading the plugin),
-# then the Windows build's tests under Wine (scripts/windows.sh).
-# One build profile (dev: our crates at opt-level 1, dependencies at 3, debug assertions on, so
-# nice-plug's assert_process_allocs aborts on any allocation in process()).
+# then the Windows build's tests under Wine (scripts/windows.sh), the release archives
+# (scripts/dist.sh, scripts/dist-check.sh) and the GPU check's dry run
+# (scripts/gpu-check-dry-run.sh).
+# The tests build the dev profile (our crates at opt-level 1, dependencies at 3, debug assertions
+# on, so nice-plug's assert_process_allocs aborts on any allocation in process()); the archives
+# the release profile, once per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
@@ -27,6 +30,16 @@ cargo test --workspace --exclude xtask --locked
 # The Windows build, cross-built and tested under Wine (about 11 minutes from a clean target
 # dir on a 2-core machine, under a minute when only our crates changed).
 bash scripts/windows.sh
+
+# The release archives, each target built once (scripts/dist.sh), then tested as a user meets
+# them: checksums, install into a temporary HOME, the installed plugin in the CLAP host test,
+# the installed CLI and standalone, uninstall, the Windows CLI under Wine.
+bash scripts/dist.sh
+bash scripts/dist-check.sh
+
+# The GPU check packed from the builds above and run from a clean copy of the tree on lavapipe,
+# with no cargo on PATH (what a lent GPU machine gets).
+bash scripts/gpu-check-dry-run.sh
 
 # The editor test leaves its Xvfb screenshot here (a CI artifact).
 if [ -f target/debug/editor-screenshot.png ]; then

@@ -178,7 +178,9 @@ impl NiceEguiApp for EditorApp {
         egui::Panel::top("header").show(ui, |ui| {
             ui.horizontal(|ui| {
                 ui.heading("Longtail");
-                ui.label(format!("convolution reverb {}", crate::VERSION_TEXT));
+                ui.label(crate::VERSION_TEXT).on_hover_text(
+                    "Longtail convolution reverb: the version, and the commit it was built from",
+                );
                 ui.separator();
                 Tab::buttons(ui, &self.params.editor_tab);
             });
