@@ -31,11 +31,11 @@ pub mod reference;
 pub mod shaders;
 
 pub use convolver::{ChunkStart, Convolver, LevelId, LevelSpec, MIN_PARTITION, TiledPasses};
-pub use fft_kernels::FftKernels;
 pub use device::{
     ALLOW_CPU_ENV, AdapterKind, AdapterSummary, KERNELS_ENV, OpenOptions, REQUIRE_ENV,
     available_for_tests, list_adapters,
 };
+pub use fft_kernels::FftKernels;
 pub use hub::{
     BenchBatch, BenchReport, Calibration, Feed, Hub, HubStats, Registration, RoundTrip,
     ThreadStart, bench_round_trip, set_thread_start, shared,

@@ -59,6 +59,15 @@ use std::time::Instant;
 
 use nice_plug::prelude::*;
 
+use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
+use ir::edit::EditSettings;
+use ir::store::IrFileState;
+use monitor::{EngineMonitor, LoadMeter};
+use params::{EDIT_DEBOUNCE_MS, LongtailParams};
+use passthrough::PassThrough;
+use preparer::{IrSource, Preparer, Request};
+use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
+
 /// The commit this build comes from (12 hex digits), or `unknown` when it was built outside a
 /// git checkout without `LONGTAIL_COMMIT` set (see `build.rs`).
 pub const COMMIT: &str = env!("LONGTAIL_COMMIT");
@@ -71,15 +80,6 @@ pub const VERSION_TEXT: &str = concat!(
     env!("LONGTAIL_COMMIT"),
     ")"
 );
-
-use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
-use ir::edit::EditSettings;
-use ir::store::IrFileState;
-use monitor::{EngineMonitor, LoadMeter};
-use params::{EDIT_DEBOUNCE_MS, LongtailParams};
-use passthrough::PassThrough;
-use preparer::{IrSource, Preparer, Request};
-use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 
 /// The plugin.
 pub struct Longtail {

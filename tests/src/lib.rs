@@ -206,7 +206,11 @@ pub const PLUGIN_LIBRARY_ENV: &str = "LONGTAIL_PLUGIN_LIBRARY";
 pub fn plugin_library() -> PathBuf {
     if let Some(path) = std::env::var_os(PLUGIN_LIBRARY_ENV) {
         let path = PathBuf::from(path);
-        assert!(path.is_file(), "{PLUGIN_LIBRARY_ENV}: {} is not a file", path.display());
+        assert!(
+            path.is_file(),
+            "{PLUGIN_LIBRARY_ENV}: {} is not a file",
+            path.display()
+        );
         return path;
     }
     let exe = std::env::current_exe().expect("test executable path");

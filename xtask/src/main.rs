@@ -95,7 +95,10 @@ fn strip_binaries(path: &Path, tool: &str) -> Result<()> {
             ))
             .into());
         }
-        Err(err) => eprintln!("{tool} is not here ({err}): {} keeps its symbols", path.display()),
+        Err(err) => eprintln!(
+            "{tool} is not here ({err}): {} keeps its symbols",
+            path.display()
+        ),
     }
     Ok(())
 }

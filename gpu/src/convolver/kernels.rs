@@ -1,6 +1,6 @@
 //! The compute kernels: how the tiled kernels split a transform ([`TiledPasses`], for the tile
-//! that [`FftKernels`] chose), their pipelines, built once per device (`Pipelines`), and the dispatch steps of a period
-//! (`Step`).
+//! that [`FftKernels`] chose), their pipelines, built once per device (`Pipelines`), and the
+//! dispatch steps of a period (`Step`).
 //!
 //! Two kernel sets compute the same thing:
 //!
