@@ -18,6 +18,9 @@ use realfft::RealFftPlanner;
 pub const RNG_SEED: u64 = 20_240_601;
 /// SNR every engine output must reach against the float64 reference.
 pub const MIN_SNR_DB: f64 = 100.0;
+/// SNR every output of a matrix (`engine_matrix.rs`, the GPU's matrix test) must reach against
+/// the float64 matrix convolution ([`matrix_reference`]).
+pub const MIN_MATRIX_SNR_DB: f64 = 120.0;
 
 /// `(IR channels, inputs, outputs)`: every layout the plugin offers.
 pub const LAYOUTS: [(usize, usize, usize); 7] = [
@@ -286,6 +289,70 @@ pub fn reference_outputs(
             .zip(reference_convolution(&inputs[path.input_idx], &taps))
         {
             *e += v;
+        }
+    }
+    out
+}
+
+/// How [`matrix_ir`] fills a matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatrixFill {
+    /// Every path, each its own IR.
+    Dense,
+    /// The diagonal and about a third of the other paths; the rest silent (no path).
+    Sparse,
+    /// Every path, each one of three IRs (their spectra shared in the engine).
+    Shared,
+}
+
+/// A seeded `inputs` x `outputs` matrix IR of `len` samples per path at 48 kHz, each path at
+/// `1 / sqrt(inputs)` so every output has about the level of one path.
+pub fn matrix_ir(inputs: usize, outputs: usize, fill: MatrixFill, len: usize, seed: u64) -> Ir {
+    let mut rng = Rng::new(seed);
+    let gain = 1.0 / (inputs as f32).sqrt();
+    let shared: Vec<Vec<f32>> = (0..3)
+        .map(|k| decaying_noise(len, seed + 1000 + k))
+        .collect();
+    let channels = (0..inputs * outputs)
+        .map(|channel| {
+            let (i, o) = (channel / outputs, channel % outputs);
+            let taps = match fill {
+                MatrixFill::Dense => decaying_noise(len, seed + channel as u64),
+                MatrixFill::Sparse if i == o || rng.range(0, 2) == 0 => {
+                    decaying_noise(len, seed + channel as u64)
+                }
+                MatrixFill::Sparse => return vec![0.0; len],
+                MatrixFill::Shared => shared[rng.range(0, 2)].clone(),
+            };
+            taps.into_iter().map(|t| gain * t).collect()
+        })
+        .collect();
+    let layout = longtail::ir::IrLayout::matrix(inputs, outputs).expect("1 to 64 a side");
+    Ir::with_layout("matrix", 48_000, layout, channels).expect("a valid matrix IR")
+}
+
+/// The float64 matrix convolution, written from the matrix layout alone (not the engine's
+/// routing): output `o` is the sum over inputs `i` of input `i` convolved with IR channel
+/// `i * outputs + o`, `len` samples each.
+pub fn matrix_reference(ir: &Ir, inputs: &[Vec<f32>], len: usize) -> Vec<Vec<f64>> {
+    let longtail::ir::IrLayout::Matrix {
+        inputs: num_inputs,
+        outputs: num_outputs,
+    } = ir.layout
+    else {
+        panic!("not a matrix IR: {}", ir.layout);
+    };
+    assert_eq!(inputs.len(), num_inputs);
+    let mut out = vec![vec![0.0f64; len]; num_outputs];
+    for (i, x) in inputs.iter().enumerate() {
+        for (o, y) in out.iter_mut().enumerate() {
+            let h = &ir.channels[i * num_outputs + o];
+            if h.iter().all(|&t| t == 0.0) {
+                continue;
+            }
+            for (e, v) in y.iter_mut().zip(reference_convolution(x, h)) {
+                *e += v;
+            }
         }
     }
     out

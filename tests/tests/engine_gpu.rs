@@ -8,8 +8,8 @@ use longtail::engine::{
 };
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine,
-    snr_db,
+    Blocks, LAYOUTS, MIN_MATRIX_SNR_DB, MIN_SNR_DB, MatrixFill, RNG_SEED, decaying_noise,
+    matrix_ir, matrix_reference, noise, reference_outputs, run_engine, snr_db,
 };
 
 const RATE: u32 = 48_000;
@@ -93,6 +93,59 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
         }
         assert_eq!(engine.late_stats(), Default::default());
         assert_eq!(engine.backend_report().gpu_levels, report.gpu_levels);
+    }
+}
+
+/// Matrices with their big levels on the GPU: dense, sparse and shared IRs, ragged blocks,
+/// both latency modes, held to the matrix tolerance like the CPU executors.
+#[test]
+fn gpu_matrices_match_the_float64_matrix_convolution() {
+    if !longtail_gpu::available_for_tests() {
+        return;
+    }
+    let cases = [
+        (4, 4, MatrixFill::Dense),
+        (6, 3, MatrixFill::Shared),
+        (5, 5, MatrixFill::Sparse),
+    ];
+    for (idx, &(ins, outs, fill)) in cases.iter().enumerate() {
+        let ir = matrix_ir(ins, outs, fill, 20_000, RNG_SEED + 31 * idx as u64);
+        let inputs: Vec<Vec<f32>> = (0..ins)
+            .map(|c| noise(6_000, 0.5, RNG_SEED + 3 * c as u64))
+            .collect();
+        let total = inputs[0].len() + ir.len() - 1;
+        let want = matrix_reference(&ir, &inputs, total);
+        for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
+            let blocks = Blocks::Random {
+                max: 300,
+                seed: RNG_SEED + idx as u64,
+            };
+            let mut engine = Engine::new(
+                &ir,
+                EngineConfig {
+                    latency_mode,
+                    ..config(ins, outs, blocks.max())
+                },
+            )
+            .unwrap();
+            engine.set_offline(true);
+            let report = engine.backend_report();
+            assert!(report.gpu_levels >= 1, "{report:?}");
+            let latency = engine.latency_samples();
+            let mut got = run_engine(&mut engine, &inputs, total + latency, blocks, false);
+            got.iter_mut().for_each(|y| {
+                y.drain(..latency);
+            });
+            for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+                let snr = snr_db(g, w);
+                eprintln!("{ins} x {outs} {fill:?} {latency_mode:?} output {o}: {snr:.1} dB");
+                assert!(
+                    snr >= MIN_MATRIX_SNR_DB,
+                    "{ins} x {outs} {fill:?} {latency_mode:?} output {o}: {snr:.1} dB"
+                );
+            }
+            assert_eq!(engine.late_stats(), Default::default());
+        }
     }
 }
 

@@ -198,6 +198,7 @@ pub fn cpu_partition_cost_ns() -> f64 {
             },
             &paths,
             &tap_refs,
+            &[0, 1, 2, 3],
         );
         let windows: Vec<Vec<f32>> = (0..2)
             .map(|_| (0..2 * P).map(|_| 0.5 * rng.bipolar()).collect())

@@ -96,9 +96,9 @@ use worker::{GpuHome, WorkerLevel};
 pub struct EngineConfig {
     /// Largest number of samples one `process()` call may carry.
     pub max_block_size: usize,
-    /// Input channels (1 or 2).
+    /// Input channels (1 to [`MAX_CHANNELS`]; a matrix IR's own inputs).
     pub num_inputs: usize,
-    /// Output channels (1 or 2).
+    /// Output channels (1 to [`MAX_CHANNELS`]; a matrix IR's own outputs).
     pub num_outputs: usize,
     /// Zero latency (head FIR) or low CPU (one quantum of latency).
     pub latency_mode: LatencyMode,
@@ -163,8 +163,18 @@ pub struct LateStats {
 /// Why an engine could not be built.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum EngineError {
-    #[error("{num_inputs} in / {num_outputs} out is not supported; use mono or stereo")]
+    #[error("{num_inputs} in / {num_outputs} out is not supported; 1 to {MAX_CHANNELS} each")]
     UnsupportedChannels {
+        num_inputs: usize,
+        num_outputs: usize,
+    },
+    #[error(
+        "a {inputs} x {outputs} matrix IR needs {inputs} inputs and {outputs} outputs, \
+         not {num_inputs} in / {num_outputs} out"
+    )]
+    MatrixMismatch {
+        inputs: usize,
+        outputs: usize,
         num_inputs: usize,
         num_outputs: usize,
     },
@@ -242,6 +252,16 @@ impl Engine {
                 num_outputs,
             });
         }
+        if let crate::ir::IrLayout::Matrix { inputs, outputs } = ir.layout
+            && !routing::matrix_fits(ir, num_inputs, num_outputs)
+        {
+            return Err(EngineError::MatrixMismatch {
+                inputs,
+                outputs,
+                num_inputs,
+                num_outputs,
+            });
+        }
         if ir.is_empty() {
             return Err(EngineError::EmptyIr);
         }
@@ -253,6 +273,7 @@ impl Engine {
         let routed = route(ir, num_inputs, num_outputs);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();
         let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_slice()).collect();
+        let shared = routing::shared_spectra(&path_taps);
 
         let head = DirectHead::new(plan.head_taps, &paths, &path_taps);
         let (gpu, mut build_reason) = match executor {
@@ -281,6 +302,7 @@ impl Engine {
                 },
                 &paths,
                 &path_taps,
+                &shared,
             );
             // Level 0 has no slack (its result is due as its chunk completes): it stays inline,
             // and in zero-latency mode it can take over the head's taps for whole quanta.

@@ -104,6 +104,8 @@ pub struct GpuSpecSource {
     num_outputs: usize,
     paths: Vec<(usize, usize)>,
     spectra: Arc<[SplitSpectra]>,
+    /// Index into `spectra` of each path's IR.
+    path_spectrum: Vec<usize>,
 }
 
 impl GpuSpecSource {
@@ -122,9 +124,12 @@ impl GpuSpecSource {
             num_outputs: self.num_outputs,
             paths: self.paths.clone(),
             spectra: self
-                .spectra
+                .path_spectrum
                 .iter()
-                .map(|s| s.re.iter().zip(&s.im).map(|(&re, &im)| [re, im]).collect())
+                .map(|&idx| {
+                    let s = &self.spectra[idx];
+                    s.re.iter().zip(&s.im).map(|(&re, &im)| [re, im]).collect()
+                })
                 .collect(),
         }
     }
@@ -146,15 +151,18 @@ pub struct UpolsLevel {
     fdl: Vec<SplitSpectra>,
     /// Slot of the newest input spectrum in every FDL.
     fdl_head: usize,
-    /// IR spectra per path, indexed `[partition_idx * num_bins + bin_idx]`, scaled by `1 / 2P`.
-    /// Never written after construction; shared with [`GpuSpecSource`].
-    path_spectra: Arc<[SplitSpectra]>,
-    /// `(input_idx, output_idx)` of each entry of `path_spectra`.
+    /// IR spectra, one per distinct IR among the paths, indexed `[partition_idx * num_bins +
+    /// bin_idx]`, scaled by `1 / 2P`. Never written after construction; shared with
+    /// [`GpuSpecSource`].
+    spectra: Arc<[SplitSpectra]>,
+    /// `(input_idx, output_idx)` of each path.
     paths: Vec<Path>,
+    /// Index into `spectra` of each path's IR.
+    path_spectrum: Vec<usize>,
     /// Number of output channels.
     num_outputs: usize,
     /// Whether any path writes each output channel.
-    output_has_paths: [bool; MAX_CHANNELS],
+    output_has_paths: Vec<bool>,
     /// `2P` samples for the FFTs' time-domain side.
     real_scratch_buffer: Vec<f32>,
     /// The spectral MAC for this CPU (see [`best_mac_kernel`]).
@@ -174,13 +182,15 @@ pub struct UpolsLevel {
 }
 
 impl UpolsLevel {
-    /// Builds the level for taps `[ir_offset, ir_offset + n * P)` of every path's IR. Allocates
-    /// and plans FFTs; call off the audio thread.
+    /// Builds the level for taps `[ir_offset, ir_offset + n * P)` of every path's IR. `shared`
+    /// gives, per path, the first path with the same taps ([`super::routing::shared_spectra`]):
+    /// those paths share one spectrum. Allocates and plans FFTs; call off the audio thread.
     pub fn new(
         planner: &mut RealFftPlanner<f32>,
         shape: LevelShape,
         paths: &[Path],
         path_taps: &[&[f32]],
+        shared: &[usize],
     ) -> Self {
         let LevelShape {
             partition_size,
@@ -196,13 +206,24 @@ impl UpolsLevel {
         let c2r_plan = planner.plan_fft_inverse(fft_size);
         let scratch_len = r2c_plan.get_scratch_len().max(c2r_plan.get_scratch_len());
 
-        let path_spectra = path_taps
-            .iter()
-            .map(|taps| {
-                transform_partitions(planner, taps, ir_offset, num_partitions, partition_size)
-            })
-            .collect();
-        let mut output_has_paths = [false; MAX_CHANNELS];
+        debug_assert_eq!(shared.len(), path_taps.len());
+        let mut spectra = Vec::new();
+        let mut spectrum_of_path = vec![0; path_taps.len()];
+        for (path_idx, taps) in path_taps.iter().enumerate() {
+            spectrum_of_path[path_idx] = if shared[path_idx] == path_idx {
+                spectra.push(transform_partitions(
+                    planner,
+                    taps,
+                    ir_offset,
+                    num_partitions,
+                    partition_size,
+                ));
+                spectra.len() - 1
+            } else {
+                spectrum_of_path[shared[path_idx]]
+            };
+        }
+        let mut output_has_paths = vec![false; num_outputs];
         for path in paths {
             output_has_paths[path.output_idx] = true;
         }
@@ -218,8 +239,9 @@ impl UpolsLevel {
                 .map(|_| SplitSpectra::zeroed(num_partitions, num_bins))
                 .collect(),
             fdl_head: 0,
-            path_spectra,
+            spectra: spectra.into(),
             paths: paths.to_vec(),
+            path_spectrum: spectrum_of_path,
             num_outputs,
             output_has_paths,
             real_scratch_buffer: vec![0.0; fft_size],
@@ -266,7 +288,8 @@ impl UpolsLevel {
                 .iter()
                 .map(|path| (path.input_idx, path.output_idx))
                 .collect(),
-            spectra: Arc::clone(&self.path_spectra),
+            spectra: Arc::clone(&self.spectra),
+            path_spectrum: self.path_spectrum.clone(),
         }
     }
 
@@ -349,10 +372,11 @@ impl UpolsLevel {
     /// partitions.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
         let num_bins = self.num_bins;
-        for (path, spectra) in self.paths.iter().zip(self.path_spectra.iter()) {
+        for (path, &spectrum_idx) in self.paths.iter().zip(&self.path_spectrum) {
             if path.output_idx != output_idx {
                 continue;
             }
+            let spectra = &self.spectra[spectrum_idx];
             let fdl = &self.fdl[path.input_idx];
             for partition_idx in 0..self.num_partitions {
                 // Partition j meets the input spectrum of j chunks ago.

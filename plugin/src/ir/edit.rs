@@ -242,8 +242,7 @@ pub fn prepare(
     }
 
     // 7. Normalisation.
-    let layout = IrLayout::from_channel_count(channels.len())
-        .ok_or(IrError::UnsupportedChannels(channels.len()))?;
+    let layout = source.layout;
     if edits.normalize {
         let energy = output_energy(&channels, layout);
         if energy <= 0.0 {
@@ -268,7 +267,7 @@ pub fn prepare(
         }
     }
 
-    let ir = Ir::new(source.name.clone(), session_rate, channels)?;
+    let ir = Ir::with_layout(source.name.clone(), session_rate, layout, channels)?;
     Ok((ir, report))
 }
 
@@ -309,6 +308,7 @@ pub fn output_energy(channels: &[Vec<f32>], layout: IrLayout) -> f64 {
     match layout {
         IrLayout::Mono => total,
         IrLayout::Stereo | IrLayout::TrueStereo => total / 2.0,
+        IrLayout::Matrix { outputs, .. } => total / outputs as f64,
     }
 }
 

@@ -29,6 +29,8 @@ use decode::{FileInfo, Limits};
 
 /// Most channels an IR file may have (true stereo: LL, LR, RL, RR).
 pub const MAX_IR_CHANNELS: usize = 4;
+/// Most inputs, and most outputs, of a matrix IR ([`IrLayout::Matrix`]): 64 x 64 paths.
+pub const MAX_MATRIX_SIDE: usize = 64;
 /// Longest IR accepted, in seconds.
 pub const MAX_IR_SECONDS: f64 = 60.0;
 /// Lowest sample rate of an IR (and of a session Longtail convolves in), in Hz.
@@ -45,6 +47,10 @@ pub enum IrLayout {
     Stereo,
     /// Four channels, in this order: L -> L, L -> R, R -> L, R -> R.
     TrueStereo,
+    /// `inputs * outputs` channels, input-major: channel `i * outputs + o` is the path from
+    /// input `i` to output `o` (the peer harness contract's matrix mode). Plays only on a bus
+    /// of exactly `inputs` in and `outputs` out; a silent channel is a path that is not there.
+    Matrix { inputs: usize, outputs: usize },
 }
 
 impl IrLayout {
@@ -58,30 +64,59 @@ impl IrLayout {
         }
     }
 
+    /// The matrix layout of `inputs` x `outputs` paths, if both are 1 to [`MAX_MATRIX_SIDE`].
+    pub fn matrix(inputs: usize, outputs: usize) -> Option<Self> {
+        let side = 1..=MAX_MATRIX_SIDE;
+        (side.contains(&inputs) && side.contains(&outputs))
+            .then_some(Self::Matrix { inputs, outputs })
+    }
+
     /// Number of IR channels of this layout.
     pub fn num_channels(self) -> usize {
         match self {
             Self::Mono => 1,
             Self::Stereo => 2,
             Self::TrueStereo => 4,
+            Self::Matrix { inputs, outputs } => inputs * outputs,
         }
     }
 
-    /// Nominal `(source, destination)` stereo sides of each IR channel (0 = left, 1 = right).
-    pub fn channel_routes(self) -> &'static [(usize, usize)] {
+    /// Nominal `(source, destination)` of IR channel `channel_idx`: the stereo sides (0 =
+    /// left, 1 = right), or a matrix's input and output.
+    pub fn channel_route(self, channel_idx: usize) -> (usize, usize) {
         match self {
-            Self::Mono => &[(0, 0)],
-            Self::Stereo => &[(0, 0), (1, 1)],
-            Self::TrueStereo => &[(0, 0), (0, 1), (1, 0), (1, 1)],
+            Self::Mono => (0, 0),
+            Self::Stereo => (channel_idx, channel_idx),
+            Self::TrueStereo => (channel_idx / 2, channel_idx % 2),
+            Self::Matrix { outputs, .. } => (channel_idx / outputs, channel_idx % outputs),
         }
     }
 
-    /// Human name, as shown to users.
+    /// The output channels a matrix writes; `None` for the stereo layouts, which follow the
+    /// bus.
+    pub fn matrix_outputs(self) -> Option<usize> {
+        match self {
+            Self::Matrix { outputs, .. } => Some(outputs),
+            _ => None,
+        }
+    }
+
+    /// Human name, as shown to users (a matrix's size: [`std::fmt::Display`]).
     pub fn name(self) -> &'static str {
         match self {
             Self::Mono => "mono",
             Self::Stereo => "stereo",
             Self::TrueStereo => "true stereo",
+            Self::Matrix { .. } => "matrix",
+        }
+    }
+}
+
+impl std::fmt::Display for IrLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Matrix { inputs, outputs } => write!(f, "{inputs} x {outputs} matrix"),
+            layout => f.write_str(layout.name()),
         }
     }
 }
@@ -112,12 +147,20 @@ pub enum IrError {
     Resample(String),
     #[error("{0}")]
     InvalidEdit(String),
+    #[error("the IR's channels differ in length")]
+    UnequalChannels,
     #[error("the IR is empty (no samples)")]
     Empty,
     #[error(
         "the IR has {0} channels; supported are 1 (mono), 2 (stereo) and 4 (true stereo: LL, LR, RL, RR)"
     )]
     UnsupportedChannels(usize),
+    #[error("a {layout} IR has {expected} channels, not {found}")]
+    LayoutChannels {
+        layout: String,
+        expected: usize,
+        found: usize,
+    },
     #[error("the IR is {seconds:.1} s long; the maximum is {max:.0} s")]
     TooLong { seconds: f64, max: f64 },
     #[error(
@@ -163,7 +206,8 @@ pub struct Ir {
 }
 
 impl Ir {
-    /// Checks the samples and builds the IR. Every channel must have the same length.
+    /// Checks the samples and builds the IR, its layout from its channel count (1, 2 or 4).
+    /// Every channel must have the same length.
     pub fn new(
         name: impl Into<String>,
         sample_rate: u32,
@@ -171,13 +215,33 @@ impl Ir {
     ) -> Result<Self, IrError> {
         let layout = IrLayout::from_channel_count(channels.len())
             .ok_or(IrError::UnsupportedChannels(channels.len()))?;
+        Self::with_layout(name, sample_rate, layout, channels)
+    }
+
+    /// [`Ir::new`] for a given layout: a matrix, or a stereo layout whatever the channel count
+    /// would suggest. `channels.len()` must be `layout.num_channels()`.
+    pub fn with_layout(
+        name: impl Into<String>,
+        sample_rate: u32,
+        layout: IrLayout,
+        channels: Vec<Vec<f32>>,
+    ) -> Result<Self, IrError> {
+        if channels.len() != layout.num_channels() {
+            return Err(IrError::LayoutChannels {
+                layout: layout.to_string(),
+                expected: layout.num_channels(),
+                found: channels.len(),
+            });
+        }
         validate_sample_rate(sample_rate)?;
         let num_frames = channels.first().map_or(0, Vec::len);
         if num_frames == 0 {
             return Err(IrError::Empty);
         }
         validate_length(num_frames, sample_rate)?;
-        debug_assert!(channels.iter().all(|c| c.len() == num_frames));
+        if channels.iter().any(|c| c.len() != num_frames) {
+            return Err(IrError::UnequalChannels);
+        }
         for (channel, samples) in channels.iter().enumerate() {
             if let Some(frame) = samples.iter().position(|s| !s.is_finite()) {
                 return Err(IrError::NonFinite { frame, channel });

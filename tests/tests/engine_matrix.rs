@@ -1,0 +1,154 @@
+//! Matrices (N inputs x M outputs, up to 64 x 64) against the float64 matrix convolution:
+//! dense, sparse and shared-IR matrices, on the inline and worker executors, both latency
+//! modes, ragged host blocks, held to [`MIN_MATRIX_SNR_DB`]; a matrix on a bus of another size
+//! is refused with the counts. The GPU's matrix test is in `engine_gpu.rs`.
+
+use longtail::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
+use longtail_tests::{
+    Blocks, MIN_MATRIX_SNR_DB, MatrixFill, RNG_SEED, matrix_ir, matrix_reference, noise,
+    run_engine, snr_db,
+};
+
+/// Runs `ir` on its own bus with every executor and latency mode over `blocks`, and checks
+/// every output against the float64 matrix convolution.
+fn check(ir_len: usize, input_len: usize, cases: &[(usize, usize, MatrixFill)], blocks: &[Blocks]) {
+    for (case_idx, &(num_inputs, num_outputs, fill)) in cases.iter().enumerate() {
+        let ir = matrix_ir(
+            num_inputs,
+            num_outputs,
+            fill,
+            ir_len,
+            RNG_SEED + 97 * case_idx as u64,
+        );
+        let inputs: Vec<Vec<f32>> = (0..num_inputs)
+            .map(|c| noise(input_len, 0.5, RNG_SEED + 7 * c as u64))
+            .collect();
+        let total = input_len + ir_len - 1;
+        let expected = matrix_reference(&ir, &inputs, total);
+        for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
+            for &blocks in blocks {
+                for executor in [Executor::Inline, Executor::Workers] {
+                    let config = EngineConfig {
+                        max_block_size: blocks.max(),
+                        num_inputs,
+                        num_outputs,
+                        latency_mode,
+                        // Small levels, so a short IR still spans several of them.
+                        limits: PlanLimits {
+                            max_partition_size: 1024,
+                            ..PlanLimits::default()
+                        },
+                        executor,
+                    };
+                    let mut engine = Engine::new(&ir, config).expect("engine");
+                    engine.set_offline(true);
+                    let latency = engine.latency_samples();
+                    let mut got = run_engine(&mut engine, &inputs, total + latency, blocks, false);
+                    got.iter_mut().for_each(|y| {
+                        y.drain(..latency);
+                    });
+                    let case = format!(
+                        "{num_inputs} x {num_outputs} {fill:?} {latency_mode:?} {blocks:?} \
+                         {executor:?} plan=[{}]",
+                        engine.plan().describe()
+                    );
+                    assert_eq!(got.len(), num_outputs, "{case}");
+                    let worst = got
+                        .iter()
+                        .zip(&expected)
+                        .map(|(actual, wanted)| snr_db(actual, wanted))
+                        .fold(f64::INFINITY, f64::min);
+                    eprintln!("{case}: worst output {worst:.1} dB");
+                    for (output_idx, (actual, wanted)) in got.iter().zip(&expected).enumerate() {
+                        let snr = snr_db(actual, wanted);
+                        assert!(
+                            snr >= MIN_MATRIX_SNR_DB,
+                            "{case}: output {output_idx} SNR {snr:.1} dB"
+                        );
+                    }
+                    assert_eq!(engine.late_stats(), Default::default(), "{case}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn small_matrices_dense_sparse_and_shared() {
+    check(
+        12_000,
+        5_000,
+        &[
+            (4, 4, MatrixFill::Dense),
+            (1, 6, MatrixFill::Dense),
+            (6, 1, MatrixFill::Sparse),
+            (3, 5, MatrixFill::Sparse),
+            (8, 8, MatrixFill::Shared),
+        ],
+        &[
+            Blocks::Primes,
+            Blocks::Random {
+                max: 300,
+                seed: RNG_SEED,
+            },
+        ],
+    );
+}
+
+#[test]
+fn twelve_and_sixteen_square() {
+    check(
+        9_000,
+        3_000,
+        &[(12, 12, MatrixFill::Sparse), (16, 16, MatrixFill::Dense)],
+        &[Blocks::Random {
+            max: 200,
+            seed: RNG_SEED + 1,
+        }],
+    );
+}
+
+#[test]
+fn the_largest_matrix_64_by_64() {
+    check(
+        96,
+        600,
+        &[(64, 64, MatrixFill::Dense)],
+        &[Blocks::Fixed(64)],
+    );
+}
+
+#[test]
+fn a_matrix_on_a_bus_of_another_size_is_refused_with_the_counts() {
+    let ir = matrix_ir(4, 4, MatrixFill::Dense, 100, RNG_SEED);
+    for (num_inputs, num_outputs) in [(2, 2), (4, 2), (2, 4), (4, 5)] {
+        let config = EngineConfig {
+            max_block_size: 64,
+            num_inputs,
+            num_outputs,
+            latency_mode: LatencyMode::Zero,
+            limits: PlanLimits::default(),
+            executor: Executor::Inline,
+        };
+        let err = Engine::new(&ir, config).err().expect("refused");
+        assert_eq!(
+            err,
+            EngineError::MatrixMismatch {
+                inputs: 4,
+                outputs: 4,
+                num_inputs,
+                num_outputs,
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "a 4 x 4 matrix IR needs 4 inputs and 4 outputs, not {num_inputs} in / \
+                 {num_outputs} out"
+            )
+        );
+    }
+    // Past 64 a side there is no matrix layout at all.
+    assert!(longtail::ir::IrLayout::matrix(65, 1).is_none());
+    assert!(longtail::ir::IrLayout::matrix(1, 0).is_none());
+}
