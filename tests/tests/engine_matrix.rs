@@ -3,10 +3,14 @@
 //! modes, ragged host blocks, held to [`MIN_MATRIX_SNR_DB`]; a matrix on a bus of another size
 //! is refused with the counts. The GPU's matrix test is in `engine_gpu.rs`.
 
-use longtail::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
+use std::time::Duration;
+
+use longtail::engine::{
+    Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits, stagger_phase,
+};
 use longtail_tests::{
-    Blocks, MIN_MATRIX_SNR_DB, MatrixFill, RNG_SEED, matrix_ir, matrix_reference, noise,
-    run_engine, snr_db,
+    AheadHost, Blocks, MIN_MATRIX_SNR_DB, MatrixFill, RNG_SEED, matrix_ir, matrix_reference, noise,
+    run_engine, run_paced, snr_db,
 };
 
 /// Runs `ir` on its own bus with every executor and latency mode over `blocks`, and checks
@@ -116,6 +120,52 @@ fn the_largest_matrix_64_by_64() {
         &[(64, 64, MatrixFill::Dense)],
         &[Blocks::Fixed(64)],
     );
+}
+
+/// A 6 x 6 matrix on worker threads in real-time mode, fed by a host that runs ahead of real
+/// time, every call under `assert_no_alloc`: exactly the offline render, nothing late, twice
+/// (the second time after a reset).
+#[test]
+fn ahead_of_real_time_a_matrix_equals_its_offline_render_without_allocating() {
+    let ir = matrix_ir(6, 6, MatrixFill::Dense, 24_000, RNG_SEED + 5);
+    let blocks = Blocks::Random {
+        max: 256,
+        seed: RNG_SEED + 2,
+    };
+    let config = EngineConfig {
+        max_block_size: blocks.max(),
+        num_inputs: 6,
+        num_outputs: 6,
+        latency_mode: LatencyMode::Zero,
+        limits: PlanLimits::default(),
+        executor: Executor::Workers,
+    };
+    let mut paced = Engine::new(&ir, config).unwrap();
+    let mut offline = Engine::new(&ir, config).unwrap();
+    let phase = stagger_phase(2, paced.plan().max_partition_size());
+    for engine in [&mut paced, &mut offline] {
+        engine.set_stagger(phase);
+        engine.reset();
+    }
+    offline.set_offline(true);
+    for round in 0..2 {
+        let mut host = AheadHost::new(48_000, 0.3, 0.4, Duration::from_millis(50));
+        let total = host.total(2);
+        let inputs: Vec<Vec<f32>> = (0..6)
+            .map(|c| noise(total, 0.5, RNG_SEED + 60 + 10 * round + c))
+            .collect();
+        paced.reset();
+        offline.reset();
+        let expected = run_engine(&mut offline, &inputs, total, blocks, false);
+        let got = run_paced(&mut paced, &inputs, blocks, &mut host);
+        assert_eq!(got, expected, "round {round}: {:?}", paced.late_stats());
+        let stats = paced.late_stats();
+        assert_eq!(
+            (stats.late_results, stats.dropped_chunks),
+            (0, 0),
+            "{stats:?}"
+        );
+    }
 }
 
 #[test]
