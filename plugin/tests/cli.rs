@@ -608,6 +608,89 @@ fn bench_harness_mode_writes_the_convolution() {
     }
 }
 
+/// Matrix mode of the harness contract: `--channels 3 --outputs 2` reads an IR of 6 channels
+/// (channel i*2+o for input i to output o) and writes 2 output channels, each the sum of its
+/// paths; without `--outputs`, 3 channels are the diagonal. The JSON line says both.
+#[test]
+fn bench_matrix_mode_convolves_every_path() {
+    let dir = temp_dir("bench-matrix");
+    let raw = |path: &Path, channels: &[Vec<f32>]| {
+        let bytes: Vec<u8> = (0..channels[0].len())
+            .flat_map(|frame| channels.iter().map(move |c| c[frame]))
+            .flat_map(f32::to_le_bytes)
+            .collect();
+        std::fs::write(path, bytes).unwrap();
+    };
+    let read = |path: &Path, num_channels: usize| -> Vec<Vec<f32>> {
+        let samples: Vec<f32> = std::fs::read(path)
+            .unwrap()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        (0..num_channels)
+            .map(|c| {
+                samples
+                    .iter()
+                    .skip(c)
+                    .step_by(num_channels)
+                    .copied()
+                    .collect()
+            })
+            .collect()
+    };
+    let input: Vec<Vec<f32>> = (0..3).map(|c| noise(2400, 40 + c, 0.1)).collect();
+    let ir: Vec<Vec<f32>> = (0..6).map(|c| noise(700, 50 + c, 0.2)).collect();
+    raw(&dir.join("in.f32"), &input);
+    for (outputs, ir_channels) in [(Some("2"), 6), (None, 3)] {
+        raw(&dir.join("ir.f32"), &ir[..ir_channels]);
+        let (input_path, ir_path, out) =
+            (dir.join("in.f32"), dir.join("ir.f32"), dir.join("out.f32"));
+        let mut args = vec![
+            "bench",
+            "--input",
+            input_path.to_str().unwrap(),
+            "--ir",
+            ir_path.to_str().unwrap(),
+            "--block",
+            "100",
+            "--channels",
+            "3",
+            "--warmup-s",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend(outputs.map(|m| ["--outputs", m]).into_iter().flatten());
+        let line: serde_json::Value = serde_json::from_str(cli_stdout(&args).trim()).unwrap();
+        let num_outputs = if outputs.is_some() { 2 } else { 3 };
+        assert_eq!(line["channels"], 3, "{line}");
+        assert_eq!(line["outputs"], num_outputs, "{line}");
+        assert_eq!(line["paths"], ir_channels, "{line}");
+        let got = read(&out, num_outputs);
+        for (o, actual) in got.iter().enumerate() {
+            let mut expected = vec![0.0f64; 2400];
+            for (i, x) in input.iter().enumerate() {
+                let h = if outputs.is_some() {
+                    &ir[i * 2 + o]
+                } else if i == o {
+                    &ir[i]
+                } else {
+                    continue;
+                };
+                expected
+                    .iter_mut()
+                    .zip(direct(x, h))
+                    .for_each(|(e, v)| *e += v);
+            }
+            let snr = snr_db(actual, &expected);
+            assert!(snr > 120.0, "{outputs:?} output {o}: SNR {snr:.1} dB");
+        }
+    }
+    // More than 64 a side is refused by the arguments.
+    let result = cli(&["bench", "--channels", "65", "--outputs", "2"]);
+    assert!(!result.status.success());
+}
+
 /// `status` and `bench` print their own lines and nothing else, even where the Vulkan loader's
 /// layers would complain: without `XDG_RUNTIME_DIR` (Wayland's client library prints an error
 /// when a layer looks for a Wayland display) and with the library logs off. `status` opens the

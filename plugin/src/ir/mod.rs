@@ -147,6 +147,11 @@ pub enum IrError {
     Resample(String),
     #[error("{0}")]
     InvalidEdit(String),
+    #[error(
+        "a {inputs} x {outputs} matrix is not supported; a matrix has 1 to {MAX_MATRIX_SIDE} \
+         inputs and 1 to {MAX_MATRIX_SIDE} outputs"
+    )]
+    MatrixSize { inputs: usize, outputs: usize },
     #[error("the IR's channels differ in length")]
     UnequalChannels,
     #[error("the IR is empty (no samples)")]

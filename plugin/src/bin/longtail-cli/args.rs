@@ -92,11 +92,16 @@ pub(crate) enum Command {
     /// Generated workload (default): seeded white noise through seeded decaying-noise IRs of
     /// --ir-seconds. Harness mode (--input and --ir): raw f32 interleaved files as the peer
     /// benchmark driver passes them; --out writes the output for its accuracy pass.
+    ///
+    /// Matrix mode (--outputs M): N = --channels inputs to M outputs, every path present; the
+    /// IR has N*M channels, channel i*M+o for the path from input i to output o, and the output
+    /// M channels. Without --outputs the paths are diagonal (channel c for c -> c).
     Bench {
         /// Harness mode: raw f32 LE interleaved input with --channels channels.
         #[arg(long, requires = "ir")]
         input: Option<PathBuf>,
-        /// Harness mode: raw f32 LE interleaved IR, channel c for path c -> c.
+        /// Harness mode: raw f32 LE interleaved IR, channel c for path c -> c (matrix mode:
+        /// N*M channels, channel i*M+o for input i to output o).
         #[arg(long, requires = "input")]
         ir: Option<PathBuf>,
         /// Host block sizes, comma separated.
@@ -105,9 +110,13 @@ pub(crate) enum Command {
         /// Sample rate in Hz, 1000 to 768000.
         #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
-        /// Channels (paths: 1 mono, 2 stereo).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
+        /// Input channels, 1 to 64 (without --outputs, diagonal paths: 1 mono, 2 stereo, more
+        /// a matrix with only its diagonal).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=64))]
         channels: u8,
+        /// Matrix mode: output channels, 1 to 64, every input feeding every output.
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+        outputs: Option<u8>,
         /// IR lengths in seconds for the generated workload, comma separated.
         #[arg(long, default_value = "10", value_delimiter = ',')]
         ir_seconds: Vec<f64>,

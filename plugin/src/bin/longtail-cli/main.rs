@@ -119,6 +119,7 @@ fn main() -> ExitCode {
             block,
             rate,
             channels,
+            outputs,
             ir_seconds,
             instances,
             seconds,
@@ -175,6 +176,7 @@ fn main() -> ExitCode {
                 fixed_work_us,
             };
             let channels = usize::from(channels);
+            let outputs = outputs.map(usize::from);
             match (input, ir) {
                 (Some(_), Some(_)) if host_threads > 1 => Err(
                     "--host-threads applies to the generated workload, not the harness mode"
@@ -182,12 +184,14 @@ fn main() -> ExitCode {
                 ),
                 (Some(input), Some(ir)) => {
                     let out = out.as_deref();
-                    run_bench_harness(&input, &ir, channels, seconds, &block, &template, out)
+                    let shape = (channels, outputs);
+                    run_bench_harness(&input, &ir, shape, seconds, &block, &template, out)
                 }
                 _ => {
                     let seconds = seconds.unwrap_or(60.0);
                     let workload = Workload {
                         channels,
+                        outputs,
                         ir_seconds: &ir_seconds,
                         blocks: &block,
                         instances: &instances,

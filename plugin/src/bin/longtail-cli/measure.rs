@@ -7,7 +7,6 @@
 
 use std::path::Path;
 
-use longtail::ir::Ir;
 use longtail::tools::bench::{self, BenchConfig};
 use longtail::tools::json::json_string;
 use longtail::tools::soak::{self, SoakOptions};
@@ -18,7 +17,7 @@ use crate::args::SoakArgs;
 pub(crate) fn run_bench_harness(
     input_path: &Path,
     ir_path: &Path,
-    channels: usize,
+    (channels, outputs): (usize, Option<usize>),
     seconds: Option<f64>,
     blocks: &[usize],
     template: &BenchConfig,
@@ -27,9 +26,10 @@ pub(crate) fn run_bench_harness(
     let max_frames = seconds.map(|s| (s * f64::from(template.rate)) as usize);
     let input = bench::read_raw_f32(input_path, channels, max_frames)
         .map_err(|err| format!("cannot read '{}': {err}", input_path.display()))?;
-    let ir_channels = bench::read_raw_f32(ir_path, channels, None)
+    let ir_channels = bench::read_raw_f32(ir_path, channels * outputs.unwrap_or(1), None)
         .map_err(|err| format!("cannot read '{}': {err}", ir_path.display()))?;
-    let ir = Ir::new("bench", template.rate, ir_channels).map_err(|err| format!("IR: {err}"))?;
+    let ir = bench::harness_ir(template.rate, channels, outputs, ir_channels)
+        .map_err(|err| format!("IR: {err}"))?;
     for &block in blocks {
         let config = BenchConfig {
             block,
@@ -50,6 +50,8 @@ pub(crate) fn run_bench_harness(
 /// The generated workload of `bench`: every combination of these, on `host_threads` threads.
 pub(crate) struct Workload<'a> {
     pub(crate) channels: usize,
+    /// Matrix mode's outputs (every input to every output); `None`: diagonal paths.
+    pub(crate) outputs: Option<usize>,
     pub(crate) ir_seconds: &'a [f64],
     pub(crate) blocks: &'a [usize],
     pub(crate) instances: &'a [usize],
@@ -64,6 +66,7 @@ pub(crate) fn run_bench_generated(
 ) -> Result<(), String> {
     let Workload {
         channels,
+        outputs,
         ir_seconds,
         blocks,
         instances,
@@ -104,7 +107,8 @@ pub(crate) fn run_bench_generated(
     };
     for &ir_s in ir_seconds {
         let num_taps = (ir_s * f64::from(template.rate)).round().max(1.0) as usize;
-        let ir = bench::decaying_noise_ir(channels, num_taps, template.rate, 777);
+        let ir = bench::decaying_noise_ir(channels, outputs, num_taps, template.rate, 777)
+            .map_err(|err| format!("IR: {err}"))?;
         for &num_instances in instances {
             for &block in blocks {
                 let config = BenchConfig {

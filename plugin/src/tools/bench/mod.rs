@@ -22,12 +22,14 @@ use std::time::{Duration, Instant};
 
 use crate::cpu_time;
 use crate::engine::{
-    Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits, stagger_phase,
+    Engine, EngineConfig, EngineError, Executor, LatencyMode, MAX_CHANNELS, PlanLimits,
+    stagger_phase,
 };
 use crate::ir::Ir;
 use crate::rng::Rng;
 
 mod pace;
+mod report;
 pub use pace::{AHEAD_PAUSE, Pace};
 use pace::{OfflineRender, Pacer};
 
@@ -80,7 +82,12 @@ pub struct BenchResult {
     pub gpu_rt_us: [f64; 3],
     pub block: usize,
     pub rate: u32,
+    /// Input channels.
     pub channels: usize,
+    /// Output channels (the matrix's, else `channels`).
+    pub outputs: usize,
+    /// Paths after routing (a matrix's present paths; 1 or 2 for the diagonal layouts).
+    pub paths: usize,
     pub ir_taps: usize,
     pub instances: usize,
     pub audio_s: f64,
@@ -138,90 +145,6 @@ pub struct BenchResult {
     pub host_thread: Option<usize>,
 }
 
-impl BenchResult {
-    /// Whole-process CPU seconds per second of audio.
-    pub fn rtf(&self) -> f64 {
-        self.cpu_s / self.audio_s.max(f64::MIN_POSITIVE)
-    }
-
-    /// The harness contract's JSON line (plus Longtail's own fields).
-    pub fn to_json(&self) -> String {
-        let rtf_main = self.cpu_main_s / self.audio_s.max(f64::MIN_POSITIVE);
-        format!(
-            concat!(
-                "{{\"kind\":\"perf\",\"engine\":\"{}\",\"variant\":\"{}\",\"lib\":\"longtail {}\",",
-                "\"backend\":\"{}\",\"block\":{},\"rate\":{},\"channels\":{},\"ir_taps\":{},",
-                "\"instances\":{},\"audio_s\":{:.3},\"n_blocks\":{},\"cpu_s\":{:.4},\"cpu_main_s\":{:.4},",
-                "\"wall_s\":{:.4},\"rtf\":{:.6},\"rtf_main\":{:.6},\"threads\":{},\"setup_s\":{:.4},",
-                "\"warmup_blocks\":{},\"blk_med_us\":{:.2},\"blk_p99_us\":{:.2},\"blk_max_us\":{:.2},",
-                "\"blk_max_all_us\":{:.2},\"oncpu_p99_us\":{:.2},\"oncpu_max_us\":{:.2},",
-                "\"offcpu_max_us\":{:.2},\"steal_ms\":{:.0},",
-                "\"deadline_us\":{:.2},\"max_over_deadline\":{:.4},\"oncpu_max_over_deadline\":{:.4},",
-                "\"p99_over_deadline\":{:.4},\"latency_samples\":{},\"late_blocks\":{},",
-                "\"dropped_chunks\":{},\"waits\":{},\"wait_max_us\":{:.1},\"wakes_per_s\":{:.1},\"layout\":\"{}\",\"paced\":{},\"pace\":\"{}\",\"snr_vs_offline_db\":{},\"audio_priority\":{},",
-                "\"rss_kb\":{},\"mem_per_instance_kb\":{},\"host_threads\":{},\"host_thread\":{},",
-                "\"gpu_adapter\":{},\"gpu_rt_p50_us\":{:.1},\"gpu_rt_p99_us\":{:.1},\"gpu_rt_max_us\":{:.1},",
-                "\"loadavg1\":{:.2}}}"
-            ),
-            self.engine,
-            self.variant,
-            env!("CARGO_PKG_VERSION"),
-            self.backend,
-            self.block,
-            self.rate,
-            self.channels,
-            self.ir_taps,
-            self.instances,
-            self.audio_s,
-            self.n_blocks,
-            self.cpu_s,
-            self.cpu_main_s,
-            self.wall_s,
-            self.rtf(),
-            rtf_main,
-            self.threads,
-            self.setup_s,
-            self.warmup_blocks,
-            self.blk_med_us,
-            self.blk_p99_us,
-            self.blk_max_us,
-            self.blk_max_all_us,
-            self.oncpu_p99_us,
-            self.oncpu_max_us,
-            self.offcpu_max_us,
-            self.steal_ms,
-            self.deadline_us,
-            self.blk_max_us / self.deadline_us,
-            self.oncpu_max_us / self.deadline_us,
-            self.blk_p99_us / self.deadline_us,
-            self.latency_samples,
-            self.late_blocks,
-            self.dropped_chunks,
-            self.waits,
-            self.wait_max_us,
-            self.wakes_per_s,
-            self.layout,
-            self.paced,
-            self.pace.name(),
-            self.snr_vs_offline_db
-                .map_or("null".to_string(), |db| format!("{db:.1}")),
-            self.audio_priority,
-            self.rss_kb,
-            self.mem_per_instance_kb,
-            self.host_threads,
-            self.host_thread
-                .map_or("null".to_string(), |idx| idx.to_string()),
-            self.gpu_adapter
-                .as_deref()
-                .map_or("null".to_string(), crate::tools::json::json_string),
-            self.gpu_rt_us[0],
-            self.gpu_rt_us[1],
-            self.gpu_rt_us[2],
-            loadavg1(),
-        )
-    }
-}
-
 /// The benchmark workload of `shared/bench/peers`: white noise N(0, 0.1^2), seeded.
 pub fn noise_input(num_channels: usize, num_frames: usize, seed: u64) -> Vec<Vec<f32>> {
     let mut rng = Rng::new(seed);
@@ -234,8 +157,52 @@ pub fn noise_input(num_channels: usize, num_frames: usize, seed: u64) -> Vec<Vec
         .collect()
 }
 
-/// A reverb-like IR per channel: seeded noise decaying to -60 dB over its length, unit energy.
-pub fn decaying_noise_ir(num_channels: usize, num_taps: usize, rate: u32, seed: u64) -> Ir {
+/// The IR of the harness contract from its channels: with `outputs`, an `inputs` x `outputs`
+/// matrix (`channels[i * outputs + o]` is input `i` to output `o`); without, the diagonal
+/// (channel `c` for path `c -> c`): mono or stereo for one or two inputs, else a matrix with
+/// only its diagonal. `channels` must hold as many channels as that says.
+pub fn harness_ir(
+    rate: u32,
+    inputs: usize,
+    outputs: Option<usize>,
+    mut channels: Vec<Vec<f32>>,
+) -> Result<Ir, crate::ir::IrError> {
+    use crate::ir::IrLayout;
+    let bad_size = crate::ir::IrError::MatrixSize {
+        inputs,
+        outputs: outputs.unwrap_or(inputs),
+    };
+    match outputs {
+        None if inputs <= 2 => Ir::new("bench", rate, channels),
+        None => {
+            let layout = IrLayout::matrix(inputs, inputs).ok_or(bad_size)?;
+            let len = channels.first().map_or(0, Vec::len);
+            let mut diagonal = channels.drain(..).collect::<Vec<_>>().into_iter();
+            let matrix = (0..inputs * inputs)
+                .map(|c| match c % (inputs + 1) {
+                    0 => diagonal.next().unwrap_or_default(),
+                    _ => vec![0.0; len],
+                })
+                .collect();
+            Ir::with_layout("bench", rate, layout, matrix)
+        }
+        Some(outputs) => {
+            let layout = IrLayout::matrix(inputs, outputs).ok_or(bad_size)?;
+            Ir::with_layout("bench", rate, layout, channels)
+        }
+    }
+}
+
+/// A reverb-like IR per path for [`harness_ir`]'s layout (`inputs * outputs` channels with
+/// `outputs`, else `inputs`): seeded noise decaying to -60 dB over its length, unit energy.
+pub fn decaying_noise_ir(
+    inputs: usize,
+    outputs: Option<usize>,
+    num_taps: usize,
+    rate: u32,
+    seed: u64,
+) -> Result<Ir, crate::ir::IrError> {
+    let num_channels = inputs * outputs.unwrap_or(1);
     let channels = (0..num_channels)
         .map(|channel_idx| {
             let mut rng = Rng::new(seed + 1000 * channel_idx as u64);
@@ -258,7 +225,7 @@ pub fn decaying_noise_ir(num_channels: usize, num_taps: usize, rate: u32, seed: 
             taps.into_iter().map(|t| t as f32).collect()
         })
         .collect();
-    Ir::new("bench", rate, channels).expect("generated IRs are valid")
+    harness_ir(rate, inputs, outputs, channels)
 }
 
 /// Work of a fixed length per call, for [`BenchConfig::fixed_work_us`].
@@ -423,6 +390,7 @@ fn run_on_thread(
 ) -> Result<BenchResult, EngineError> {
     let _ftz = crate::engine::denormals::ScopedFtz::enable();
     let num_channels = input.len();
+    let num_outputs = ir.layout.matrix_outputs().unwrap_or(num_channels);
     let num_frames = input.first().map_or(0, Vec::len);
     let block = config.block.max(1);
 
@@ -431,7 +399,7 @@ fn run_on_thread(
     let engine_config = EngineConfig {
         max_block_size: block,
         num_inputs: num_channels,
-        num_outputs: num_channels,
+        num_outputs,
         latency_mode: config.latency_mode,
         limits: PlanLimits::default(),
         executor: config.executor,
@@ -467,7 +435,7 @@ fn run_on_thread(
     let mut block_times = Vec::with_capacity(num_blocks);
     let mut block_cpu_s = Vec::with_capacity(num_blocks);
     let mut block_starts = Vec::with_capacity(num_blocks);
-    let mut scratch = vec![vec![0.0f32; block]; num_channels];
+    let mut scratch = vec![vec![0.0f32; block]; num_outputs];
     // --check compares the first instance's output with its offline render.
     let mut checked_output = Vec::new();
     let mut output = output.or(if config.check && !engines.is_empty() {
@@ -476,7 +444,7 @@ fn run_on_thread(
         None
     });
     if let Some(output) = output.as_deref_mut() {
-        *output = vec![vec![0.0; num_frames]; num_channels];
+        *output = vec![vec![0.0; num_frames]; num_outputs];
     }
 
     let realtime = config
@@ -502,15 +470,15 @@ fn run_on_thread(
         let block_cpu_start = cpu_time::thread_seconds();
         let block_start = Instant::now();
         for (instance_idx, engine) in engines.iter_mut().enumerate() {
-            let mut inputs: [&[f32]; 2] = [&[], &[]];
+            let mut inputs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
             for (slot, channel) in inputs.iter_mut().zip(input) {
                 *slot = &channel[range.clone()];
             }
-            let mut outputs: [&mut [f32]; 2] = [&mut [], &mut []];
+            let mut outputs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
             for (slot, channel) in outputs.iter_mut().zip(scratch.iter_mut()) {
                 *slot = &mut channel[..len];
             }
-            engine.process(&inputs[..num_channels], &mut outputs[..num_channels]);
+            engine.process(&inputs[..num_channels], &mut outputs[..num_outputs]);
             if let (0, Some(output)) = (instance_idx, output.as_deref_mut()) {
                 for (out, channel) in output.iter_mut().zip(&scratch) {
                     out[range.clone()].copy_from_slice(&channel[..len]);
@@ -653,6 +621,8 @@ fn run_on_thread(
         block,
         rate: config.rate,
         channels: num_channels,
+        outputs: num_outputs,
+        paths: engines.first().map_or(0, Engine::num_paths),
         ir_taps: if fixed_work.is_some() { 0 } else { ir.len() },
         instances: engines.len(),
         audio_s,

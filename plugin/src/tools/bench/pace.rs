@@ -158,8 +158,7 @@ impl OfflineRender<'_> {
         let mut engine = Engine::new(self.ir, self.config)?;
         engine.set_stagger(self.phase);
         engine.set_offline(true);
-        let num_channels = self.input.len();
-        let mut scratch = vec![vec![0.0f32; self.block]; num_channels];
+        let mut scratch = vec![vec![0.0f32; self.block]; self.config.num_outputs];
         let (mut signal, mut noise) = (0.0f64, 0.0f64);
         for start in (0..self.num_frames).step_by(self.block) {
             let len = self.block.min(self.num_frames - start);
