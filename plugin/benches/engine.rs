@@ -82,6 +82,7 @@ fn level_round(c: &mut Criterion) {
             shape,
             &paths,
             &[&taps[0], &taps[1]],
+            &[0, 1],
         );
         let windows = [noise(2 * partition_size, 7), noise(2 * partition_size, 8)];
         let mut outputs = [vec![0.0f32; partition_size], vec![0.0f32; partition_size]];
