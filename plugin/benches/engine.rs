@@ -5,7 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use longtail::engine::upols::{LevelShape, UpolsLevel, best_mac_kernel, spectral_mac};
+use longtail::engine::mac::{best_mac_kernel, spectral_mac};
+use longtail::engine::upols::{LevelShape, UpolsLevel};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, Path, PlanLimits};
 use longtail::ir::Ir;
 use longtail::rng::Rng;

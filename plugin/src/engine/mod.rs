@@ -31,10 +31,19 @@
 //! quantum that arrives in pieces plays level 0's prepared sum through the rings and runs the
 //! direct-form head on each piece. Both give the same signal, so calls of any size may mix.
 //!
-//! # Paths
+//! # Paths and matrices
 //!
 //! A path is one input channel convolved into one output channel; [`routing`] decides them
-//! from the IR layout and the host's channel counts.
+//! from the IR layout and the host's channel counts. An engine takes 1 to [`MAX_CHANNELS`] (64)
+//! inputs and outputs: a stereo reverb has 2 to 4 paths, an N x M matrix IR
+//! ([`crate::ir::IrLayout::Matrix`]) up to N * M, dense or sparse (a silent IR channel is no
+//! path). Every level transforms each input once per period (N forward FFTs), accumulates per
+//! output and bin the products of its paths' spectra with their inputs' (one multiply-add per
+//! present path and partition: the matrix-vector product, bin by bin) and transforms each
+//! output back once (M inverse FFTs). Paths with identical taps share one spectrum. The head,
+//! the rings, the workers and the GPU levels are sized from N, M and the paths when the engine
+//! is built; the audio path holds at most one stack array of [`MAX_CHANNELS`] slice references
+//! per call, so nothing there is sized for two channels.
 //!
 //! # Parts
 //!
@@ -47,6 +56,7 @@
 //! - [`plan`]: the partition plan (quantum, head, levels, latency).
 //! - [`rings`]: the input history and output accumulator rings.
 //! - [`direct`]: the zero-latency head (direct-form FIR).
+//! - [`mac`]: the spectral multiply-accumulate kernels.
 //! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
@@ -64,6 +74,7 @@ pub mod direct;
 pub mod governor;
 pub mod gpu_placement;
 pub mod load_policy;
+pub mod mac;
 pub mod pace;
 pub mod plan;
 pub mod probe;
@@ -83,7 +94,7 @@ pub use gpu_placement::{
 };
 use gpu_placement::{gpu_fits, results_on_time};
 pub use pace::{HostPace, Wait};
-pub use plan::{LatencyMode, PartitionPlan, PlanLimits};
+pub use plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
 pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
 use probe::{ProbeInner, ProbeLevel};
 use rings::{InputRing, OutputRing};
@@ -269,8 +280,10 @@ impl Engine {
             return Err(EngineError::ZeroBlockSize);
         }
 
-        let plan = PartitionPlan::new(ir.len(), max_block_size, latency_mode, limits);
         let routed = route(ir, num_inputs, num_outputs);
+        let weights = CostWeights::for_paths(num_inputs, num_outputs, routed.len());
+        let plan =
+            PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();
         let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_slice()).collect();
         let shared = routing::shared_spectra(&path_taps);

@@ -44,6 +44,14 @@
 //! search over the few dozen chains there are. Short IRs end up with one or two levels, long
 //! ones grow to the cap; zita-convolver's fixed x4 growth is one of the chains considered.
 //!
+//! That is the cost of one path of a stereo engine, where every path has its own input and
+//! output transform (2 paths, 2 + 2 transforms). A matrix shares its transforms: N inputs and
+//! M outputs are N + M transforms for N * M paths, so per path its FFT term weighs
+//! `(N + M) / (2 * paths)` and its job term `2 / paths` ([`CostWeights`], at most 1 each: stereo
+//! and mono engines plan as they always did, true stereo and mono-to-stereo count their shared
+//! transforms). Dense matrices are nearly all MAC, and plan fewer, bigger partitions
+//! ([`PartitionPlan::new_weighted`]).
+//!
 //! The constants are measured, in units of one flop: a real FFT of size `N` costs about
 //! `2.5 N log2 N`, a complex MAC 8, and a worker wake-up and context switch on a 2-core VM
 //! about 10 µs, 1e5 flops at the FFT's speed.
@@ -55,6 +63,31 @@ pub const FFT_FLOPS: f64 = 10.0;
 /// Flops-equivalent of handing one job to a worker thread (wake-up, context switch, cold
 /// caches).
 pub const JOB_FLOPS: f64 = 100_000.0;
+/// How much the FFT and job terms of the cost model weigh per path, against a stereo engine's
+/// path (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostWeights {
+    /// Transforms per path, against one forward and one inverse per path.
+    pub fft: f64,
+    /// Worker jobs per path, against one per two paths.
+    pub job: f64,
+}
+
+impl CostWeights {
+    /// A stereo engine's path: every term counts whole.
+    pub const STEREO: Self = Self { fft: 1.0, job: 1.0 };
+
+    /// The weights of an engine with `num_inputs` and `num_outputs` channels and `num_paths`
+    /// paths, each at most 1.
+    pub fn for_paths(num_inputs: usize, num_outputs: usize, num_paths: usize) -> Self {
+        let paths = num_paths.max(1) as f64;
+        Self {
+            fft: ((num_inputs + num_outputs) as f64 / (2.0 * paths)).min(1.0),
+            job: (2.0 / paths).min(1.0),
+        }
+    }
+}
+
 /// Growth factors the planner considers between consecutive levels.
 pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
 
@@ -134,12 +167,29 @@ pub struct PartitionPlan {
 
 impl PartitionPlan {
     /// Plans the engine for an IR of `ir_len` samples (at least 1) and a host that sends at most
-    /// `max_block_size` samples per call.
+    /// `max_block_size` samples per call, for stereo paths ([`CostWeights::STEREO`]).
     pub fn new(
         ir_len: usize,
         max_block_size: usize,
         latency_mode: LatencyMode,
         limits: PlanLimits,
+    ) -> Self {
+        Self::new_weighted(
+            ir_len,
+            max_block_size,
+            latency_mode,
+            limits,
+            CostWeights::STEREO,
+        )
+    }
+
+    /// [`Self::new`] for paths that share their transforms as `weights` says (a matrix).
+    pub fn new_weighted(
+        ir_len: usize,
+        max_block_size: usize,
+        latency_mode: LatencyMode,
+        limits: PlanLimits,
+        weights: CostWeights,
     ) -> Self {
         let quantum = quantum_for_block_size(max_block_size);
         let max_partition_size = limits.max_partition_size.max(quantum).next_power_of_two();
@@ -155,6 +205,7 @@ impl PartitionPlan {
                 ir_len,
                 max_partition_size,
                 min_worker_slack: limits.min_worker_slack,
+                weights,
             };
             cheapest_levels(quantum, offset, &shape, true).1
         } else {
@@ -229,12 +280,31 @@ impl PartitionPlan {
     }
 }
 
-/// The cost model of the module docs for one level.
+/// The cost model of the module docs for one level of a stereo path.
 pub fn level_cost(partition_size: usize, num_partitions: usize, on_worker: bool) -> f64 {
+    weighted_level_cost(
+        partition_size,
+        num_partitions,
+        on_worker,
+        CostWeights::STEREO,
+    )
+}
+
+/// [`level_cost`] with the FFT and job terms weighted per path.
+pub fn weighted_level_cost(
+    partition_size: usize,
+    num_partitions: usize,
+    on_worker: bool,
+    weights: CostWeights,
+) -> f64 {
     let size = partition_size as f64;
     let mac = MAC_FLOPS * num_partitions as f64 * (size + 1.0) / size;
-    let fft = FFT_FLOPS * (2.0 * size).log2();
-    let job = if on_worker { JOB_FLOPS / size } else { 0.0 };
+    let fft = weights.fft * FFT_FLOPS * (2.0 * size).log2();
+    let job = if on_worker {
+        weights.job * JOB_FLOPS / size
+    } else {
+        0.0
+    };
     mac + fft + job
 }
 
@@ -243,6 +313,7 @@ struct ChainLimits {
     ir_len: usize,
     max_partition_size: usize,
     min_worker_slack: usize,
+    weights: CostWeights,
 }
 
 /// Where a worker level of `size` may start after a level of `previous_size` that starts at
@@ -277,7 +348,10 @@ fn cheapest_levels(
         ir_offset: offset,
     };
     let rest = (ir_len - offset).div_ceil(partition_size);
-    let mut best = (level_cost(partition_size, rest, !first), vec![level(rest)]);
+    let cost = |num_partitions| {
+        weighted_level_cost(partition_size, num_partitions, !first, limits.weights)
+    };
+    let mut best = (cost(rest), vec![level(rest)]);
     for factor in GROWTH_FACTORS {
         let next_size = partition_size * factor;
         let next_start = level_start(next_size, partition_size, offset, limits.min_worker_slack);
@@ -286,7 +360,7 @@ fn cheapest_levels(
         }
         let num_partitions = (next_start - offset) / partition_size;
         let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false);
-        let cost = level_cost(partition_size, num_partitions, !first) + tail_cost;
+        let cost = cost(num_partitions) + tail_cost;
         // Ties keep the plan with fewer levels (fewer threads).
         if cost < best.0 {
             let mut levels = vec![level(num_partitions)];

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
+use super::mac::{MacKernels, Term};
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
 
@@ -165,8 +166,8 @@ pub struct UpolsLevel {
     output_has_paths: Vec<bool>,
     /// `2P` samples for the FFTs' time-domain side.
     real_scratch_buffer: Vec<f32>,
-    /// The spectral MAC for this CPU (see [`best_mac_kernel`]).
-    mac_kernel: MacKernel,
+    /// The spectral MAC kernels for this CPU (see [`MacKernels::best`]).
+    mac: MacKernels,
     /// `P + 1` bins for the FFTs' frequency-domain side.
     complex_fft_buffer: Vec<Complex<f32>>,
     /// Scratch for realfft, sized for the larger of the two plans.
@@ -245,7 +246,7 @@ impl UpolsLevel {
             num_outputs,
             output_has_paths,
             real_scratch_buffer: vec![0.0; fft_size],
-            mac_kernel: best_mac_kernel(),
+            mac: MacKernels::best(),
             complex_fft_buffer: vec![Complex::default(); num_bins],
             fft_scratch_buffer: vec![Complex::default(); scratch_len],
             acc: SplitSpectra::zeroed(1, num_bins),
@@ -369,9 +370,12 @@ impl UpolsLevel {
     }
 
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
-    /// partitions.
+    /// partitions, four products per pass over `acc` ([`MacKernels::four`]), the rest one by
+    /// one, always in the same order.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
         let num_bins = self.num_bins;
+        let mut terms = [Term::EMPTY; 4];
+        let mut pending = 0;
         for (path, &spectrum_idx) in self.paths.iter().zip(&self.path_spectrum) {
             if path.output_idx != output_idx {
                 continue;
@@ -384,15 +388,21 @@ impl UpolsLevel {
                     (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
                 let x = slot_idx * num_bins..(slot_idx + 1) * num_bins;
                 let h = partition_idx * num_bins..(partition_idx + 1) * num_bins;
-                (self.mac_kernel)(
-                    &mut acc.re,
-                    &mut acc.im,
-                    &fdl.re[x.clone()],
-                    &fdl.im[x],
-                    &spectra.re[h.clone()],
-                    &spectra.im[h],
-                );
+                terms[pending] = Term {
+                    x_re: &fdl.re[x.clone()],
+                    x_im: &fdl.im[x],
+                    h_re: &spectra.re[h.clone()],
+                    h_im: &spectra.im[h],
+                };
+                pending += 1;
+                if pending == terms.len() {
+                    (self.mac.four)(&mut acc.re, &mut acc.im, &terms);
+                    pending = 0;
+                }
             }
+        }
+        for t in &terms[..pending] {
+            (self.mac.one)(&mut acc.re, &mut acc.im, t.x_re, t.x_im, t.h_re, t.h_im);
         }
     }
 
@@ -482,7 +492,7 @@ impl UpolsLevel {
             for (path, head) in self.paths.iter().zip(&self.head_spectra) {
                 if path.output_idx == output_idx {
                     let fdl = &self.fdl[path.input_idx];
-                    (self.mac_kernel)(
+                    (self.mac.one)(
                         &mut acc.re,
                         &mut acc.im,
                         &fdl.re[x.clone()],
@@ -549,125 +559,5 @@ impl UpolsLevel {
         self.acc.re.fill(value);
         self.acc.im.fill(value);
         self.output_buffer.fill(value);
-    }
-}
-
-/// Signature of the spectral multiply-accumulate: `acc += x * h` over split complex arrays.
-pub type MacKernel = fn(&mut [f32], &mut [f32], &[f32], &[f32], &[f32], &[f32]);
-
-/// The fastest MAC kernel this CPU runs (AVX2 + FMA where available, else the scalar
-/// reference). Chosen once per level, at construction.
-pub fn best_mac_kernel() -> MacKernel {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        return spectral_mac_fma;
-    }
-    spectral_mac
-}
-
-/// `acc += x * h` over split complex arrays of equal length: the hot loop of every level, and
-/// the scalar reference twin of the SIMD kernels. Written as straight zipped loops so the
-/// compiler vectorises it for the baseline target.
-#[inline]
-pub fn spectral_mac(
-    acc_re: &mut [f32],
-    acc_im: &mut [f32],
-    x_re: &[f32],
-    x_im: &[f32],
-    h_re: &[f32],
-    h_im: &[f32],
-) {
-    let len = acc_re.len();
-    let (acc_im, x_re, x_im, h_re, h_im) = (
-        &mut acc_im[..len],
-        &x_re[..len],
-        &x_im[..len],
-        &h_re[..len],
-        &h_im[..len],
-    );
-    for bin_idx in 0..len {
-        let (xr, xi, hr, hi) = (x_re[bin_idx], x_im[bin_idx], h_re[bin_idx], h_im[bin_idx]);
-        acc_re[bin_idx] += xr * hr - xi * hi;
-        acc_im[bin_idx] += xr * hi + xi * hr;
-    }
-}
-
-/// The same MAC compiled for AVX2 with fused multiply-adds (8 bins per instruction, one
-/// rounding per multiply-add).
-#[cfg(target_arch = "x86_64")]
-fn spectral_mac_fma(
-    acc_re: &mut [f32],
-    acc_im: &mut [f32],
-    x_re: &[f32],
-    x_im: &[f32],
-    h_re: &[f32],
-    h_im: &[f32],
-) {
-    // SAFETY: `best_mac_kernel` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_avx2_fma(acc_re, acc_im, x_re, x_im, h_re, h_im) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn spectral_mac_avx2_fma(
-    acc_re: &mut [f32],
-    acc_im: &mut [f32],
-    x_re: &[f32],
-    x_im: &[f32],
-    h_re: &[f32],
-    h_im: &[f32],
-) {
-    let len = acc_re.len();
-    let (acc_im, x_re, x_im, h_re, h_im) = (
-        &mut acc_im[..len],
-        &x_re[..len],
-        &x_im[..len],
-        &h_re[..len],
-        &h_im[..len],
-    );
-    for bin_idx in 0..len {
-        let (xr, xi, hr, hi) = (x_re[bin_idx], x_im[bin_idx], h_re[bin_idx], h_im[bin_idx]);
-        acc_re[bin_idx] = xr.mul_add(hr, (-xi).mul_add(hi, acc_re[bin_idx]));
-        acc_im[bin_idx] = xr.mul_add(hi, xi.mul_add(hr, acc_im[bin_idx]));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mac_matches_complex_multiplication() {
-        // (1 + 2i)(3 + 4i) = -5 + 10i, added to (1 + 1i).
-        let (mut acc_re, mut acc_im) = ([1.0f32], [1.0f32]);
-        spectral_mac(&mut acc_re, &mut acc_im, &[1.0], &[2.0], &[3.0], &[4.0]);
-        assert_eq!((acc_re[0], acc_im[0]), (-4.0, 11.0));
-        let (mut acc_re, mut acc_im) = ([1.0f32], [1.0f32]);
-        best_mac_kernel()(&mut acc_re, &mut acc_im, &[1.0], &[2.0], &[3.0], &[4.0]);
-        assert_eq!((acc_re[0], acc_im[0]), (-4.0, 11.0));
-    }
-
-    #[test]
-    fn simd_kernel_agrees_with_the_scalar_twin() {
-        let mut rng = crate::rng::Rng::new(42);
-        for len in [1, 7, 8, 9, 65, 1025, 8193] {
-            let mut data = || (0..len).map(|_| rng.bipolar()).collect::<Vec<f32>>();
-            let (x_re, x_im, h_re, h_im) = (data(), data(), data(), data());
-            let (mut ref_re, mut ref_im) = (data(), data());
-            let (mut simd_re, mut simd_im) = (ref_re.clone(), ref_im.clone());
-            for _ in 0..50 {
-                spectral_mac(&mut ref_re, &mut ref_im, &x_re, &x_im, &h_re, &h_im);
-                best_mac_kernel()(&mut simd_re, &mut simd_im, &x_re, &x_im, &h_re, &h_im);
-            }
-            for (a, b) in ref_re
-                .iter()
-                .chain(&ref_im)
-                .zip(simd_re.iter().chain(&simd_im))
-            {
-                // 50 accumulations (two roundings each without FMA, one with) of products below
-                // 2 in magnitude into sums below 100: at most 100 x 2^-24 x 100 ~ 6e-4 apart.
-                assert!((a - b).abs() <= 1e-3, "len {len}: {a} vs {b}");
-            }
-        }
     }
 }

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
+use crate::engine::plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
 use crate::engine::{Executor, GpuPolicy, cpu_partition_cost_ns, level_goes_to_gpu, open_gpu};
 use crate::thermal::{GpuStatus, Placement, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 
@@ -30,6 +30,9 @@ pub struct StatusRequest {
     /// Paths (input-output pairs) of the engine: 2 for a stereo IR on a stereo track, 4 for
     /// true stereo. With the IR length, decides whether Auto considers the GPU.
     pub paths: usize,
+    /// A dense matrix's inputs and outputs (`paths` is then their product): the plan weighs
+    /// its shared transforms ([`crate::engine::CostWeights`]).
+    pub matrix: Option<(usize, usize)>,
     /// The backend asked for.
     pub executor: Executor,
     /// Fake sysfs root for the thermal probes (tests), else the system's.
@@ -72,11 +75,17 @@ pub struct GpuSection {
 /// Reads the probes once, opens the GPU as an engine with this backend would, and plans.
 pub fn gather(request: StatusRequest) -> StatusReport {
     let ir_len = ((request.ir_seconds * f64::from(request.rate)).round() as usize).max(1);
-    let plan = PartitionPlan::new(
+    let weights = request
+        .matrix
+        .map_or(CostWeights::STEREO, |(inputs, outputs)| {
+            CostWeights::for_paths(inputs, outputs, inputs * outputs)
+        });
+    let plan = PartitionPlan::new_weighted(
         ir_len,
         request.block,
         request.latency_mode,
         PlanLimits::default(),
+        weights,
     );
     let mut probes = ThermalProbes::new(request.thermal_root.clone(), true);
     let thermal = probes.poll();

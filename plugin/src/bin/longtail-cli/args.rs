@@ -269,6 +269,14 @@ pub(crate) enum Command {
         /// for a matrix of instances (Auto weighs paths times IR length).
         #[arg(long, default_value_t = 2)]
         paths: usize,
+        /// A dense matrix instead of --paths: this many inputs (1 to 64), with --outputs.
+        #[arg(long, requires = "outputs", conflicts_with = "paths",
+              value_parser = clap::value_parser!(u8).range(1..=64))]
+        channels: Option<u8>,
+        /// A dense matrix instead of --paths: this many outputs (1 to 64), with --channels;
+        /// the plan is shown for its --channels x --outputs paths.
+        #[arg(long, requires = "channels", value_parser = clap::value_parser!(u8).range(1..=64))]
+        outputs: Option<u8>,
         /// The backend to report on: `auto`, `cpu` or `gpu` (as for render).
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,

@@ -70,6 +70,8 @@ fn main() -> ExitCode {
             rate,
             latency,
             paths,
+            channels,
+            outputs,
             backend,
             thermal_root,
             json,
@@ -79,7 +81,14 @@ fn main() -> ExitCode {
                 block,
                 rate,
                 latency_mode: latency.into(),
-                paths,
+                // A dense matrix's paths, when one is given.
+                paths: match (channels, outputs) {
+                    (Some(n), Some(m)) => usize::from(n) * usize::from(m),
+                    _ => paths,
+                },
+                matrix: channels
+                    .zip(outputs)
+                    .map(|(n, m)| (usize::from(n), usize::from(m))),
                 executor: backend.executor(),
                 thermal_root,
             },
