@@ -21,7 +21,7 @@ use std::sync::Arc;
 use realfft::num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 
-use super::mac::{MacKernels, Term};
+use super::mac::{MacKernel, best_mac_kernel};
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
 
@@ -166,8 +166,8 @@ pub struct UpolsLevel {
     output_has_paths: Vec<bool>,
     /// `2P` samples for the FFTs' time-domain side.
     real_scratch_buffer: Vec<f32>,
-    /// The spectral MAC kernels for this CPU (see [`MacKernels::best`]).
-    mac: MacKernels,
+    /// The spectral MAC for this CPU (see [`best_mac_kernel`]).
+    mac_kernel: MacKernel,
     /// `P + 1` bins for the FFTs' frequency-domain side.
     complex_fft_buffer: Vec<Complex<f32>>,
     /// Scratch for realfft, sized for the larger of the two plans.
@@ -246,7 +246,7 @@ impl UpolsLevel {
             num_outputs,
             output_has_paths,
             real_scratch_buffer: vec![0.0; fft_size],
-            mac: MacKernels::best(),
+            mac_kernel: best_mac_kernel(),
             complex_fft_buffer: vec![Complex::default(); num_bins],
             fft_scratch_buffer: vec![Complex::default(); scratch_len],
             acc: SplitSpectra::zeroed(1, num_bins),
@@ -370,12 +370,9 @@ impl UpolsLevel {
     }
 
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
-    /// partitions, four products per pass over `acc` ([`MacKernels::four`]), the rest one by
-    /// one, always in the same order.
+    /// partitions.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
         let num_bins = self.num_bins;
-        let mut terms = [Term::EMPTY; 4];
-        let mut pending = 0;
         for (path, &spectrum_idx) in self.paths.iter().zip(&self.path_spectrum) {
             if path.output_idx != output_idx {
                 continue;
@@ -388,21 +385,15 @@ impl UpolsLevel {
                     (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
                 let x = slot_idx * num_bins..(slot_idx + 1) * num_bins;
                 let h = partition_idx * num_bins..(partition_idx + 1) * num_bins;
-                terms[pending] = Term {
-                    x_re: &fdl.re[x.clone()],
-                    x_im: &fdl.im[x],
-                    h_re: &spectra.re[h.clone()],
-                    h_im: &spectra.im[h],
-                };
-                pending += 1;
-                if pending == terms.len() {
-                    (self.mac.four)(&mut acc.re, &mut acc.im, &terms);
-                    pending = 0;
-                }
+                (self.mac_kernel)(
+                    &mut acc.re,
+                    &mut acc.im,
+                    &fdl.re[x.clone()],
+                    &fdl.im[x],
+                    &spectra.re[h.clone()],
+                    &spectra.im[h],
+                );
             }
-        }
-        for t in &terms[..pending] {
-            (self.mac.one)(&mut acc.re, &mut acc.im, t.x_re, t.x_im, t.h_re, t.h_im);
         }
     }
 
@@ -492,7 +483,7 @@ impl UpolsLevel {
             for (path, head) in self.paths.iter().zip(&self.head_spectra) {
                 if path.output_idx == output_idx {
                     let fdl = &self.fdl[path.input_idx];
-                    (self.mac.one)(
+                    (self.mac_kernel)(
                         &mut acc.re,
                         &mut acc.im,
                         &fdl.re[x.clone()],
