@@ -285,7 +285,7 @@ impl Engine {
         let plan =
             PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();
-        let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_slice()).collect();
+        let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_ref()).collect();
         let shared = routing::shared_spectra(&path_taps);
 
         let head = DirectHead::new(plan.head_taps, &paths, &path_taps);

@@ -15,6 +15,7 @@
 //!
 //! Uses only the IR's layout ([`crate::ir`]); every other part of the engine may use it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
@@ -43,8 +44,9 @@ pub fn matrix_fits(ir: &Ir, num_inputs: usize, num_outputs: usize) -> bool {
 }
 
 /// The paths for `ir` with `num_inputs` inputs and `num_outputs` outputs, each with its summed
-/// taps; a matrix must fit the bus ([`matrix_fits`]). Allocates.
-pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f32>)> {
+/// taps; a matrix must fit the bus ([`matrix_fits`]), and its paths borrow the IR's channels
+/// (a 16 x 16 x 4 s matrix is 196 MB of taps: building its engine never copies them). Allocates.
+pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Cow<'_, [f32]>)> {
     if let IrLayout::Matrix { .. } = ir.layout {
         debug_assert!(matrix_fits(ir, num_inputs, num_outputs));
         return ir
@@ -59,13 +61,13 @@ pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f
                         input_idx,
                         output_idx,
                     },
-                    taps.clone(),
+                    Cow::Borrowed(taps.as_slice()),
                 )
             })
             .filter(|(path, _)| path.input_idx < num_inputs && path.output_idx < num_outputs)
             .collect();
     }
-    let mut paths: Vec<(Path, Vec<f32>)> = Vec::new();
+    let mut paths: Vec<(Path, Cow<'_, [f32]>)> = Vec::new();
     for (channel_idx, taps) in ir.channels.iter().enumerate() {
         let (source, destination) = ir.layout.channel_route(channel_idx);
         // Mono IRs act on both sides, each input to its own output.
@@ -84,6 +86,7 @@ pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Vec<f
             match paths.iter_mut().find(|(p, _)| *p == path) {
                 Some((_, summed)) => {
                     summed
+                        .to_mut()
                         .iter_mut()
                         .zip(taps)
                         .for_each(|(s, t)| *s += weight * t);
