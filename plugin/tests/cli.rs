@@ -42,8 +42,12 @@ fn read_wav(path: &Path) -> (hound::WavSpec, Vec<Vec<f32>>) {
     let mut reader = hound::WavReader::open(path).unwrap();
     let spec = reader.spec();
     let samples: Vec<f32> = reader.samples::<f32>().map(Result::unwrap).collect();
-    let num_channels = usize::from(spec.channels);
-    let channels = (0..num_channels)
+    (spec, deinterleave(&samples, usize::from(spec.channels)))
+}
+
+/// Interleaved samples as one `Vec` per channel.
+fn deinterleave(samples: &[f32], num_channels: usize) -> Vec<Vec<f32>> {
+    (0..num_channels)
         .map(|c| {
             samples
                 .iter()
@@ -52,8 +56,7 @@ fn read_wav(path: &Path) -> (hound::WavSpec, Vec<Vec<f32>>) {
                 .copied()
                 .collect()
         })
-        .collect();
-    (spec, channels)
+        .collect()
 }
 
 fn noise(len: usize, seed: u64, amplitude: f32) -> Vec<f32> {
@@ -627,16 +630,7 @@ fn bench_matrix_mode_convolves_every_path() {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        (0..num_channels)
-            .map(|c| {
-                samples
-                    .iter()
-                    .skip(c)
-                    .step_by(num_channels)
-                    .copied()
-                    .collect()
-            })
-            .collect()
+        deinterleave(&samples, num_channels)
     };
     let input: Vec<Vec<f32>> = (0..3).map(|c| noise(2400, 40 + c, 0.1)).collect();
     let ir: Vec<Vec<f32>> = (0..6).map(|c| noise(700, 50 + c, 0.2)).collect();
