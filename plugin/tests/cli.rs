@@ -45,6 +45,25 @@ fn read_wav(path: &Path) -> (hound::WavSpec, Vec<Vec<f32>>) {
     (spec, deinterleave(&samples, usize::from(spec.channels)))
 }
 
+/// Writes `channels` as the harness contract's raw files: little-endian f32, interleaved.
+fn write_raw(path: &Path, channels: &[Vec<f32>]) {
+    let bytes: Vec<u8> = (0..channels[0].len())
+        .flat_map(|frame| channels.iter().map(move |c| c[frame]))
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Reads a raw file of the harness contract as `num_channels` channels.
+fn read_raw(path: &Path, num_channels: usize) -> Vec<Vec<f32>> {
+    let samples: Vec<f32> = std::fs::read(path)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    deinterleave(&samples, num_channels)
+}
+
 /// Interleaved samples as one `Vec` per channel.
 fn deinterleave(samples: &[f32], num_channels: usize) -> Vec<Vec<f32>> {
     (0..num_channels)
@@ -564,17 +583,8 @@ fn bench_harness_mode_writes_the_convolution() {
     let dir = temp_dir("bench");
     let input = [noise(4800, 30, 0.1), noise(4800, 31, 0.1)];
     let ir = [noise(1000, 32, 0.2), noise(1000, 33, 0.2)];
-    let raw = |path: &Path, channels: &[Vec<f32>]| {
-        let mut bytes = Vec::new();
-        for frame in 0..channels[0].len() {
-            for channel in channels {
-                bytes.extend_from_slice(&channel[frame].to_le_bytes());
-            }
-        }
-        std::fs::write(path, bytes).unwrap();
-    };
-    raw(&dir.join("in.f32"), &input);
-    raw(&dir.join("ir.f32"), &ir);
+    write_raw(&dir.join("in.f32"), &input);
+    write_raw(&dir.join("ir.f32"), &ir);
     let out = dir.join("out.f32");
     let stdout = cli_stdout(&[
         "bench",
@@ -596,17 +606,12 @@ fn bench_harness_mode_writes_the_convolution() {
         out.to_str().unwrap(),
     ]);
     assert!(stdout.contains("\"variant\":\"t\""));
-    let bytes = std::fs::read(&out).unwrap();
-    assert_eq!(bytes.len(), 4800 * 2 * 4);
-    let samples: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    for channel in 0..2 {
-        let actual: Vec<f32> = samples.iter().skip(channel).step_by(2).copied().collect();
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 4800 * 2 * 4);
+    let got = read_raw(&out, 2);
+    for (channel, actual) in got.iter().enumerate() {
         let mut expected = direct(&input[channel], &ir[channel]);
         expected.truncate(4800);
-        let snr = snr_db(&actual, &expected);
+        let snr = snr_db(actual, &expected);
         assert!(snr > 100.0, "channel {channel}: SNR {snr:.1} dB");
     }
 }
@@ -617,26 +622,11 @@ fn bench_harness_mode_writes_the_convolution() {
 #[test]
 fn bench_matrix_mode_convolves_every_path() {
     let dir = temp_dir("bench-matrix");
-    let raw = |path: &Path, channels: &[Vec<f32>]| {
-        let bytes: Vec<u8> = (0..channels[0].len())
-            .flat_map(|frame| channels.iter().map(move |c| c[frame]))
-            .flat_map(f32::to_le_bytes)
-            .collect();
-        std::fs::write(path, bytes).unwrap();
-    };
-    let read = |path: &Path, num_channels: usize| -> Vec<Vec<f32>> {
-        let samples: Vec<f32> = std::fs::read(path)
-            .unwrap()
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
-        deinterleave(&samples, num_channels)
-    };
     let input: Vec<Vec<f32>> = (0..3).map(|c| noise(2400, 40 + c, 0.1)).collect();
     let ir: Vec<Vec<f32>> = (0..6).map(|c| noise(700, 50 + c, 0.2)).collect();
-    raw(&dir.join("in.f32"), &input);
+    write_raw(&dir.join("in.f32"), &input);
     for (outputs, ir_channels) in [(Some("2"), 6), (None, 3)] {
-        raw(&dir.join("ir.f32"), &ir[..ir_channels]);
+        write_raw(&dir.join("ir.f32"), &ir[..ir_channels]);
         let (input_path, ir_path, out) =
             (dir.join("in.f32"), dir.join("ir.f32"), dir.join("out.f32"));
         let mut args = vec![
@@ -660,7 +650,7 @@ fn bench_matrix_mode_convolves_every_path() {
         assert_eq!(line["channels"], 3, "{line}");
         assert_eq!(line["outputs"], num_outputs, "{line}");
         assert_eq!(line["paths"], ir_channels, "{line}");
-        let got = read(&out, num_outputs);
+        let got = read_raw(&out, num_outputs);
         for (o, actual) in got.iter().enumerate() {
             let mut expected = vec![0.0f64; 2400];
             for (i, x) in input.iter().enumerate() {
