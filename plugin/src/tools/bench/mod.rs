@@ -165,7 +165,7 @@ pub fn harness_ir(
     rate: u32,
     inputs: usize,
     outputs: Option<usize>,
-    mut channels: Vec<Vec<f32>>,
+    channels: Vec<Vec<f32>>,
 ) -> Result<Ir, crate::ir::IrError> {
     use crate::ir::IrLayout;
     let bad_size = crate::ir::IrError::MatrixSize {
@@ -177,7 +177,7 @@ pub fn harness_ir(
         None => {
             let layout = IrLayout::matrix(inputs, inputs).ok_or(bad_size)?;
             let len = channels.first().map_or(0, Vec::len);
-            let mut diagonal = std::mem::take(&mut channels).into_iter();
+            let mut diagonal = channels.into_iter();
             let matrix = (0..inputs * inputs)
                 .map(|c| match c % (inputs + 1) {
                     0 => diagonal.next().unwrap_or_default(),
