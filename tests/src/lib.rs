@@ -274,6 +274,23 @@ pub fn run_engine(
     outputs
 }
 
+/// [`run_engine`] over `inputs` and the IR's tail, each output with the engine's latency
+/// removed (`inputs[0].len() + ir_len - 1` samples).
+pub fn run_without_latency(
+    engine: &mut Engine,
+    inputs: &[Vec<f32>],
+    blocks: Blocks,
+    poison: bool,
+) -> Vec<Vec<f32>> {
+    let latency = engine.latency_samples();
+    let total = inputs[0].len() + engine.plan().ir_len - 1 + latency;
+    let mut outputs = run_engine(engine, inputs, total, blocks, poison);
+    outputs.iter_mut().for_each(|y| {
+        y.drain(..latency);
+    });
+    outputs
+}
+
 /// The float64 reference of each of `num_outputs` outputs, `len` samples: the sum of the
 /// convolutions of that output's paths as the engine routes `ir`.
 pub fn reference_outputs(

@@ -5,8 +5,8 @@
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs, run_engine,
-    snr_db,
+    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs,
+    run_without_latency, snr_db,
 };
 
 const BLOCKS: [Blocks; 4] = [
@@ -24,22 +24,6 @@ fn make_ir(num_channels: usize, len: usize) -> Ir {
         .map(|c| decaying_noise(len, RNG_SEED + 100 + c as u64))
         .collect();
     Ir::new("test", 48_000, channels).expect("valid IR")
-}
-
-/// Runs the engine over `inputs` (plus the tail) and returns each output, latency removed.
-fn run_without_latency(
-    engine: &mut Engine,
-    inputs: &[Vec<f32>],
-    blocks: Blocks,
-    poison: bool,
-) -> Vec<Vec<f32>> {
-    let latency = engine.latency_samples();
-    let total = inputs[0].len() + engine.plan().ir_len - 1 + latency;
-    let mut outputs = run_engine(engine, inputs, total, blocks, poison);
-    outputs.iter_mut().for_each(|y| {
-        y.drain(..latency);
-    });
-    outputs
 }
 
 /// The float64 reference for each output: the sum over that output's paths.

@@ -10,7 +10,7 @@ use longtail::engine::{
 };
 use longtail_tests::{
     AheadHost, Blocks, MIN_MATRIX_SNR_DB, MatrixFill, RNG_SEED, matrix_ir, matrix_reference, noise,
-    run_engine, run_paced, snr_db,
+    run_engine, run_paced, run_without_latency, snr_db,
 };
 
 /// Runs `ir` on its own bus with every executor and latency mode over `blocks`, and checks
@@ -46,11 +46,7 @@ fn check(ir_len: usize, input_len: usize, cases: &[(usize, usize, MatrixFill)], 
                     };
                     let mut engine = Engine::new(&ir, config).expect("engine");
                     engine.set_offline(true);
-                    let latency = engine.latency_samples();
-                    let mut got = run_engine(&mut engine, &inputs, total + latency, blocks, false);
-                    got.iter_mut().for_each(|y| {
-                        y.drain(..latency);
-                    });
+                    let got = run_without_latency(&mut engine, &inputs, blocks, false);
                     let case = format!(
                         "{num_inputs} x {num_outputs} {fill:?} {latency_mode:?} {blocks:?} \
                          {executor:?} plan=[{}]",
