@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use longtail::engine::{Engine, route};
+use longtail::engine::{Engine, route_plain};
 use longtail::ir::Ir;
 use longtail::rng::Rng;
 use realfft::RealFftPlanner;
@@ -300,7 +300,7 @@ pub fn reference_outputs(
     len: usize,
 ) -> Vec<Vec<f64>> {
     let mut out = vec![vec![0.0f64; len]; num_outputs];
-    for (path, taps) in route(ir, inputs.len(), num_outputs) {
+    for (path, taps) in route_plain(ir, inputs.len(), num_outputs).expect("the IR fits the bus") {
         for (e, v) in out[path.output_idx]
             .iter_mut()
             .zip(reference_convolution(&inputs[path.input_idx], &taps))

@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route};
+use longtail::engine::{
+    Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, route_plain,
+};
 use longtail::thermal::Placement;
 use longtail_tests::{
     MIN_SNR_DB, RNG_SEED, reference_convolution, snr_db, stereo_decaying_ir, stereo_noise,
@@ -155,7 +157,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
             0
         };
         let settled = migrated_at + dropped + 2 * MAX_PARTITION + 256;
-        for (path, taps) in route(&ir, 2, 2) {
+        for (path, taps) in route_plain(&ir, 2, 2).expect("stereo") {
             let want = reference_convolution(&inputs[path.input_idx], &taps);
             let got = &outputs[path.output_idx][settled..total];
             let snr = snr_db(got, &want[settled..total]);
@@ -201,7 +203,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     assert!(report.reason.contains("thermal policy"), "{report:?}");
     let decision = engine.backend_probe().thermal_decision().unwrap();
     assert_eq!(decision.placement, Placement::Gpu, "{decision:?}");
-    for (path, taps) in route(&ir, 2, 2) {
+    for (path, taps) in route_plain(&ir, 2, 2).expect("stereo") {
         let want = reference_convolution(&inputs[path.input_idx], &taps);
         let snr = snr_db(&outputs[path.output_idx], &want[..total]);
         assert!(snr >= MIN_SNR_DB, "cpu-hot: {snr:.1} dB");

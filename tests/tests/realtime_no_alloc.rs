@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route};
+use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route_plain};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::edit::EditSettings;
@@ -281,7 +281,7 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
     // Once the dropped chunks have left the delay lines (one IR length after the stall), the
     // output is the exact convolution again.
     let settled = stall_len + 2 * ir_len;
-    for (path, taps) in route(&ir, 2, 2) {
+    for (path, taps) in route_plain(&ir, 2, 2).expect("stereo") {
         let expected = reference_convolution(&inputs[path.input_idx], &taps);
         let snr = snr_db(
             &outputs[path.output_idx][settled..],

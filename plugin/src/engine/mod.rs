@@ -87,6 +87,7 @@ use realfft::RealFftPlanner;
 use thiserror::Error;
 
 use crate::ir::Ir;
+use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
 use direct::DirectHead;
 pub use gpu_placement::{
     AUTO_MIN_WORK, GPU_MIN_PARTITION, GpuPolicy, cpu_partition_cost_ns, gpu_can_take,
@@ -98,7 +99,7 @@ pub use plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
 pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
 use probe::{ProbeInner, ProbeLevel};
 use rings::{InputRing, OutputRing};
-pub use routing::{MAX_CHANNELS, Path, route};
+pub use routing::{MAX_CHANNELS, Path, route, route_plain};
 use upols::UpolsLevel;
 use worker::{GpuHome, WorkerLevel};
 
@@ -189,6 +190,9 @@ pub enum EngineError {
         num_inputs: usize,
         num_outputs: usize,
     },
+    /// The IR cannot play on this bus, or is over the budget ([`crate::ir::mapping`]).
+    #[error("{0}")]
+    Mapping(String),
     #[error("the IR is empty")]
     EmptyIr,
     #[error("the maximum block size must be at least 1")]
@@ -246,9 +250,18 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Plans and builds the engine for `ir`. Allocates and runs FFTs over the whole IR: call off
-    /// the audio thread.
+    /// Plans and builds the engine for `ir` on a plain bus (channel format Auto). Allocates and
+    /// runs FFTs over the whole IR: call off the audio thread.
     pub fn new(ir: &Ir, config: EngineConfig) -> Result<Self, EngineError> {
+        Self::new_mapped(ir, config, ChannelFormat::Auto)
+    }
+
+    /// [`Engine::new`] on a bus whose channels are read as `format` ([`crate::ir::mapping`]).
+    pub fn new_mapped(
+        ir: &Ir,
+        config: EngineConfig,
+        format: ChannelFormat,
+    ) -> Result<Self, EngineError> {
         let EngineConfig {
             max_block_size,
             num_inputs,
@@ -280,13 +293,17 @@ impl Engine {
             return Err(EngineError::ZeroBlockSize);
         }
 
-        let routed = route(ir, num_inputs, num_outputs);
+        let bus = Bus::new(num_inputs, num_outputs, format);
+        let routed = route(ir, bus).map_err(|err| EngineError::Mapping(err.to_string()))?;
         let weights = CostWeights::for_paths(num_inputs, num_outputs, routed.len());
         let plan =
             PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();
         let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_ref()).collect();
         let shared = routing::shared_spectra(&path_taps);
+        let unique = shared.iter().enumerate().filter(|&(a, &b)| a == b).count();
+        check_budget(unique, ir.len(), ir.sample_rate)
+            .map_err(|err| EngineError::Mapping(err.to_string()))?;
 
         let head = DirectHead::new(plan.head_taps, &paths, &path_taps);
         let (gpu, mut build_reason) = match executor {

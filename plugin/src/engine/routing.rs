@@ -1,11 +1,12 @@
 //! Paths: which input channel is convolved into which output channel, and with which taps.
 //!
-//! A path is one input channel convolved into one output channel. The IR layout and the host's
-//! channel counts decide the paths (see [`route`]):
+//! A path is one input channel convolved into one output channel. The IR and the bus decide
+//! the paths by the one rule of [`crate::ir::mapping`] (see [`route`]):
 //!
-//! - stereo layouts follow the bus: a mono input feeds both stereo sides of the IR, a mono
-//!   output receives the average of both sides, and IR channels that land on the same
-//!   (input, output) pair are summed before transformation;
+//! - stereo layouts follow the bus by sides: a mono input feeds both stereo sides of the IR, a
+//!   mono output receives the average of both sides, a 7.1.4 speaker takes its side's IR
+//!   channel, and IR channels that land on the same (input, output) pair are summed before
+//!   transformation;
 //! - a matrix ([`IrLayout::Matrix`]) plays only on a bus of its own size (see
 //!   [`matrix_fits`]); each of its channels is one path, and a silent channel is no path at
 //!   all, so a sparse matrix costs only the paths it has.
@@ -19,7 +20,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use crate::ir::{Ir, IrLayout};
+use crate::ir::mapping::{self, Bus, ChannelFormat, Rule};
+use crate::ir::{Ir, IrError, IrLayout};
 
 /// Most input or output channels the engine handles: a 64 x 64 matrix. Stack arrays of one
 /// reference per channel are sized for it on the audio path.
@@ -43,59 +45,55 @@ pub fn matrix_fits(ir: &Ir, num_inputs: usize, num_outputs: usize) -> bool {
     }
 }
 
-/// The paths for `ir` with `num_inputs` inputs and `num_outputs` outputs, each with its summed
-/// taps; a matrix must fit the bus ([`matrix_fits`]), and its paths borrow the IR's channels
-/// (a 16 x 16 x 4 s matrix is 196 MB of taps: building its engine never copies them). Allocates.
-pub fn route(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Vec<(Path, Cow<'_, [f32]>)> {
-    if let IrLayout::Matrix { .. } = ir.layout {
-        debug_assert!(matrix_fits(ir, num_inputs, num_outputs));
-        return ir
-            .channels
-            .iter()
-            .enumerate()
-            .filter(|(_, taps)| taps.iter().any(|&t| t != 0.0))
-            .map(|(channel_idx, taps)| {
-                let (input_idx, output_idx) = ir.layout.channel_route(channel_idx);
-                (
-                    Path {
-                        input_idx,
-                        output_idx,
-                    },
-                    Cow::Borrowed(taps.as_slice()),
-                )
-            })
-            .filter(|(path, _)| path.input_idx < num_inputs && path.output_idx < num_outputs)
-            .collect();
-    }
-    let mut paths: Vec<(Path, Cow<'_, [f32]>)> = Vec::new();
-    for (channel_idx, taps) in ir.channels.iter().enumerate() {
-        let (source, destination) = ir.layout.channel_route(channel_idx);
-        // Mono IRs act on both sides, each input to its own output.
-        let sides: &[(usize, usize)] = if ir.layout == IrLayout::Mono {
-            &[(0, 0), (1, 1)]
-        } else {
-            &[(source, destination)]
+/// The paths for `ir` on `bus`, each with its summed taps, by the rule of
+/// [`crate::ir::mapping::map`], or why it cannot play there. A path of one IR channel borrows
+/// it (a 16 x 16 x 4 s matrix is 196 MB of taps: building its engine never copies them); a
+/// silent one is no path. Allocates.
+pub fn route(ir: &Ir, bus: Bus) -> Result<Vec<(Path, Cow<'_, [f32]>)>, IrError> {
+    let mapping = mapping::map(ir.layout, bus)?;
+    let mut paths = Vec::with_capacity(mapping.paths.len());
+    for mapped in &mapping.paths {
+        let path = Path {
+            input_idx: mapped.input,
+            output_idx: mapped.output,
         };
-        for &(source, destination) in sides {
-            let path = Path {
-                input_idx: source.min(num_inputs - 1),
-                output_idx: destination.min(num_outputs - 1),
-            };
-            // A mono output is the average of the two sides.
-            let weight = if num_outputs == 1 { 0.5 } else { 1.0 };
-            match paths.iter_mut().find(|(p, _)| *p == path) {
-                Some((_, summed)) => {
-                    summed
-                        .to_mut()
-                        .iter_mut()
-                        .zip(taps)
-                        .for_each(|(s, t)| *s += weight * t);
+        let taps: Cow<'_, [f32]> = match mapped.terms.as_slice() {
+            [(channel, weight)] if *weight == 1.0 => Cow::Borrowed(&ir.channels[*channel]),
+            terms => {
+                let mut summed = vec![0.0f32; ir.len()];
+                for (term_idx, &(channel, weight)) in terms.iter().enumerate() {
+                    let taps = &ir.channels[channel];
+                    if term_idx == 0 {
+                        summed
+                            .iter_mut()
+                            .zip(taps)
+                            .for_each(|(s, t)| *s = weight * t);
+                    } else {
+                        summed
+                            .iter_mut()
+                            .zip(taps)
+                            .for_each(|(s, t)| *s += weight * t);
+                    }
                 }
-                None => paths.push((path, taps.iter().map(|t| weight * t).collect())),
+                Cow::Owned(summed)
             }
+        };
+        // A matrix's silent channel is a path that is not there.
+        if mapping.rule != Rule::Sides && taps.iter().all(|&t| t == 0.0) {
+            continue;
         }
+        paths.push((path, taps));
     }
-    paths
+    Ok(paths)
+}
+
+/// [`route`] on a plain `num_inputs -> num_outputs` bus (channel format Auto).
+pub fn route_plain(
+    ir: &Ir,
+    num_inputs: usize,
+    num_outputs: usize,
+) -> Result<Vec<(Path, Cow<'_, [f32]>)>, IrError> {
+    route(ir, Bus::new(num_inputs, num_outputs, ChannelFormat::Auto))
 }
 
 /// For each path's taps, the index of the first path with the same taps (bit for bit): the
@@ -148,7 +146,7 @@ mod tests {
             })
             .collect();
         let ir = matrix(2, 3, channels);
-        let paths = route(&ir, 2, 3);
+        let paths = route_plain(&ir, 2, 3).expect("fits");
         let found: Vec<(usize, usize, f32)> = paths
             .iter()
             .map(|(p, taps)| (p.input_idx, p.output_idx, taps[0]))

@@ -309,6 +309,7 @@ pub fn output_energy(channels: &[Vec<f32>], layout: IrLayout) -> f64 {
         IrLayout::Mono => total,
         IrLayout::Stereo | IrLayout::TrueStereo => total / 2.0,
         IrLayout::Matrix { outputs, .. } => total / outputs as f64,
+        IrLayout::Channels(num_channels) => total / num_channels as f64,
     }
 }
 

@@ -4,7 +4,8 @@
 //! Everything here runs off the audio thread and allocates freely. The audio thread only ever
 //! sees a fully built [`crate::engine::Engine`].
 //!
-//! Limits: at most [`MAX_IR_CHANNELS`] channels (1 mono, 2 stereo, 4 true stereo), at most
+//! Limits: at most [`MAX_IR_CHANNELS`] channels (1 mono, 2 stereo, 4 true stereo, any other
+//! count a multichannel IR whose meaning comes from the bus: see [`mapping`]), at most
 //! [`MAX_IR_SECONDS`] seconds, files of at most [`decode::MAX_FILE_BYTES`], sample rates from
 //! 1 kHz to 768 kHz, every sample finite. Files are checked before they are decoded (see
 //! [`decode`]). True stereo comes as one 4-channel file (LL, LR, RL, RR) or as two stereo files
@@ -17,6 +18,7 @@
 pub mod builtin;
 pub mod decode;
 pub mod edit;
+pub mod mapping;
 pub mod resample;
 pub mod store;
 pub mod wav;
@@ -27,8 +29,8 @@ use thiserror::Error;
 
 use decode::{FileInfo, Limits};
 
-/// Most channels an IR file may have (true stereo: LL, LR, RL, RR).
-pub const MAX_IR_CHANNELS: usize = 4;
+/// Most channels an IR may have: one per path of a 64 x 64 matrix.
+pub const MAX_IR_CHANNELS: usize = MAX_MATRIX_SIDE * MAX_MATRIX_SIDE;
 /// Most inputs, and most outputs, of a matrix IR ([`IrLayout::Matrix`]): 64 x 64 paths.
 pub const MAX_MATRIX_SIDE: usize = 64;
 /// Longest IR accepted, in seconds.
@@ -51,6 +53,9 @@ pub enum IrLayout {
     /// input `i` to output `o` (the peer harness contract's matrix mode). Plays only on a bus
     /// of exactly `inputs` in and `outputs` out; a silent channel is a path that is not there.
     Matrix { inputs: usize, outputs: usize },
+    /// Another channel count (3, or 5 to [`MAX_IR_CHANNELS`]), as a multichannel file comes:
+    /// what its channels mean is decided by the bus it plays on ([`mapping::map`]).
+    Channels(usize),
 }
 
 impl IrLayout {
@@ -60,6 +65,7 @@ impl IrLayout {
             1 => Some(Self::Mono),
             2 => Some(Self::Stereo),
             4 => Some(Self::TrueStereo),
+            3 | 5..=MAX_IR_CHANNELS => Some(Self::Channels(num_channels)),
             _ => None,
         }
     }
@@ -78,6 +84,7 @@ impl IrLayout {
             Self::Stereo => 2,
             Self::TrueStereo => 4,
             Self::Matrix { inputs, outputs } => inputs * outputs,
+            Self::Channels(num_channels) => num_channels,
         }
     }
 
@@ -89,6 +96,7 @@ impl IrLayout {
             Self::Stereo => (channel_idx, channel_idx),
             Self::TrueStereo => (channel_idx / 2, channel_idx % 2),
             Self::Matrix { outputs, .. } => (channel_idx / outputs, channel_idx % outputs),
+            Self::Channels(_) => (channel_idx, channel_idx),
         }
     }
 
@@ -108,6 +116,7 @@ impl IrLayout {
             Self::Stereo => "stereo",
             Self::TrueStereo => "true stereo",
             Self::Matrix { .. } => "matrix",
+            Self::Channels(_) => "multichannel",
         }
     }
 }
@@ -116,6 +125,7 @@ impl std::fmt::Display for IrLayout {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
             Self::Matrix { inputs, outputs } => write!(f, "{inputs} x {outputs} matrix"),
+            Self::Channels(num_channels) => write!(f, "{num_channels}-channel"),
             layout => f.write_str(layout.name()),
         }
     }
@@ -157,9 +167,30 @@ pub enum IrError {
     #[error("the IR is empty (no samples)")]
     Empty,
     #[error(
-        "the IR has {0} channels; supported are 1 (mono), 2 (stereo) and 4 (true stereo: LL, LR, RL, RR)"
+        "the IR has {0} channels; supported are 1 (mono), 2 (stereo), 4 (true stereo: LL, LR, RL, RR) and up to {MAX_IR_CHANNELS} for a bus wider than stereo"
     )]
     UnsupportedChannels(usize),
+    #[error(
+        "a {ir} IR ({channels} channels) cannot play on {bus}: it needs 1, 2 or 4 channels on an \
+         N -> N, 1 -> N or 2 -> N bus, as many channels as the bus has outputs (N -> N or \
+         1 -> N), or inputs x outputs channels"
+    )]
+    Unmappable {
+        ir: String,
+        channels: usize,
+        bus: String,
+    },
+    #[error(
+        "{paths} paths of this IR are {path_seconds:.0} path-seconds and {megabytes:.0} MB of \
+         spectra; the most an engine takes is {max_seconds:.0} path-seconds and {max_mb:.0} MB",
+        max_seconds = mapping::MAX_PATH_SECONDS,
+        max_mb = mapping::MAX_SPECTRA_BYTES as f64 / 1e6
+    )]
+    OverBudget {
+        paths: usize,
+        path_seconds: f64,
+        megabytes: f64,
+    },
     #[error("a {layout} IR has {expected} channels, not {found}")]
     LayoutChannels {
         layout: String,
