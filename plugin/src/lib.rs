@@ -17,7 +17,7 @@
 //! The plugin, read as one story from the host's call to the engine:
 //!
 //! - this file: the host's calls (`activate()`, `process()`, state, editor);
-//! - [`params`]: the parameters and what the state persists;
+//! - [`params`]: the parameters and what the state persists; [`layouts`]: the buses offered;
 //! - [`processor`]: the audio thread's signal path (mix, gain, crossfaded engine swaps) and
 //!   [`passthrough`], the dry path where no engine can run;
 //! - [`preparer`]: the preparation thread that builds engines off the audio thread;
@@ -41,6 +41,7 @@ pub mod cpu_time;
 pub mod editor;
 pub mod engine;
 pub mod ir;
+pub mod layouts;
 pub mod logging;
 pub mod monitor;
 pub mod params;
@@ -61,6 +62,7 @@ use nice_plug::prelude::*;
 
 use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
 use ir::edit::EditSettings;
+use ir::mapping::ChannelFormat;
 use ir::store::IrFileState;
 use monitor::{EngineMonitor, LoadMeter};
 use params::{EDIT_DEBOUNCE_MS, LongtailParams};
@@ -109,6 +111,7 @@ struct EngineKey {
     edits: EditSettings,
     latency_mode: LatencyMode,
     executor: Executor,
+    format: ChannelFormat,
 }
 
 /// State of one activation. Built in `activate()`, used on the audio thread.
@@ -198,6 +201,7 @@ impl Longtail {
             edits: self.params.edit_settings(use_file),
             latency_mode: self.params.latency_mode.value().into(),
             executor: self.params.backend.value().executor(),
+            format: self.params.channel_format.value().into(),
         }
     }
 
@@ -215,7 +219,11 @@ impl Longtail {
         // stale by the next one.
         self.generation += 1;
         self.active = None;
-        self.pass_through = Some(PassThrough::new(num_inputs, num_outputs));
+        self.pass_through = Some(PassThrough::new(
+            num_inputs,
+            num_outputs,
+            self.params.channel_format.value().into(),
+        ));
         context.set_latency_samples(0);
         let monitor = &self.monitor;
         monitor.set_pass_through(Some(format!(
@@ -276,6 +284,7 @@ impl Active {
                 edits: prepared.request.edits,
                 latency_mode: prepared.request.config.latency_mode,
                 executor: prepared.request.config.executor,
+                format: prepared.request.format,
             };
             let current_generation = prepared.request.generation == generation;
             match prepared.engine {
@@ -306,7 +315,8 @@ impl Active {
         }
         // Only the edits changed (a knob): wait until they stay put before rebuilding.
         let only_edits_changed = desired.source == self.current.source
-            && desired.latency_mode == self.current.latency_mode;
+            && desired.latency_mode == self.current.latency_mode
+            && desired.format == self.current.format;
         let settled = !only_edits_changed || self.stable_samples >= self.debounce_samples;
         if desired != self.current
             && Some(desired) != self.failed
@@ -323,6 +333,7 @@ impl Active {
                     executor: desired.executor,
                     ..self.config
                 },
+                format: desired.format,
                 generation,
                 stagger_idx,
             };
@@ -340,23 +351,7 @@ impl Plugin for Longtail {
     const EMAIL: &'static str = "";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
-    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = &[
-        AudioIOLayout {
-            main_input_channels: NonZeroU32::new(2),
-            main_output_channels: NonZeroU32::new(2),
-            ..AudioIOLayout::const_default()
-        },
-        AudioIOLayout {
-            main_input_channels: NonZeroU32::new(1),
-            main_output_channels: NonZeroU32::new(2),
-            ..AudioIOLayout::const_default()
-        },
-        AudioIOLayout {
-            main_input_channels: NonZeroU32::new(1),
-            main_output_channels: NonZeroU32::new(1),
-            ..AudioIOLayout::const_default()
-        },
-    ];
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = layouts::AUDIO_IO_LAYOUTS;
 
     const SAMPLE_ACCURATE_AUTOMATION: bool = true;
 
@@ -393,6 +388,8 @@ impl Plugin for Longtail {
         let num_outputs = audio_io_layout
             .main_output_channels
             .map_or(0, NonZeroU32::get) as usize;
+        self.monitor.num_inputs.store(num_inputs as u32, Relaxed);
+        self.monitor.num_outputs.store(num_outputs as u32, Relaxed);
         let sample_rate = match passthrough::session_rate(buffer_config.sample_rate) {
             Ok(sample_rate) => sample_rate,
             Err(reason) => {
@@ -424,6 +421,7 @@ impl Plugin for Longtail {
                 edits: key.edits,
                 sample_rate,
                 config,
+                format: key.format,
                 generation: self.generation + 1,
                 // Real time: stagger this instance's big levels against the others'. Offline:
                 // no phase, so bounces are identical whatever the number of instances.
@@ -462,6 +460,7 @@ impl Plugin for Longtail {
                 edits: request.edits,
                 latency_mode: key.latency_mode,
                 executor: key.executor,
+                format: key.format,
             };
             let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
             self.generation += 1;
@@ -530,6 +529,7 @@ impl Plugin for Longtail {
         let Some(active) = &mut self.active else {
             return ProcessStatus::Normal;
         };
+        active.processor.set_format(desired.format);
 
         // Engine swaps: IR or latency-mode changes are built on the preparation thread and
         // crossfaded in here; replaced engines go back to that thread to be dropped.
@@ -711,7 +711,8 @@ mod tests {
                 "stretch",
                 "normalize",
                 "lowcut",
-                "highcut"
+                "highcut",
+                "format"
             ]
         );
     }

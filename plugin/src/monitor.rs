@@ -24,6 +24,10 @@ pub struct EngineMonitor {
     pub sample_rate: AtomicU32,
     /// Host maximum block size.
     pub max_block_size: AtomicU32,
+    /// Input channels of the bus the host chose.
+    pub num_inputs: AtomicU32,
+    /// Output channels of the bus the host chose.
+    pub num_outputs: AtomicU32,
     /// Length of the playing engine's IR, in samples.
     pub ir_len: AtomicU32,
     /// Reported latency, in samples.

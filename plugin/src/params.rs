@@ -21,6 +21,7 @@ use nice_plug::prelude::*;
 use crate::engine::{Executor, GpuPolicy, LatencyMode};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
+use crate::ir::mapping::ChannelFormat;
 use crate::ir::store::IrFileState;
 use crate::preparer::IrSource;
 
@@ -64,6 +65,40 @@ impl From<LatencyModeParam> for LatencyMode {
         match mode {
             LatencyModeParam::Zero => LatencyMode::Zero,
             LatencyModeParam::LowCpu => LatencyMode::LowCpu,
+        }
+    }
+}
+
+/// How a bus wider than stereo reads its channels (see [`crate::ir::mapping`]): hosts give
+/// only a channel count, and quad and first-order Ambisonics are both four channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub enum ChannelFormatParam {
+    /// The speaker set of the width, else Ambisonics where the width is a square, else
+    /// discrete.
+    #[id = "auto"]
+    #[name = "Auto"]
+    Auto,
+    /// Speakers (quad, 5.0, 5.1, 7.0, 7.1, 7.1.2 / 5.1.4, 7.1.4, 9.1.6).
+    #[id = "speakers"]
+    #[name = "Speakers"]
+    Speakers,
+    /// Ambisonics, ACN order and SN3D.
+    #[id = "ambisonics"]
+    #[name = "Ambisonics"]
+    Ambisonics,
+    /// Numbered channels, odd ones left, even ones right.
+    #[id = "discrete"]
+    #[name = "Discrete"]
+    Discrete,
+}
+
+impl From<ChannelFormatParam> for ChannelFormat {
+    fn from(format: ChannelFormatParam) -> Self {
+        match format {
+            ChannelFormatParam::Auto => ChannelFormat::Auto,
+            ChannelFormatParam::Speakers => ChannelFormat::Speakers,
+            ChannelFormatParam::Ambisonics => ChannelFormat::Ambisonics,
+            ChannelFormatParam::Discrete => ChannelFormat::Discrete,
         }
     }
 }
@@ -167,6 +202,10 @@ pub struct LongtailParams {
     /// Wet high cut in Hz; Off at [`HIGH_CUT_OFF_HZ`].
     #[id = "highcut"]
     pub high_cut_hz: FloatParam,
+    /// What the channels of a bus wider than stereo are; saved with the project, not
+    /// automatable (a change rebuilds the engine).
+    #[id = "format"]
+    pub channel_format: EnumParam<ChannelFormatParam>,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -350,6 +389,8 @@ impl Default for LongtailParams {
                 |v| v >= HIGH_CUT_OFF_HZ,
                 " Hz",
             ),
+            channel_format: EnumParam::new("Channel format", ChannelFormatParam::Auto)
+                .non_automatable(),
             ir_file: Arc::new(IrFileState::default()),
         }
     }

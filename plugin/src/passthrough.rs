@@ -27,6 +27,7 @@
 
 use std::fmt::Write as _;
 
+use crate::ir::mapping::{Bus, ChannelFormat, Dry, dry_source};
 use crate::ir::{MAX_SAMPLE_RATE_HZ, MIN_SAMPLE_RATE_HZ};
 
 /// Lowest session rate Longtail convolves at, in Hz.
@@ -60,38 +61,57 @@ pub fn session_rate(host_rate_hz: f32) -> Result<u32, String> {
 /// The dry path of an activation that cannot convolve (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PassThrough {
-    num_inputs: usize,
-    num_outputs: usize,
+    bus: Bus,
 }
 
 impl PassThrough {
-    /// For a layout of `num_inputs` inputs and `num_outputs` outputs.
-    pub fn new(num_inputs: usize, num_outputs: usize) -> Self {
+    /// For a layout of `num_inputs` inputs and `num_outputs` outputs, read as `format`.
+    pub fn new(num_inputs: usize, num_outputs: usize, format: ChannelFormat) -> Self {
         Self {
-            num_inputs,
-            num_outputs,
+            bus: Bus::new(num_inputs, num_outputs, format),
         }
     }
 
     /// Turns one host block, processed in place (the first `num_inputs` slices hold the input,
-    /// further outputs arrive silent), into the dry output. Never allocates.
+    /// further outputs arrive silent), into the dry output the processor would mix
+    /// ([`dry_source`]). Never allocates.
     pub fn process(&self, channels: &mut [&mut [f32]]) {
-        let num_channels = channels.len();
-        for channel in channels
-            .iter_mut()
-            .take(self.num_inputs.max(self.num_outputs))
-        {
+        let (num_inputs, num_outputs) = (self.bus.inputs, self.bus.outputs);
+        for channel in channels.iter_mut().take(num_inputs.max(num_outputs)) {
             for sample in channel.iter_mut() {
                 if !sample.is_finite() {
                     *sample = 0.0;
                 }
             }
         }
-        // Mono in, stereo out: the one input on both sides.
-        if self.num_inputs == 1 && self.num_outputs > 1 && num_channels > 1 {
-            let (input, outputs) = channels.split_at_mut(1);
-            for output in outputs.iter_mut().take(self.num_outputs - 1) {
-                output.copy_from_slice(&input[0][..output.len()]);
+        if num_inputs == num_outputs || channels.len() < num_inputs.max(num_outputs) {
+            return;
+        }
+        // Outputs past the inputs first, while the inputs are still in place; then the
+        // outputs that hold an input.
+        let order = (num_inputs..num_outputs).chain(0..num_inputs.min(num_outputs));
+        for output_idx in order {
+            match dry_source(self.bus, output_idx) {
+                Dry::Input(input_idx) if input_idx == output_idx => {}
+                Dry::Input(input_idx) => {
+                    // Only outputs past the inputs copy one, from a lower index.
+                    let (inputs, outputs) = channels.split_at_mut(output_idx);
+                    let len = outputs[0].len();
+                    outputs[0].copy_from_slice(&inputs[input_idx][..len]);
+                }
+                Dry::Mid if output_idx == 0 => {
+                    let (left, rest) = channels.split_at_mut(1);
+                    for (sample, &right) in left[0].iter_mut().zip(rest[0].iter()) {
+                        *sample = 0.5 * (*sample + right);
+                    }
+                }
+                Dry::Mid => {
+                    let (inputs, outputs) = channels.split_at_mut(output_idx);
+                    for (idx, sample) in outputs[0].iter_mut().enumerate() {
+                        *sample = 0.5 * (inputs[0][idx] + inputs[1][idx]);
+                    }
+                }
+                Dry::None => channels[output_idx].fill(0.0),
             }
         }
     }
@@ -128,17 +148,29 @@ mod tests {
     fn the_output_is_the_input_and_finite() {
         let mut left = [0.5, f32::NAN, -0.25, f32::INFINITY];
         let mut right = [0.1, 0.2, 0.3, 0.4];
-        PassThrough::new(2, 2).process(&mut [&mut left, &mut right]);
+        PassThrough::new(2, 2, ChannelFormat::Auto).process(&mut [&mut left, &mut right]);
         assert_eq!(left, [0.5, 0.0, -0.25, 0.0]);
         assert_eq!(right, [0.1, 0.2, 0.3, 0.4]);
 
         let mut mono = [0.5, -0.5, 0.25];
         let mut silent = [0.0; 3];
-        PassThrough::new(1, 2).process(&mut [&mut mono, &mut silent]);
+        PassThrough::new(1, 2, ChannelFormat::Auto).process(&mut [&mut mono, &mut silent]);
         assert_eq!(silent, mono);
 
         let mut mono = [0.5, -0.5];
-        PassThrough::new(1, 1).process(&mut [&mut mono]);
+        PassThrough::new(1, 1, ChannelFormat::Auto).process(&mut [&mut mono]);
         assert_eq!(mono, [0.5, -0.5]);
+
+        // Stereo into first-order Ambisonics: the mid on W, nothing elsewhere.
+        let (mut w, mut y, mut z, mut x) = ([1.0, 0.5], [0.0, 0.5], [0.0; 2], [0.0; 2]);
+        PassThrough::new(2, 4, ChannelFormat::Ambisonics)
+            .process(&mut [&mut w, &mut y, &mut z, &mut x]);
+        assert_eq!((w, y, z, x), ([0.5, 0.5], [0.0; 2], [0.0; 2], [0.0; 2]));
+        // Mono into 5.1: L and R.
+        let mut channels = [[0.25f32; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]];
+        let mut slices: Vec<&mut [f32]> = channels.iter_mut().map(|c| &mut c[..]).collect();
+        PassThrough::new(1, 6, ChannelFormat::Auto).process(&mut slices);
+        assert_eq!(channels[1], [0.25; 2]);
+        assert!(channels[2..].iter().all(|c| *c == [0.0; 2]));
     }
 }

@@ -25,6 +25,7 @@ use rtrb::{Consumer, Producer, RingBuffer};
 use crate::engine::{Engine, EngineConfig, stagger_phase};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{self, EditSettings};
+use crate::ir::mapping::ChannelFormat;
 use crate::ir::store::IrFileState;
 use crate::ir::{Ir, IrError};
 
@@ -53,6 +54,8 @@ pub struct Request {
     pub sample_rate: u32,
     /// Engine configuration (channels, block size, latency mode).
     pub config: EngineConfig,
+    /// What the channels of a bus wider than stereo are.
+    pub format: ChannelFormat,
     /// Increments on every activation, so results for an old configuration are recognised.
     pub generation: u64,
     /// Which instance of the process asks, for the stagger phase of its big levels; `None`
@@ -114,7 +117,8 @@ pub fn prepare_ir(
 pub fn build(request: &Request, files: &IrFileState) -> Result<Engine, String> {
     let ir = prepare_ir(request.source, &request.edits, request.sample_rate, files)
         .map_err(|err| err.to_string())?;
-    let mut engine = Engine::new(&ir, request.config).map_err(|err| err.to_string())?;
+    let mut engine =
+        Engine::new_mapped(&ir, request.config, request.format).map_err(|err| err.to_string())?;
     if let Some(stagger_idx) = request.stagger_idx {
         let max_partition_size = engine.plan().max_partition_size();
         engine.set_stagger(stagger_phase(stagger_idx, max_partition_size));

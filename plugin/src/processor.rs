@@ -13,6 +13,7 @@ use std::f32::consts::FRAC_PI_2;
 use crate::engine::plan::{MAX_QUANTUM, PartitionPlan};
 use crate::engine::rings::InputRing;
 use crate::engine::{Engine, LateStats, MAX_CHANNELS};
+use crate::ir::mapping::{Bus, ChannelFormat, Dry, dry_source};
 
 /// Length of the crossfade when an engine is swapped, in milliseconds.
 pub const DEFAULT_SWAP_FADE_MS: f32 = 50.0;
@@ -41,6 +42,8 @@ pub struct Processor {
     max_block_size: usize,
     num_inputs: usize,
     num_outputs: usize,
+    /// What the bus's channels are, for the dry path of `1 -> N` and `2 -> N` buses.
+    format: ChannelFormat,
     /// Copy of the input block (the host buffer is processed in place), per input channel.
     input_buffer: Vec<Vec<f32>>,
     /// The engine's wet output, per output channel.
@@ -86,6 +89,7 @@ impl Processor {
             max_block_size,
             num_inputs: config.num_inputs,
             num_outputs: config.num_outputs,
+            format: ChannelFormat::Auto,
             input_buffer: buffers(config.num_inputs),
             wet_buffer: buffers(config.num_outputs),
             fade_buffer: buffers(config.num_outputs),
@@ -109,6 +113,12 @@ impl Processor {
     /// Latency of the signal path, in samples (the current engine's).
     pub fn latency_samples(&self) -> usize {
         self.engine.latency_samples()
+    }
+
+    /// Reads the bus as `format` for the dry path ([`crate::ir::mapping::dry_source`]). Does not
+    /// allocate.
+    pub fn set_format(&mut self, format: ChannelFormat) {
+        self.format = format;
     }
 
     /// Offline rendering waits for worker results so output is deterministic; real-time mode
@@ -294,18 +304,26 @@ impl Processor {
 
         let (mix, gain) = (&controls.mix[range.clone()], &controls.gain[range.clone()]);
         let mut num_non_finite = 0;
+        let bus = Bus::new(self.num_inputs, self.num_outputs, self.format);
         for (output_idx, output) in channels.iter_mut().take(self.num_outputs).enumerate() {
             let wet = &self.wet_buffer[output_idx][..len];
-            let dry_left =
-                self.dry_rings[output_idx.min(self.num_inputs - 1)].window(delayed_end, len);
-            // A mono output of a stereo input takes the average of both dry sides.
-            let dry_right = (self.num_outputs == 1 && self.num_inputs == 2)
-                .then(|| self.dry_rings[1].window(delayed_end, len));
+            let (dry_left, dry_right) = match dry_source(bus, output_idx) {
+                Dry::Input(input_idx) => (
+                    Some(self.dry_rings[input_idx].window(delayed_end, len)),
+                    None,
+                ),
+                Dry::Mid => (
+                    Some(self.dry_rings[0].window(delayed_end, len)),
+                    Some(self.dry_rings[1].window(delayed_end, len)),
+                ),
+                Dry::None => (None, None),
+            };
             let output = &mut output[range.clone()];
             for sample_idx in 0..len {
-                let dry = match dry_right {
-                    Some(right) => 0.5 * (dry_left[sample_idx] + right[sample_idx]),
-                    None => dry_left[sample_idx],
+                let dry = match (dry_left, dry_right) {
+                    (Some(left), Some(right)) => 0.5 * (left[sample_idx] + right[sample_idx]),
+                    (Some(left), None) => left[sample_idx],
+                    _ => 0.0,
                 };
                 let m = mix[sample_idx];
                 let value = gain[sample_idx] * (m * wet[sample_idx] + (1.0 - m) * dry);

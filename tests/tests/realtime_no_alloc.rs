@@ -123,6 +123,7 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
         edits: EditSettings::NONE,
         sample_rate: RATE,
         config: config(LatencyMode::Zero),
+        format: Default::default(),
         generation: 7,
         stagger_idx: Some(5),
     };

@@ -39,6 +39,7 @@
 //! - `preview`: the IR outline made off the GUI thread ([`make_preview`]).
 //! - `files`: choosing and loading IR files ([`run_file_request`]).
 //! - `draw`: parameter rows, the waveform and the spectrogram.
+//! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
 //! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab.
 
 use std::path::PathBuf;
@@ -64,6 +65,7 @@ mod choice;
 mod draw;
 mod engine_tab;
 mod files;
+mod matrix_view;
 mod preview;
 mod reverb_tab;
 pub mod spectrogram;

@@ -3,6 +3,7 @@
 //! thread. Uses the preparer and [`super::spectrogram`].
 
 use super::spectrogram::{Spectrogram, spectrogram};
+use crate::ir::IrLayout;
 use crate::ir::edit::EditSettings;
 use crate::ir::store::IrFileState;
 use crate::preparer::{IrSource, prepare_ir};
@@ -40,6 +41,10 @@ pub struct PreviewData {
     pub layout: &'static str,
     /// Channels of the IR.
     pub num_channels: usize,
+    /// The layout itself, for the paths on the bus ([`crate::ir::mapping`]).
+    pub ir_layout: IrLayout,
+    /// Peak of each channel, in dBFS.
+    pub channel_peaks_db: Vec<f32>,
     /// Per channel, `(min, max)` per column.
     pub columns: Vec<Vec<(f32, f32)>>,
     /// Power over time and frequency, all channels together.
@@ -85,6 +90,15 @@ pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
                 num_frames: ir.len(),
                 layout: ir.layout.name(),
                 num_channels: ir.channels.len(),
+                ir_layout: ir.layout,
+                channel_peaks_db: ir
+                    .channels
+                    .iter()
+                    .map(|c| {
+                        let peak = c.iter().fold(0.0f32, |p, s| p.max(s.abs()));
+                        20.0 * peak.max(1e-9).log10()
+                    })
+                    .collect(),
                 columns,
                 spectrogram: spectrogram(
                     &ir.channels,

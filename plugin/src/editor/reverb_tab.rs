@@ -15,6 +15,7 @@ impl EditorApp {
     pub(super) fn reverb_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
         ui.heading("Impulse response");
         let file = self.params.ir_file.current();
+        let bus = matrix_view::current_bus(&self.monitor, &self.params);
         egui::Grid::new("ir-grid").num_columns(2).show(ui, |ui| {
             ui.label("Source");
             ui.horizontal(|ui| {
@@ -126,7 +127,15 @@ impl EditorApp {
                 ui.label(format!("{} ({})", data.num_channels, data.layout));
                 ui.end_row();
             }
+            let data = match &self.preview {
+                Some(Preview { result: Ok(data), .. }) => Some(data),
+                _ => None,
+            };
+            matrix_view::bus_rows(ui, setter, &self.params, bus, data);
         });
+        if let (true, Some(Preview { result: Ok(data), .. })) = (bus.is_wide(), &self.preview) {
+            matrix_view::path_grid(ui, bus, data);
+        }
         ui.horizontal(|ui| IrView::buttons(ui, &self.params.editor_ir_view));
         let view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
         match &self.preview {

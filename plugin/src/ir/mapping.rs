@@ -414,6 +414,39 @@ pub fn map(layout: IrLayout, bus: Bus) -> Result<Mapping, IrError> {
     })
 }
 
+/// Where an output's dry signal comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dry {
+    /// No dry signal.
+    None,
+    /// This input.
+    Input(usize),
+    /// The average of inputs 0 and 1.
+    Mid,
+}
+
+/// The dry signal of `output` on `bus`: each channel its own on `N -> N`; a mono source on
+/// both sides of a stereo bus and on L and R of a wider one; a stereo source on L and R; on
+/// Ambisonics from a source, only W (a mono dry, or the stereo source's mid); a stereo source
+/// on a mono output, its average. Other outputs (a matrix with more outputs than inputs) are
+/// wet only. Does not allocate.
+pub fn dry_source(bus: Bus, output: usize) -> Dry {
+    let (n, m) = (bus.inputs, bus.outputs);
+    if n == m {
+        return Dry::Input(output);
+    }
+    let ambisonics = m > 2 && matches!(bus.output_format(), BusFormat::Ambisonics(_));
+    match (n, ambisonics) {
+        (1, false) if m <= 2 || output < 2 => Dry::Input(0),
+        (1, true) if output == 0 => Dry::Input(0),
+        (2, false) if m == 1 => Dry::Mid,
+        (2, false) if output < 2 => Dry::Input(output),
+        (2, true) if output == 0 => Dry::Mid,
+        _ if n > 2 && output < n => Dry::Input(output),
+        _ => Dry::None,
+    }
+}
+
 /// Refuses a mapping over the budget: `unique_paths` spectra of `taps` taps at `sample_rate`.
 pub fn check_budget(unique_paths: usize, taps: usize, sample_rate: u32) -> Result<(), IrError> {
     let path_seconds = unique_paths as f64 * taps as f64 / f64::from(sample_rate.max(1));
@@ -630,6 +663,27 @@ mod tests {
             map(IrLayout::Mono, bus(65, 65)),
             Err(IrError::MatrixSize { .. })
         ));
+    }
+
+    #[test]
+    fn the_dry_signal_goes_where_the_source_is() {
+        let dry = |inputs, outputs, format, output| {
+            dry_source(Bus::new(inputs, outputs, format), output)
+        };
+        let auto = ChannelFormat::Auto;
+        assert_eq!(dry(2, 2, auto, 1), Dry::Input(1));
+        assert_eq!(dry(1, 2, auto, 1), Dry::Input(0));
+        assert_eq!(dry(2, 1, auto, 0), Dry::Mid);
+        assert_eq!(dry(12, 12, auto, 3), Dry::Input(3));
+        assert_eq!(dry(1, 12, auto, 1), Dry::Input(0));
+        assert_eq!(dry(1, 12, auto, 2), Dry::None);
+        assert_eq!(dry(2, 6, auto, 1), Dry::Input(1));
+        assert_eq!(dry(2, 6, auto, 4), Dry::None);
+        let ambisonics = ChannelFormat::Ambisonics;
+        assert_eq!(dry(2, 4, ambisonics, 0), Dry::Mid);
+        assert_eq!(dry(2, 4, ambisonics, 1), Dry::None);
+        assert_eq!(dry(1, 9, auto, 0), Dry::Input(0));
+        assert_eq!(dry(1, 9, auto, 1), Dry::None);
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod allocations_and_instances;
 mod host;
 mod ir_swaps;
 mod latency_and_tail;
+mod layouts;
 mod loading_and_parameters;
 mod pacing;
 mod signals;

@@ -1,0 +1,127 @@
+//! The bus and its paths, on the Reverb tab: the bus the host chose, the Channel format
+//! setting, the rule that maps the IR onto the bus ([`crate::ir::mapping`]) and a grid of
+//! inputs (rows) by outputs (columns), each path's cell lit by its level, its IR channels on
+//! hover. Uses `draw` and the preview.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use egui::{Color32, Sense, Stroke, StrokeKind, pos2, vec2};
+use nice_plug::prelude::*;
+
+use super::draw::param_row;
+use super::preview::PreviewData;
+use crate::ir::mapping::{Bus, map};
+use crate::monitor::EngineMonitor;
+use crate::params::LongtailParams;
+
+/// Largest cell of the grid, in points.
+const MAX_CELL: f32 = 22.0;
+/// Level at which a cell is dark, in dB.
+const FLOOR_DB: f32 = -60.0;
+
+/// The bus the host chose, read as the Channel format says.
+pub(super) fn current_bus(monitor: &EngineMonitor, params: &LongtailParams) -> Bus {
+    let inputs = monitor.num_inputs.load(Relaxed).max(1) as usize;
+    let outputs = monitor.num_outputs.load(Relaxed).max(1) as usize;
+    Bus::new(inputs, outputs, params.channel_format.value().into())
+}
+
+/// The Bus rows (inside the IR grid) : the bus, the setting, the rule.
+pub(super) fn bus_rows(
+    ui: &mut egui::Ui,
+    setter: &ParamSetter,
+    params: &LongtailParams,
+    bus: Bus,
+    data: Option<&PreviewData>,
+) {
+    ui.label("Bus");
+    ui.label(bus.to_string());
+    ui.end_row();
+    if bus.is_wide() {
+        param_row(ui, setter, "Channel format", &params.channel_format);
+    }
+    if let Some(data) = data {
+        ui.label("Paths");
+        match map(data.ir_layout, bus) {
+            Ok(mapping) => ui.add(egui::Label::new(mapping.summary(data.ir_layout)).wrap()),
+            Err(err) => ui.colored_label(Color32::from_rgb(255, 110, 90), err.to_string()),
+        };
+        ui.end_row();
+    }
+}
+
+/// The grid of paths, for buses wider than stereo.
+pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
+    let Ok(mapping) = map(data.ir_layout, bus) else {
+        return;
+    };
+    let (inputs, outputs) = (bus.inputs, bus.outputs);
+    let (in_format, out_format) = (bus.input_format(), bus.output_format());
+    let width = ui.available_width().min(720.0);
+    let label_w = 44.0;
+    let cell = ((width - label_w) / outputs as f32).clamp(6.0, MAX_CELL);
+    let size = vec2(label_w + cell * outputs as f32, label_w + cell * inputs as f32);
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    let painter = ui.painter_at(rect);
+    let origin = rect.min + vec2(label_w, label_w);
+    let text = ui.visuals().text_color();
+    let font = egui::FontId::proportional((cell * 0.5).clamp(7.0, 11.0));
+    let label_every = if cell < 14.0 { 4 } else { 1 };
+    for output in (0..outputs).step_by(label_every) {
+        let at = origin + vec2((output as f32 + 0.5) * cell, -4.0);
+        let label = out_format.label(output, outputs);
+        painter.text(at, egui::Align2::CENTER_BOTTOM, label, font.clone(), text);
+    }
+    for input in (0..inputs).step_by(label_every) {
+        let at = origin + vec2(-4.0, (input as f32 + 0.5) * cell);
+        let label = in_format.label(input, inputs);
+        painter.text(at, egui::Align2::RIGHT_CENTER, label, font.clone(), text);
+    }
+    let mut hovered = None;
+    for path in &mapping.paths {
+        // The loudest of its IR channels, with its weight.
+        let level_db = path
+            .terms
+            .iter()
+            .map(|&(channel, w)| {
+                data.channel_peaks_db.get(channel).copied().unwrap_or(FLOOR_DB)
+                    + 20.0 * w.log10()
+            })
+            .fold(FLOOR_DB, f32::max);
+        let lit = ((level_db - FLOOR_DB) / -FLOOR_DB).clamp(0.0, 1.0);
+        let min = origin + vec2(path.output as f32 * cell, path.input as f32 * cell);
+        let cell_rect = egui::Rect::from_min_size(min, vec2(cell, cell)).shrink(0.5);
+        let colour = Color32::from_rgb(
+            (40.0 + 40.0 * lit) as u8,
+            (70.0 + 150.0 * lit) as u8,
+            (90.0 + 120.0 * lit) as u8,
+        );
+        painter.rect_filled(cell_rect, 1.0, colour);
+        if response.hover_pos().is_some_and(|pos| cell_rect.contains(pos)) {
+            hovered = Some((path, level_db));
+            painter.rect_stroke(cell_rect, 1.0, Stroke::new(1.0, text), StrokeKind::Inside);
+        }
+    }
+    let frame = egui::Rect::from_min_size(origin, vec2(cell * outputs as f32, cell * inputs as f32));
+    painter.rect_stroke(frame, 0.0, Stroke::new(1.0, Color32::GRAY), StrokeKind::Outside);
+    painter.text(
+        pos2(rect.min.x, rect.min.y),
+        egui::Align2::LEFT_TOP,
+        "in \\ out",
+        font,
+        text,
+    );
+    if let Some((path, level_db)) = hovered {
+        let terms: Vec<String> = path
+            .terms
+            .iter()
+            .map(|&(channel, w)| format!("{w} x IR channel {}", channel + 1))
+            .collect();
+        response.on_hover_text(format!(
+            "{} -> {}: {} (peak {level_db:.1} dB)",
+            in_format.label(path.input, inputs),
+            out_format.label(path.output, outputs),
+            terms.join(" + ")
+        ));
+    }
+}

@@ -1,0 +1,75 @@
+//! The buses Longtail offers hosts, stereo first.
+//!
+//! - `2 -> 2` (the default), `1 -> 2` and `1 -> 1`, as always;
+//! - `N -> N` for every width from 3 to 16 (quad, 5.0, 5.1, 7.0, 7.1, 7.1.2 / 5.1.4, 7.1.4,
+//!   9.1.6, Ambisonics orders 1 to 3 at 4, 9 and 16, and the discrete widths between), and the
+//!   wide discrete or Ambisonics widths 24, 25 (order 4), 32, 36 (order 5) and 49 (order 6);
+//! - `1 -> N` and `2 -> N` for the speaker widths: a surround reverb fed by a mono or stereo
+//!   source.
+//!
+//! What the channels are comes from the Channel format setting
+//! ([`crate::params::ChannelFormatParam`], see [`crate::ir::mapping`]): nice-plug tells the
+//! plugin a channel count only.
+//!
+//! Not offered:
+//! - `N -> 2` or any bus with more inputs than outputs: nice-plug's buffer management does not
+//!   support many-to-few. A binaural or downmix IR plays on an `N -> N` bus as a matrix whose
+//!   extra outputs stay silent.
+//! - 64 channels: nice-plug's VST3 wrapper builds the speaker arrangement of an unnamed width
+//!   as its first `n` speaker bits, and `1 << 64` overflows (a panic in debug builds, an empty
+//!   bus in release). The layouts are one list for both formats, so CLAP stops at 49 too.
+//!   The engine itself takes 64 x 64 (`longtail-cli render`, `bench`).
+
+use std::num::NonZeroU32;
+
+use nice_plug::prelude::AudioIOLayout;
+
+const fn bus(inputs: u32, outputs: u32) -> AudioIOLayout {
+    AudioIOLayout {
+        main_input_channels: NonZeroU32::new(inputs),
+        main_output_channels: NonZeroU32::new(outputs),
+        ..AudioIOLayout::const_default()
+    }
+}
+
+/// Every bus offered, in the order hosts see them.
+pub const AUDIO_IO_LAYOUTS: &[AudioIOLayout] = &[
+    bus(2, 2),
+    bus(1, 2),
+    bus(1, 1),
+    bus(3, 3),
+    bus(4, 4),
+    bus(5, 5),
+    bus(6, 6),
+    bus(7, 7),
+    bus(8, 8),
+    bus(9, 9),
+    bus(10, 10),
+    bus(11, 11),
+    bus(12, 12),
+    bus(13, 13),
+    bus(14, 14),
+    bus(15, 15),
+    bus(16, 16),
+    bus(24, 24),
+    bus(25, 25),
+    bus(32, 32),
+    bus(36, 36),
+    bus(49, 49),
+    bus(1, 4),
+    bus(2, 4),
+    bus(1, 5),
+    bus(2, 5),
+    bus(1, 6),
+    bus(2, 6),
+    bus(1, 7),
+    bus(2, 7),
+    bus(1, 8),
+    bus(2, 8),
+    bus(1, 10),
+    bus(2, 10),
+    bus(1, 12),
+    bus(2, 12),
+    bus(1, 16),
+    bus(2, 16),
+];
