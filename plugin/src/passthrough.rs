@@ -167,7 +167,14 @@ mod tests {
             .process(&mut [&mut w, &mut y, &mut z, &mut x]);
         assert_eq!((w, y, z, x), ([0.5, 0.5], [0.0; 2], [0.0; 2], [0.0; 2]));
         // Mono into 5.1: L and R.
-        let mut channels = [[0.25f32; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]];
+        let mut channels = [
+            [0.25f32; 2],
+            [0.0; 2],
+            [0.0; 2],
+            [0.0; 2],
+            [0.0; 2],
+            [0.0; 2],
+        ];
         let mut slices: Vec<&mut [f32]> = channels.iter_mut().map(|c| &mut c[..]).collect();
         PassThrough::new(1, 6, ChannelFormat::Auto).process(&mut slices);
         assert_eq!(channels[1], [0.25; 2]);

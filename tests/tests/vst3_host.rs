@@ -142,18 +142,23 @@ struct Instance {
 impl Instance {
     /// Stereo in and out, then set up and activated for offline processing.
     fn activate(&self, rate: f64, max_block: usize) {
+        self.activate_bus(rate, max_block, kStereo, kStereo);
+    }
+
+    /// [`activate`](Self::activate) with these speaker arrangements.
+    fn activate_bus(&self, rate: f64, max_block: usize, input: u64, output: u64) {
         // SAFETY: the VST3 set-up sequence with valid arguments.
         unsafe {
             let c = &self.component;
             assert_eq!(c.getBusCount(kAudio as i32, kInput as i32), 1);
             assert_eq!(c.getBusCount(kAudio as i32, kOutput as i32), 1);
-            let mut ins = [kStereo];
-            let mut outs = [kStereo];
+            let mut ins = [input];
+            let mut outs = [output];
             assert_eq!(
                 self.processor
                     .setBusArrangements(ins.as_mut_ptr(), 1, outs.as_mut_ptr(), 1),
                 kResultOk,
-                "stereo in and out"
+                "{input:#x} in, {output:#x} out"
             );
             assert_eq!(c.activateBus(kAudio as i32, kInput as i32, 0, 1), kResultOk);
             assert_eq!(
@@ -191,27 +196,37 @@ impl Instance {
 
     /// Processes `input` in blocks of `block` samples (the last one shorter).
     fn process(&self, input: &[Vec<f32>; 2], block: usize) -> [Vec<f32>; 2] {
+        let [left, right] = self
+            .process_wide(input, 2, block)
+            .try_into()
+            .expect("stereo");
+        [left, right]
+    }
+
+    /// [`process`](Self::process) of any number of channels in and out.
+    fn process_wide(&self, input: &[Vec<f32>], num_outputs: usize, block: usize) -> Vec<Vec<f32>> {
         let total = input[0].len();
-        let mut output = [vec![0.0f32; total], vec![0.0f32; total]];
-        let mut in_block = [vec![0.0f32; block], vec![0.0f32; block]];
-        let mut out_block = [vec![0.0f32; block], vec![0.0f32; block]];
+        let mut output = vec![vec![0.0f32; total]; num_outputs];
+        let mut in_block = vec![vec![0.0f32; block]; input.len()];
+        let mut out_block = vec![vec![0.0f32; block]; num_outputs];
         let mut start = 0;
         while start < total {
             let len = block.min(total - start);
             for (dst, src) in in_block.iter_mut().zip(input) {
                 dst[..len].copy_from_slice(&src[start..start + len]);
             }
-            let mut in_ptrs = [in_block[0].as_mut_ptr(), in_block[1].as_mut_ptr()];
-            let mut out_ptrs = [out_block[0].as_mut_ptr(), out_block[1].as_mut_ptr()];
+            let mut in_ptrs: Vec<*mut f32> = in_block.iter_mut().map(|b| b.as_mut_ptr()).collect();
+            let mut out_ptrs: Vec<*mut f32> =
+                out_block.iter_mut().map(|b| b.as_mut_ptr()).collect();
             let mut inputs = AudioBusBuffers {
-                numChannels: 2,
+                numChannels: input.len() as i32,
                 silenceFlags: 0,
                 __field0: AudioBusBuffers__type0 {
                     channelBuffers32: in_ptrs.as_mut_ptr(),
                 },
             };
             let mut outputs = AudioBusBuffers {
-                numChannels: 2,
+                numChannels: num_outputs as i32,
                 silenceFlags: 0,
                 __field0: AudioBusBuffers__type0 {
                     channelBuffers32: out_ptrs.as_mut_ptr(),
@@ -470,5 +485,53 @@ fn vst3_activates_at_any_sample_rate() {
             passes_through,
             "{rate} Hz: the output is the input"
         );
+    }
+}
+
+/// Every bus the plugin offers, asked for by channel count as VST3 hosts do: it is accepted,
+/// the plugin names an arrangement of that many speakers, and it plays finite audio with the
+/// dry and wet signals on the outputs the mapping gives them (nothing in `process()`
+/// allocates: this library aborts if it does).
+#[test]
+fn vst3_plays_every_offered_bus() {
+    use longtail::ir::IrLayout;
+    use longtail::ir::mapping::{Bus, ChannelFormat, Dry, dry_source, map};
+    use vst3::Steinberg::Vst::IAudioProcessorTrait as _;
+
+    let module = Module::load();
+    let class = module.audio_class();
+    let instance = module.instantiate(&class);
+    let block = 256;
+    for layout in longtail::layouts::AUDIO_IO_LAYOUTS {
+        let count = |c: Option<std::num::NonZeroU32>| c.map_or(0, |c| c.get()) as usize;
+        let (inputs, outputs) = (
+            count(layout.main_input_channels),
+            count(layout.main_output_channels),
+        );
+        let mask = |n: usize| (1u64 << n) - 1;
+        instance.activate_bus(48_000.0, block, mask(inputs), mask(outputs));
+        let mut named = 0u64;
+        // SAFETY: a valid out pointer.
+        let result = unsafe {
+            instance
+                .processor
+                .getBusArrangement(kOutput as i32, 0, &mut named)
+        };
+        assert_eq!(result, kResultOk);
+        assert_eq!(named.count_ones() as usize, outputs, "{named:#x}");
+        let input: Vec<Vec<f32>> = (0..inputs)
+            .map(|c| noise(4_096, 0.5, RNG_SEED + 220 + c as u64))
+            .collect();
+        let output = instance.process_wide(&input, outputs, block);
+        instance.deactivate();
+        let bus = Bus::new(inputs, outputs, ChannelFormat::Auto);
+        let mapping = map(IrLayout::Stereo, bus).expect("the built-ins play on every bus");
+        for (output_idx, samples) in output.iter().enumerate() {
+            assert!(samples.iter().all(|s| s.is_finite()), "{bus}: {output_idx}");
+            let heard = mapping.paths.iter().any(|p| p.output == output_idx)
+                || dry_source(bus, output_idx) != Dry::None;
+            let energy: f64 = samples.iter().map(|&s| f64::from(s).powi(2)).sum();
+            assert_eq!(energy > 1e-3, heard, "{bus}: output {output_idx}");
+        }
     }
 }

@@ -60,7 +60,10 @@ pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
     let width = ui.available_width().min(720.0);
     let label_w = 44.0;
     let cell = ((width - label_w) / outputs as f32).clamp(6.0, MAX_CELL);
-    let size = vec2(label_w + cell * outputs as f32, label_w + cell * inputs as f32);
+    let size = vec2(
+        label_w + cell * outputs as f32,
+        label_w + cell * inputs as f32,
+    );
     let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
     let painter = ui.painter_at(rect);
     let origin = rect.min + vec2(label_w, label_w);
@@ -84,7 +87,10 @@ pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
             .terms
             .iter()
             .map(|&(channel, w)| {
-                data.channel_peaks_db.get(channel).copied().unwrap_or(FLOOR_DB)
+                data.channel_peaks_db
+                    .get(channel)
+                    .copied()
+                    .unwrap_or(FLOOR_DB)
                     + 20.0 * w.log10()
             })
             .fold(FLOOR_DB, f32::max);
@@ -97,13 +103,22 @@ pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
             (90.0 + 120.0 * lit) as u8,
         );
         painter.rect_filled(cell_rect, 1.0, colour);
-        if response.hover_pos().is_some_and(|pos| cell_rect.contains(pos)) {
+        if response
+            .hover_pos()
+            .is_some_and(|pos| cell_rect.contains(pos))
+        {
             hovered = Some((path, level_db));
             painter.rect_stroke(cell_rect, 1.0, Stroke::new(1.0, text), StrokeKind::Inside);
         }
     }
-    let frame = egui::Rect::from_min_size(origin, vec2(cell * outputs as f32, cell * inputs as f32));
-    painter.rect_stroke(frame, 0.0, Stroke::new(1.0, Color32::GRAY), StrokeKind::Outside);
+    let frame =
+        egui::Rect::from_min_size(origin, vec2(cell * outputs as f32, cell * inputs as f32));
+    painter.rect_stroke(
+        frame,
+        0.0,
+        Stroke::new(1.0, Color32::GRAY),
+        StrokeKind::Outside,
+    );
     painter.text(
         pos2(rect.min.x, rect.min.y),
         egui::Align2::LEFT_TOP,

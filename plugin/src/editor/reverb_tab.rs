@@ -128,12 +128,20 @@ impl EditorApp {
                 ui.end_row();
             }
             let data = match &self.preview {
-                Some(Preview { result: Ok(data), .. }) => Some(data),
+                Some(Preview {
+                    result: Ok(data), ..
+                }) => Some(data),
                 _ => None,
             };
             matrix_view::bus_rows(ui, setter, &self.params, bus, data);
         });
-        if let (true, Some(Preview { result: Ok(data), .. })) = (bus.is_wide(), &self.preview) {
+        if let (
+            true,
+            Some(Preview {
+                result: Ok(data), ..
+            }),
+        ) = (bus.is_wide(), &self.preview)
+        {
             matrix_view::path_grid(ui, bus, data);
         }
         ui.horizontal(|ui| IrView::buttons(ui, &self.params.editor_ir_view));

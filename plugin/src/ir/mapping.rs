@@ -667,9 +667,8 @@ mod tests {
 
     #[test]
     fn the_dry_signal_goes_where_the_source_is() {
-        let dry = |inputs, outputs, format, output| {
-            dry_source(Bus::new(inputs, outputs, format), output)
-        };
+        let dry =
+            |inputs, outputs, format, output| dry_source(Bus::new(inputs, outputs, format), output);
         let auto = ChannelFormat::Auto;
         assert_eq!(dry(2, 2, auto, 1), Dry::Input(1));
         assert_eq!(dry(1, 2, auto, 1), Dry::Input(0));

@@ -7,10 +7,10 @@
 use std::time::Instant;
 
 use clack_extensions::audio_ports_config::{AudioPortsConfigBuffer, PluginAudioPortsConfig};
-use longtail::ir::mapping::{Bus, ChannelFormat, map};
-use longtail::ir::edit::{self, EditSettings};
-use longtail::ir::{Ir, IrLayout};
 use clack_host::prelude::*;
+use longtail::ir::edit::{self, EditSettings};
+use longtail::ir::mapping::{Bus, ChannelFormat, map};
+use longtail::ir::{Ir, IrLayout};
 use longtail::layouts::AUDIO_IO_LAYOUTS;
 use longtail_tests::{MIN_SNR_DB, RNG_SEED, decaying_noise, matrix_reference, noise, snr_db};
 
@@ -27,11 +27,17 @@ fn configs(host: &mut TestHost) -> Vec<(ClapId, u32, u32)> {
     let mut buffer = AudioPortsConfigBuffer::new();
     (0..ext.count(&handle))
         .map(|index| {
-            let config = ext.get(&handle, index, &mut buffer).expect("a configuration");
+            let config = ext
+                .get(&handle, index, &mut buffer)
+                .expect("a configuration");
             let count = |port: Option<clack_extensions::audio_ports_config::MainPortInfo>| {
                 port.map_or(0, |p| p.channel_count)
             };
-            (config.id, count(config.main_input), count(config.main_output))
+            (
+                config.id,
+                count(config.main_input),
+                count(config.main_output),
+            )
         })
         .collect()
 }
@@ -137,7 +143,10 @@ fn every_offered_bus_plays_the_reverb_where_the_mapping_says() {
             .collect();
         let output = process_wide(&mut host, &input, outputs as usize);
         host.deactivate();
-        assert!(output.iter().flatten().all(|s| s.is_finite()), "{inputs} -> {outputs}");
+        assert!(
+            output.iter().flatten().all(|s| s.is_finite()),
+            "{inputs} -> {outputs}"
+        );
         let bus = Bus::new(inputs as usize, outputs as usize, ChannelFormat::Auto);
         let mapping = map(IrLayout::Stereo, bus).expect("the built-ins play on every bus");
         for (output_idx, channel) in output.iter().enumerate() {
@@ -246,7 +255,7 @@ fn multichannel_files_swap_on_an_ambisonics_bus_and_the_format_is_saved() {
     ];
 
     let mut host = TestHost::new();
-    let (mix, format) = (host.param(MIX), host.param("Channel format"));
+    let (mix, format) = (host.param(MIX), host.param(CHANNEL_FORMAT));
     host.flush(&[(mix, 1.0), (format, 2.0)]);
     let quad = configs(&mut host)
         .into_iter()
@@ -265,8 +274,8 @@ fn multichannel_files_swap_on_an_ambisonics_bus_and_the_format_is_saved() {
         // Files play with the file edits' defaults (auto trim, normalised).
         let (source, _) = longtail::ir::load(&[path]).expect("loads");
         assert_eq!(&source.channels, channels);
-        let (ir, _) = edit::prepare(&source, &EditSettings::FILE_DEFAULT, SAMPLE_RATE)
-            .expect("prepares");
+        let (ir, _) =
+            edit::prepare(&source, &EditSettings::FILE_DEFAULT, SAMPLE_RATE).expect("prepares");
         play_and_check(&mut host, &ir, &path.display().to_string());
     }
 
@@ -274,7 +283,7 @@ fn multichannel_files_swap_on_an_ambisonics_bus_and_the_format_is_saved() {
     let saved = host.save_state();
     let mut restored = TestHost::new();
     restored.load_state(&saved);
-    let format = restored.param("Channel format");
+    let format = restored.param(CHANNEL_FORMAT);
     let value = restored.value(format);
     assert!((value - 2.0).abs() < 1e-6, "{value}");
     assert_eq!(restored.value_to_text(format, value), "Ambisonics");

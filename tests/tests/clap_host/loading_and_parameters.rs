@@ -67,7 +67,7 @@ fn parameters_are_listed_with_their_defaults() {
     let mut expected = [BACKEND, IMPULSE_RESPONSE, LATENCY, MIX, GAIN]
         .into_iter()
         .chain(IR_EDIT_FLOATS)
-        .chain([IR_SOURCE, REVERSE, NORMALIZE])
+        .chain([IR_SOURCE, REVERSE, NORMALIZE, CHANNEL_FORMAT])
         .collect::<Vec<_>>();
     expected.sort_unstable();
     assert_eq!(names, expected, "parameters: {descs:#?}");
@@ -77,9 +77,12 @@ fn parameters_are_listed_with_their_defaults() {
     assert_eq!(ids.len(), descs.len(), "parameter ids are not unique");
 
     for desc in &descs {
-        assert!(
+        // The Channel format rebuilds the engine and changes what the bus means: a setting
+        // saved with the project, not automation.
+        assert_eq!(
             desc.flags.contains(ParamInfoFlags::IS_AUTOMATABLE),
-            "{} is not automatable",
+            desc.name != CHANNEL_FORMAT,
+            "{} automatable",
             desc.name
         );
         assert_eq!(desc.min, 0.0, "{}", desc.name);
@@ -94,6 +97,8 @@ fn parameters_are_listed_with_their_defaults() {
             IMPULSE_RESPONSE => (true, 4.0),
             // Auto, CPU, GPU.
             BACKEND => (true, 2.0),
+            // Auto, Speakers, Ambisonics, Discrete.
+            CHANNEL_FORMAT => (true, 3.0),
             LATENCY | IR_SOURCE | REVERSE | NORMALIZE => (true, 1.0),
             _ => (false, 1.0),
         };

@@ -73,6 +73,7 @@ const BACKEND: &str = "Backend";
 const IR_SOURCE: &str = "IR source";
 const REVERSE: &str = "Reverse";
 const NORMALIZE: &str = "Normalize";
+const CHANNEL_FORMAT: &str = "Channel format";
 const IR_EDIT_FLOATS: [&str; 9] = [
     "Trim start",
     "Trim end",
