@@ -1,6 +1,8 @@
 //! Decoding audio files through symphonia 0.6: WAV (8/16/24/32-bit integer, 32/64-bit float,
-//! plain or `WAVE_FORMAT_EXTENSIBLE`), FLAC, AIFF/AIFC and Ogg Vorbis. Off the audio thread (the
-//! GUI or main thread, the preparation thread, the CLI); allocates.
+//! plain or `WAVE_FORMAT_EXTENSIBLE`), FLAC, AIFF/AIFC and Ogg Vorbis; WAVs of more than 18
+//! channels through hound ([`super::wide_wav`], with the same bounds), and every WAV's channel
+//! mask as stated. Off the audio thread (the GUI or main thread, the preparation thread, the
+//! CLI); allocates.
 //!
 //! Limits, checked in this order so that nothing large is read for a file that will be refused:
 //!
@@ -47,7 +49,7 @@ use symphonia::core::formats::{FormatOptions, TrackType};
 use symphonia::core::io::{MediaSource, MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
 
-use super::{IrError, validate_sample_rate};
+use super::{IrError, validate_sample_rate, wide_wav};
 
 /// Largest file accepted, in bytes (512 MiB).
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
@@ -81,6 +83,9 @@ pub struct FileInfo {
     pub num_frames: Option<u64>,
     /// File size in bytes.
     pub file_bytes: u64,
+    /// A WAV's `WAVE_FORMAT_EXTENSIBLE` channel mask as the file states it, where not zero
+    /// ([`super::wide_wav::header`]).
+    pub channel_mask: Option<u32>,
 }
 
 /// Limits of one read.
@@ -157,19 +162,63 @@ fn check_size(display: &str, file_bytes: u64) -> Result<(), IrError> {
 /// [`decode`], with a panic inside symphonia caught, kept out of the log, and turned into a
 /// refusal.
 fn decode_quietly(
-    source: Box<dyn MediaSource + '_>,
+    mut source: Box<dyn MediaSource + '_>,
     extension: Option<String>,
     display: &str,
     file_bytes: u64,
     limits: Limits,
 ) -> Result<(Audio, FileInfo), IrError> {
-    catch_quietly(|| decode(source, extension.as_deref(), display, file_bytes, limits))
-        .unwrap_or_else(|| {
-            Err(IrError::Undecodable {
-                path: display.to_string(),
-                reason: "the decoder failed on malformed data in this file".into(),
-            })
+    let failed = || IrError::Undecodable {
+        path: display.to_string(),
+        reason: "the decoder failed on malformed data in this file".into(),
+    };
+    // A WAV's header first: its mask as stated, and whether symphonia can read it at all.
+    let mut head = vec![0u8; wide_wav::HEAD_BYTES.min(file_bytes as usize)];
+    let head_len = read_head(&mut source, &mut head).map_err(|err| IrError::Unreadable {
+        path: display.to_string(),
+        reason: err.to_string(),
+    })?;
+    let wav = wide_wav::header(&head[..head_len]);
+    if let Some(wav) = wav
+        && wav.channels > wide_wav::SYMPHONIA_MAX_CHANNELS
+    {
+        let max = limits.max_channels;
+        let wide = catch_quietly(|| {
+            wide_wav::decode(source, display, file_bytes, max, limits.max_seconds)
         })
+        .unwrap_or_else(|| Err(failed()))?;
+        let info = FileInfo {
+            format: wide.format,
+            sample_rate: wide.sample_rate,
+            num_channels: wide.channels.len(),
+            num_frames: Some(wide.stated_frames),
+            file_bytes,
+            channel_mask: wav.mask,
+        };
+        let audio = Audio {
+            sample_rate: wide.sample_rate,
+            channels: wide.channels,
+        };
+        return Ok((audio, info));
+    }
+    let (audio, mut info) =
+        catch_quietly(|| decode(source, extension.as_deref(), display, file_bytes, limits))
+            .unwrap_or_else(|| Err(failed()))?;
+    info.channel_mask = wav.and_then(|wav| wav.mask);
+    Ok((audio, info))
+}
+
+/// Fills `head` from the start of `source` as far as it goes, then rewinds it.
+fn read_head(source: &mut Box<dyn MediaSource + '_>, head: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < head.len() {
+        match source.read(&mut head[filled..])? {
+            0 => break,
+            read => filled += read,
+        }
+    }
+    source.seek(std::io::SeekFrom::Start(0))?;
+    Ok(filled)
 }
 
 thread_local! {
@@ -259,6 +308,7 @@ fn decode(
         num_channels,
         num_frames: stated_frames,
         file_bytes,
+        channel_mask: None,
     };
 
     // Gapless (the default): Vorbis priming and padding frames are trimmed.

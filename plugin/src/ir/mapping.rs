@@ -34,6 +34,7 @@
 //! Budget: a mapping of more than [`MAX_PATH_SECONDS`] path-seconds, or more than
 //! [`MAX_SPECTRA_BYTES`] of spectra, is refused with the figures (see [`check_budget`]).
 
+use super::speakers::{SPEAKER_SETS, SpeakerSet, check_mask, label_side};
 use super::{IrError, IrLayout, MAX_MATRIX_SIDE};
 
 /// Most path-seconds an engine takes: paths (after sharing) times the IR's seconds. A 16 x 16
@@ -57,57 +58,6 @@ pub enum ChannelFormat {
     /// Numbered channels, odd ones left and even ones right.
     Discrete,
 }
-
-/// A speaker set, in WAV (SMPTE) channel order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SpeakerSet {
-    /// Its name ("7.1.4").
-    pub name: &'static str,
-    /// One label per channel ("L", "R", "C", "LFE", "Ls", ...).
-    pub labels: &'static [&'static str],
-}
-
-/// The speaker sets Longtail knows, one per width. 7.1.2 and 5.1.4 have the same sides
-/// channel for channel (L R C LFE and three left/right pairs), so one entry stands for both.
-pub const SPEAKER_SETS: &[SpeakerSet] = &[
-    SpeakerSet {
-        name: "quad",
-        labels: &["L", "R", "Ls", "Rs"],
-    },
-    SpeakerSet {
-        name: "5.0",
-        labels: &["L", "R", "C", "Ls", "Rs"],
-    },
-    SpeakerSet {
-        name: "5.1",
-        labels: &["L", "R", "C", "LFE", "Ls", "Rs"],
-    },
-    SpeakerSet {
-        name: "7.0",
-        labels: &["L", "R", "C", "Ls", "Rs", "Lrs", "Rrs"],
-    },
-    SpeakerSet {
-        name: "7.1",
-        labels: &["L", "R", "C", "LFE", "Ls", "Rs", "Lrs", "Rrs"],
-    },
-    SpeakerSet {
-        name: "7.1.2 / 5.1.4",
-        labels: &["L", "R", "C", "LFE", "Ls", "Rs", "Lrs", "Rrs", "Ltm", "Rtm"],
-    },
-    SpeakerSet {
-        name: "7.1.4",
-        labels: &[
-            "L", "R", "C", "LFE", "Ls", "Rs", "Lrs", "Rrs", "Ltf", "Rtf", "Ltr", "Rtr",
-        ],
-    },
-    SpeakerSet {
-        name: "9.1.6",
-        labels: &[
-            "L", "R", "C", "LFE", "Ls", "Rs", "Lrs", "Rrs", "Lw", "Rw", "Ltf", "Rtf", "Ltm", "Rtm",
-            "Ltr", "Rtr",
-        ],
-    },
-];
 
 /// What the channels of a bus are, once its width is known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,10 +119,10 @@ impl BusFormat {
     fn side(self, idx: usize) -> Side {
         match self {
             Self::Stereo | Self::Discrete => [Side::Left, Side::Right][idx % 2],
-            Self::Speakers(set) => match set.labels[idx] {
+            Self::Speakers(set) => match label_side(set.labels[idx]) {
                 "LFE" => Side::None,
                 "C" => Side::Centre,
-                label if label.starts_with('L') => Side::Left,
+                "L" => Side::Left,
                 _ => Side::Right,
             },
             Self::Ambisonics(_) => Side::Centre,
@@ -414,6 +364,31 @@ pub fn map(layout: IrLayout, bus: Bus) -> Result<Mapping, IrError> {
     })
 }
 
+/// Refuses a file of `num_channels` channels whose WAV channel `mask` disagrees with the bus:
+/// checked where the file has one channel per output of a speaker bus (rule 3), the only
+/// case where its speakers meet the bus's one for one. Ambisonics and discrete buses, and the
+/// other rules, do not read masks.
+pub fn check_file_mask(mask: Option<u32>, num_channels: usize, bus: Bus) -> Result<(), IrError> {
+    match (mask, bus.output_format()) {
+        (Some(mask), BusFormat::Speakers(set)) if num_channels == bus.outputs => {
+            check_mask(mask, set)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The `WAVE_FORMAT_EXTENSIBLE` channel mask of a file of this bus's outputs: the speaker
+/// set's, mono's centre or stereo's left and right; 0 (no speaker positions) for Ambisonics,
+/// discrete channels and 9.1.6.
+pub fn wav_mask(bus: Bus) -> u32 {
+    match bus.output_format() {
+        BusFormat::Stereo if bus.outputs == 1 => 0x4,
+        BusFormat::Stereo => 0x3,
+        BusFormat::Speakers(set) => set.wav_mask,
+        BusFormat::Ambisonics(_) | BusFormat::Discrete => 0,
+    }
+}
+
 /// Where an output's dry signal comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dry {
@@ -563,7 +538,7 @@ mod tests {
         assert_eq!(lines.len(), 11, "{lines:?}");
         assert_eq!(lines[0], "L -> L: IR 1");
         assert_eq!(lines[2], "C -> C: 0.5 x IR 1 + 0.5 x IR 2");
-        assert_eq!(lines[3], "Ls -> Ls: IR 1");
+        assert_eq!(lines[3], "Lrs -> Lrs: IR 1");
         assert!(lines.iter().all(|line| !line.contains("LFE")), "{lines:?}");
         assert!(lines.contains(&"Rtr -> Rtr: IR 2".to_string()), "{lines:?}");
         assert!(

@@ -20,8 +20,10 @@ pub mod decode;
 pub mod edit;
 pub mod mapping;
 pub mod resample;
+pub mod speakers;
 pub mod store;
 pub mod wav;
+pub mod wide_wav;
 
 use std::path::Path;
 
@@ -170,6 +172,11 @@ pub enum IrError {
         "the IR has {0} channels; supported are 1 (mono), 2 (stereo), 4 (true stereo: LL, LR, RL, RR) and up to {MAX_IR_CHANNELS} for a bus wider than stereo"
     )]
     UnsupportedChannels(usize),
+    #[error(
+        "the file's channel mask {mask} does not match the bus's speakers {bus}; set the \
+         Channel format to Discrete to play it channel by channel"
+    )]
+    MaskMismatch { mask: String, bus: String },
     #[error(
         "a {ir} IR ({channels} channels) cannot play on {bus}: it needs 1, 2 or 4 channels on an \
          N -> N, 1 -> N or 2 -> N bus, as many channels as the bus has outputs (N -> N or \
