@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes what Longtail parses from outside: `scripts/fuzz.sh TARGET MINUTES`, with TARGET one of
 #   ir_decode      IR file bytes, every format, through the decoder and the IR checks;
+#   ir_file_set    one IR file per input (2 to 9 files cut from the input), into a matrix;
 #   state_restore  the IR in a project state (JSON) through the state restore.
 # Installs what it needs (the Debian packages of scripts/deps.sh, cargo-fuzz; the nightly
 # toolchain must be there: `rustup toolchain install nightly`), writes the seed corpus (the
@@ -12,12 +13,12 @@
 # decoding path is safe Rust and the limits above are libFuzzer's own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: scripts/fuzz.sh ir_decode|state_restore [MINUTES]}
+target=${1:?usage: scripts/fuzz.sh ir_decode|ir_file_set|state_restore [MINUTES]}
 minutes=${2:-10}
 case "$target" in
-    ir_decode | state_restore) ;;
+    ir_decode | ir_file_set | state_restore) ;;
     *)
-        echo "fuzz: unknown target '$target'; the targets are ir_decode and state_restore" >&2
+        echo "fuzz: unknown target '$target'; the targets are ir_decode, ir_file_set and state_restore" >&2
         exit 2
         ;;
 esac

@@ -89,7 +89,7 @@ fn thousands_of_mutated_files_are_refused_with_a_message_or_load_as_valid_irs() 
     std::thread::spawn(move || {
         let mut rng = Rng::new(0x5EED);
         let mut next = |bound: usize| (rng.next_u64() % bound.max(1) as u64) as usize;
-        let (mut refused, mut loaded, mut caught) = (0, 0, 0);
+        let (mut refused, mut loaded, mut caught, mut sets) = (0, 0, 0, 0);
         let seeds = seeds::seeds();
         for (seed_idx, (name, original)) in seeds.iter().enumerate() {
             let extension = name.rsplit('.').next().unwrap();
@@ -110,6 +110,26 @@ fn thousands_of_mutated_files_are_refused_with_a_message_or_load_as_valid_irs() 
                         refused += 1;
                         check_refusal(&err, &name);
                         caught += usize::from(err.to_string().contains("the decoder failed"));
+                    }
+                }
+                // One file per input: the mutated file as one row of a set with its seed.
+                if case % 5 == 0 {
+                    let seed_name = format!("seed-{seed_idx}.{extension}");
+                    let set = [(&bytes[..], name.as_str()), (&original[..], &seed_name)];
+                    match ir::load_bytes_set(&set) {
+                        Ok((ir, infos)) => {
+                            assert_eq!(infos.len(), 2);
+                            assert!(ir.channels.iter().flatten().all(|s| s.is_finite()));
+                            sets += 1;
+                        }
+                        Err(err) => {
+                            let message = err.to_string();
+                            assert!(!message.contains('\n'), "one line: {message}");
+                            assert!(
+                                message.contains(&name) || message.contains(&seed_name),
+                                "names a file: {message}"
+                            );
+                        }
                     }
                 }
             }
@@ -134,6 +154,7 @@ fn thousands_of_mutated_files_are_refused_with_a_message_or_load_as_valid_irs() 
                 refused += 1;
             }
         }
+        assert!(sets > 0, "no per-input set loaded");
         done_tx
             .send((seeds.len(), refused, loaded, caught))
             .unwrap();
@@ -256,6 +277,7 @@ fn write_fuzz_seeds() {
                 num_channels: ir.channels.len(),
                 num_frames: ir.len(),
                 samples: encode_samples(&ir.channels),
+                channel_mask: None,
             };
             let json = serde_json::to_vec(&saved).unwrap();
             std::fs::write(state_dir.join(format!("{name}.json")), json).unwrap();

@@ -152,9 +152,10 @@ pub enum IrError {
         found: u64,
     },
     #[error(
-        "true stereo from two files needs two stereo files (left input: LL, LR; right input: RL, RR); {0}"
+        "one file per input needs files of one channel count and rate, input i's file holding its \
+         paths to every output (true stereo: two stereo files, LL, LR then RL, RR); {0}"
     )]
-    TwoFileLayout(String),
+    FileSet(String),
     #[error("resampling failed: {0}")]
     Resample(String),
     #[error("{0}")]
@@ -225,7 +226,7 @@ impl IrError {
             | Self::Undecodable { .. }
             | Self::FileTooLarge { .. }
             | Self::Truncated { .. }
-            | Self::TwoFileLayout(_)
+            | Self::FileSet(_)
             | Self::InFile { .. } => self,
             error => Self::InFile {
                 path: path.to_string(),
@@ -344,10 +345,12 @@ pub const IR_LIMITS: Limits = Limits {
     max_seconds: Some(MAX_IR_SECONDS),
 };
 
-/// Loads an IR from one file (1, 2 or 4 channels) or from two stereo files making a true-stereo
-/// IR (the first file is the left input's: LL, LR; the second the right input's: RL, RR; the
-/// shorter is padded with silence). Returns the IR at the file's own rate and what each file's
-/// header said. Allocates and reads files; call off the audio thread.
+/// Loads an IR from one file (any channel count up to [`MAX_IR_CHANNELS`]: its meaning comes
+/// from the bus, see [`mapping`]) or from one file per input, each a row of the matrix with
+/// one channel per output (two stereo files make true stereo: the left input's LL, LR, then
+/// the right input's RL, RR; shorter files are padded with silence). Returns the IR at the
+/// files' own rate and what each file's header said. Allocates and reads files; call off the
+/// audio thread.
 pub fn load(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
     match paths {
         [path] => {
@@ -357,45 +360,96 @@ pub fn load(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
                 .map_err(|err| err.in_file(&shown))?;
             Ok((ir, vec![info]))
         }
-        [left_path, right_path] => {
-            let (left, left_info) = decode::read(left_path, IR_LIMITS)
-                .map_err(|err| err.in_file(&left_path.display().to_string()))?;
-            let (right, right_info) = decode::read(right_path, IR_LIMITS)
-                .map_err(|err| err.in_file(&right_path.display().to_string()))?;
-            for (path, audio) in [(left_path, &left), (right_path, &right)] {
-                if audio.channels.len() != 2 {
-                    return Err(IrError::TwoFileLayout(format!(
-                        "'{}' has {} channels",
-                        path.display(),
-                        audio.channels.len()
-                    )));
-                }
-            }
-            if left.sample_rate != right.sample_rate {
-                return Err(IrError::TwoFileLayout(format!(
-                    "their sample rates differ ({} Hz and {} Hz)",
-                    left.sample_rate, right.sample_rate
-                )));
-            }
-            let num_frames = left.num_frames().max(right.num_frames());
-            let channels = left
-                .channels
-                .into_iter()
-                .chain(right.channels)
-                .map(|mut channel| {
-                    channel.resize(num_frames, 0.0);
-                    channel
-                })
-                .collect();
-            let name = format!("{} + {}", file_name(left_path), file_name(right_path));
-            let ir = Ir::new(name, left.sample_rate, channels)?;
-            Ok((ir, vec![left_info, right_info]))
-        }
-        _ => Err(IrError::TwoFileLayout(format!(
-            "{} files were given",
+        paths if (2..=MAX_MATRIX_SIDE).contains(&paths.len()) => load_rows(paths),
+        _ => Err(IrError::FileSet(format!(
+            "{} files were given; one file per input takes 2 to {MAX_MATRIX_SIDE}",
             paths.len()
         ))),
     }
+}
+
+/// [`load`] of one file per input.
+fn load_rows(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
+    let mut rows = Vec::with_capacity(paths.len());
+    for path in paths {
+        let shown = path.display().to_string();
+        let row = decode::read(path, ROW_LIMITS).map_err(|err| err.in_file(&shown))?;
+        rows.push((shown, file_name(path), row));
+    }
+    rows_to_ir(rows)
+}
+
+/// [`load`] of one file per input whose bytes are in memory, each with the name standing for
+/// its path: the same checks and messages. For the mutation test and the fuzz targets.
+pub fn load_bytes_set(files: &[(&[u8], &str)]) -> Result<(Ir, Vec<FileInfo>), IrError> {
+    if !(2..=MAX_MATRIX_SIDE).contains(&files.len()) {
+        return Err(IrError::FileSet(format!(
+            "{} files were given; one file per input takes 2 to {MAX_MATRIX_SIDE}",
+            files.len()
+        )));
+    }
+    let mut rows = Vec::with_capacity(files.len());
+    for (bytes, name) in files {
+        let row = decode::read_bytes(bytes, name, ROW_LIMITS).map_err(|err| err.in_file(name))?;
+        rows.push((name.to_string(), file_name(Path::new(name)), row));
+    }
+    rows_to_ir(rows)
+}
+
+/// Limits of one file of a per-input set: a row of at most [`MAX_MATRIX_SIDE`] outputs.
+const ROW_LIMITS: Limits = Limits {
+    max_channels: MAX_MATRIX_SIDE,
+    ..IR_LIMITS
+};
+
+/// The matrix of decoded rows `(shown path, file name, (audio, info))`, one per input.
+fn rows_to_ir(
+    rows: Vec<(String, String, (decode::Audio, FileInfo))>,
+) -> Result<(Ir, Vec<FileInfo>), IrError> {
+    let (first_shown, _, (first, _)) = &rows[0];
+    for (shown, _, (audio, _)) in &rows[1..] {
+        if audio.channels.len() != first.channels.len() {
+            return Err(IrError::FileSet(format!(
+                "'{first_shown}' has {} channels and '{shown}' has {}",
+                first.channels.len(),
+                audio.channels.len()
+            )));
+        }
+        if audio.sample_rate != first.sample_rate {
+            return Err(IrError::FileSet(format!(
+                "their sample rates differ ({} Hz and {} Hz: '{first_shown}' and '{shown}')",
+                first.sample_rate, audio.sample_rate
+            )));
+        }
+    }
+    let (inputs, outputs) = (rows.len(), first.channels.len());
+    let sample_rate = first.sample_rate;
+    let num_frames = rows
+        .iter()
+        .map(|(_, _, (audio, _))| audio.num_frames())
+        .max()
+        .unwrap_or(0);
+    let layout = match (inputs, outputs) {
+        (2, 2) => IrLayout::TrueStereo,
+        _ => IrLayout::matrix(inputs, outputs).ok_or(IrError::MatrixSize { inputs, outputs })?,
+    };
+    let names: Vec<&str> = rows.iter().map(|(_, name, _)| name.as_str()).collect();
+    let name = names.join(" + ");
+    let mut channels = Vec::with_capacity(inputs * outputs);
+    let mut infos = Vec::with_capacity(inputs);
+    let mut rows_shown = Vec::with_capacity(inputs);
+    for (shown, _, (audio, info)) in rows {
+        rows_shown.push(shown);
+        infos.push(info);
+        channels.extend(audio.channels.into_iter().map(|mut channel| {
+            channel.resize(num_frames, 0.0);
+            channel
+        }));
+    }
+    let shown: Vec<&str> = rows_shown.iter().map(String::as_str).collect();
+    let ir = Ir::with_layout(name, sample_rate, layout, channels)
+        .map_err(|err| err.in_file(&shown.join(" + ")))?;
+    Ok((ir, infos))
 }
 
 /// [`load`] of one file whose bytes are in memory, `name` standing for its path: the same

@@ -27,8 +27,13 @@
 //!   10 s stereo IR at 48 kHz (3.8 MB of samples) takes 3.5 to 4.3 MB; silence costs nearly
 //!   nothing.
 //!
-//! Nothing the state says sizes an allocation before it is checked: the shape (1, 2 or 4
-//! channels, 1 Hz to 768 kHz, at most [`MAX_IR_SECONDS`] at that rate) is checked first; the
+//! The copy is kept up to [`MAX_EMBEDDED_BYTES`] (64 MiB of text); a bigger IR (a dense 16 x 16
+//! matrix of long rooms) is kept by its paths and hash only, the status line says so when it is
+//! loaded, and a project that misses the file says so when it opens.
+//!
+//! Nothing the state says sizes an allocation before it is checked: the shape (1 to
+//! [`MAX_IR_CHANNELS`] channels, 1 Hz to 768 kHz, at most [`MAX_IR_SECONDS`] at that rate, at
+//! most 256 Mi samples, at most [`MAX_EMBEDDED_BYTES`] of text) is checked first; the
 //! base64 text is decoded (the `base64` crate) only when it is no longer than those samples could
 //! need, inflating stops at their size, and the samples are made from exactly that many bytes
 //! ([`decode_samples`]). Names and paths are the JSON's own strings, which the host has already
@@ -48,6 +53,13 @@ use super::{Ir, IrError, MAX_IR_CHANNELS, MAX_IR_SECONDS};
 
 /// Version of [`SavedIrFile`] this Longtail writes and the newest it reads.
 pub const STATE_VERSION: u32 = 1;
+/// Largest copy of an IR the project state keeps, in bytes of its text (compressed, base64):
+/// about a 16 x 16 matrix of 1.5 s rooms at 48 kHz in full-precision float. Past it the state
+/// keeps the paths and hash only, and says so when the file is missing.
+pub const MAX_EMBEDDED_BYTES: usize = 64 << 20;
+/// Most samples a state's copy may declare (1 GiB of `f32`), so a small text that inflates to
+/// a lot is refused before it is inflated.
+const MAX_EMBEDDED_SAMPLES: usize = 256 << 20;
 /// Largest sample rate accepted in a state's embedded copy (as for files).
 const MAX_STATE_RATE: u32 = 768_000;
 
@@ -60,8 +72,11 @@ pub struct IrFile {
     pub paths: Vec<PathBuf>,
     /// FNV-1a 64 of the files' bytes, in order, as 16 hex digits.
     pub hash: String,
-    /// The samples compressed for the state (see the module docs).
+    /// The samples compressed for the state (see the module docs); empty when they are over
+    /// [`MAX_EMBEDDED_BYTES`] and the state keeps only the paths and the hash.
     pub embedded: String,
+    /// A single WAV's channel mask as the file states it, checked against the bus.
+    pub channel_mask: Option<u32>,
 }
 
 /// The IR file as saved in the project state. Every field has a default, so states that lack
@@ -85,6 +100,8 @@ pub struct SavedIrFile {
     pub num_frames: usize,
     /// The compressed samples (see the module docs); empty when none are embedded.
     pub samples: String,
+    /// The file's WAV channel mask, if it stated one.
+    pub channel_mask: Option<u32>,
 }
 
 /// The user IR file shared by the plugin, its state, the preparation thread and the editor.
@@ -148,8 +165,17 @@ impl IrFileState {
         match result {
             Ok(file) => {
                 let name = file.ir.name.clone();
+                let not_kept = file.embedded.is_empty();
                 self.replace(Some(file));
-                self.set_status(format!("loaded {name}"));
+                self.set_status(if not_kept {
+                    format!(
+                        "loaded {name}; it is over the {} MiB the project keeps a copy of, so \
+                         the project keeps its path and hash only",
+                        MAX_EMBEDDED_BYTES >> 20
+                    )
+                } else {
+                    format!("loaded {name}")
+                });
                 Ok(())
             }
             Err(err) => {
@@ -202,6 +228,7 @@ impl IrFileState {
                 num_channels: file.ir.channels.len(),
                 num_frames: file.ir.len(),
                 samples: file.embedded.clone(),
+                channel_mask: file.channel_mask,
             },
         }
     }
@@ -260,6 +287,7 @@ impl IrFileState {
                     paths,
                     hash: saved.hash,
                     embedded: saved.samples,
+                    channel_mask: saved.channel_mask,
                 }));
                 self.set_status(format!(
                     "{problem}: using the copy of {name} saved in the project"
@@ -294,9 +322,20 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn load_file(paths: &[&Path]) -> Result<IrFile, IrError> {
     let hash = hash_files(paths)?;
-    let (ir, _) = super::load(paths)?;
-    let embedded = encode_samples(&ir.channels);
+    let (ir, infos) = super::load(paths)?;
+    let num_samples = ir.channels.len() * ir.len();
+    let embedded = if num_samples <= MAX_EMBEDDED_SAMPLES {
+        Some(encode_samples(&ir.channels)).filter(|text| text.len() <= MAX_EMBEDDED_BYTES)
+    } else {
+        None
+    }
+    .unwrap_or_default();
+    let channel_mask = match infos.as_slice() {
+        [info] => info.channel_mask,
+        _ => None,
+    };
     Ok(IrFile {
+        channel_mask,
         ir,
         paths: paths.iter().map(|p| p.to_path_buf()).collect(),
         hash,
@@ -396,6 +435,14 @@ fn embedded_ir(saved: &SavedIrFile) -> Result<Ir, String> {
     let max_frames = (MAX_IR_SECONDS * f64::from(saved.sample_rate)) as usize;
     if saved.num_frames == 0 || saved.num_frames > max_frames {
         return Err(format!("{} frames", saved.num_frames));
+    }
+    if saved.num_channels * saved.num_frames > MAX_EMBEDDED_SAMPLES
+        || saved.samples.len() > MAX_EMBEDDED_BYTES
+    {
+        return Err(format!(
+            "{} x {} samples, over what a project keeps",
+            saved.num_channels, saved.num_frames
+        ));
     }
     let channels = decode_samples(&saved.samples, saved.num_channels, saved.num_frames)?;
     Ir::new(saved.name.clone(), saved.sample_rate, channels).map_err(|err| err.to_string())

@@ -4,7 +4,8 @@
 //! where the test looks.
 //!
 //! Besides the fixtures (16-bit WAV, FLAC, 24-bit AIFF, float AIFC, Ogg Vorbis): WAV with
-//! `LIST`/`INFO`, `cue ` and `id3 ` chunks, a 4-channel `WAVE_FORMAT_EXTENSIBLE` WAV, a float
+//! `LIST`/`INFO`, `cue ` and `id3 ` chunks, `WAVE_FORMAT_EXTENSIBLE` WAVs of 4 and 12 channels
+//! with their masks and of 24 and 40 (past symphonia, decoded by hound), a float
 //! WAV with a `fact` chunk, FLAC with a Vorbis comment and a cover picture, AIFF with an `ID3 `
 //! chunk; and hostile ones whose tag and picture lengths say about 4 GB.
 
@@ -17,7 +18,10 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
         ("ir-f32.aifc".into(), AIFC_F32.to_vec()),
         ("ir.ogg".into(), OGG.to_vec()),
         ("tagged.wav".into(), tagged_wav()),
-        ("extensible-4ch.wav".into(), extensible_wav(4, 24, 300)),
+        ("extensible-4ch.wav".into(), extensible_wav(4, 24, 300, 0x33)),
+        ("extensible-7.1.4.wav".into(), extensible_wav(12, 24, 200, 0x2D63F)),
+        ("wide-24ch.wav".into(), extensible_wav(24, 16, 100, 0)),
+        ("wide-40ch-masked.wav".into(), extensible_wav(40, 24, 40, 0xFFFF)),
         ("float-fact.wav".into(), float_wav_with_fact(2, 256)),
         ("tagged.flac".into(), tagged_flac(COMMENT_OK, PICTURE_OK)),
         ("tagged.aiff".into(), tagged_aiff()),
@@ -180,7 +184,7 @@ fn tagged_wav() -> Vec<u8> {
 }
 
 /// A `WAVE_FORMAT_EXTENSIBLE` PCM WAV of `num_channels` at `bits` per sample.
-fn extensible_wav(num_channels: u16, bits: u16, num_frames: usize) -> Vec<u8> {
+fn extensible_wav(num_channels: u16, bits: u16, num_frames: usize, mask: u32) -> Vec<u8> {
     let block_align = num_channels * bits / 8;
     let mut fmt = Vec::new();
     fmt.extend(0xFFFEu16.to_le_bytes());
@@ -191,7 +195,7 @@ fn extensible_wav(num_channels: u16, bits: u16, num_frames: usize) -> Vec<u8> {
     fmt.extend(bits.to_le_bytes());
     fmt.extend(22u16.to_le_bytes());
     fmt.extend(bits.to_le_bytes());
-    fmt.extend(0x33u32.to_le_bytes());
+    fmt.extend(mask.to_le_bytes());
     // KSDATAFORMAT_SUBTYPE_PCM.
     fmt.extend([
         1, 0, 0, 0, 0, 0, 0x10, 0, 0x80, 0, 0, 0xAA, 0, 0x38, 0x9B, 0x71,
