@@ -25,7 +25,7 @@ use rtrb::{Consumer, Producer, RingBuffer};
 use crate::engine::{Engine, EngineConfig, stagger_phase};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{self, EditSettings};
-use crate::ir::mapping::ChannelFormat;
+use crate::ir::mapping::{Bus, ChannelFormat, check_file_mask};
 use crate::ir::store::IrFileState;
 use crate::ir::{Ir, IrError};
 
@@ -115,6 +115,15 @@ pub fn prepare_ir(
 
 /// Builds the engine a request describes. Off the audio thread; allocates.
 pub fn build(request: &Request, files: &IrFileState) -> Result<Engine, String> {
+    // A file's speakers must be the bus's where they meet one for one.
+    if let IrSource::File(_) = request.source
+        && let Some((file, _)) = files.current()
+    {
+        let config = &request.config;
+        let bus = Bus::new(config.num_inputs, config.num_outputs, request.format);
+        check_file_mask(file.channel_mask, file.ir.channels.len(), bus)
+            .map_err(|err| err.to_string())?;
+    }
     let ir = prepare_ir(request.source, &request.edits, request.sample_rate, files)
         .map_err(|err| err.to_string())?;
     let mut engine =

@@ -11,6 +11,7 @@ use crate::cpu_time;
 use crate::engine::denormals::ScopedFtz;
 use crate::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
 use crate::ir::Ir;
+use crate::ir::mapping::ChannelFormat;
 use crate::processor::{Controls, Processor};
 use crate::rng::Rng;
 
@@ -49,6 +50,10 @@ pub struct RenderOptions {
     pub latency_mode: LatencyMode,
     /// Where the levels after the first run (CPU workers, or the GPU with CPU standbys).
     pub executor: Executor,
+    /// Output channels; `None`: [`num_outputs_for`].
+    pub outputs: Option<usize>,
+    /// What the channels of a bus wider than stereo are ([`crate::ir::mapping`]).
+    pub format: ChannelFormat,
 }
 
 /// What a render did, for reports.
@@ -81,18 +86,28 @@ impl RenderReport {
     }
 }
 
-/// The number of output channels the plugin produces for `num_inputs` inputs and `ir`: stereo
-/// when the input or the IR is stereo (or true stereo), else mono.
+/// The number of output channels for `num_inputs` inputs and `ir` when none is asked for: a
+/// matrix's own outputs; as many as the inputs past stereo (`N -> N`); an IR of one row per
+/// input past stereo width (`inputs x M` channels, `M > 2`) its `M`; else stereo when the input
+/// or the IR is stereo (or true stereo), else mono.
 pub fn num_outputs_for(num_inputs: usize, ir: &Ir) -> usize {
-    if num_inputs >= 2 || ir.channels.len() >= 2 {
+    let channels = ir.channels.len();
+    if let Some(outputs) = ir.layout.matrix_outputs() {
+        outputs
+    } else if num_inputs > 2 {
+        num_inputs
+    } else if channels % num_inputs.max(1) == 0 && channels / num_inputs.max(1) > 2 {
+        channels / num_inputs.max(1)
+    } else if num_inputs >= 2 || channels >= 2 {
         2
     } else {
         1
     }
 }
 
-/// Renders `input` (one `Vec` per channel, 1 or 2 channels, at the IR's sample rate) through
-/// `ir`. Returns the output channels and a report.
+/// Renders `input` (one `Vec` per channel, 1 to 64 channels, at the IR's sample rate) through
+/// `ir`, mapped onto the bus by [`crate::ir::mapping`]. Returns the output channels and a
+/// report.
 pub fn render(
     ir: &Ir,
     input: &[Vec<f32>],
@@ -100,7 +115,9 @@ pub fn render(
 ) -> Result<(Vec<Vec<f32>>, RenderReport), EngineError> {
     let _ftz = ScopedFtz::enable();
     let num_inputs = input.len();
-    let num_outputs = num_outputs_for(num_inputs, ir);
+    let num_outputs = options
+        .outputs
+        .unwrap_or_else(|| num_outputs_for(num_inputs, ir));
     let config = EngineConfig {
         max_block_size: options.blocks.max(),
         num_inputs,
@@ -109,13 +126,14 @@ pub fn render(
         limits: PlanLimits::default(),
         executor: options.executor,
     };
-    let engine = Engine::new(ir, config)?;
+    let engine = Engine::new_mapped(ir, config, options.format)?;
     let backend = engine.backend_report();
     let plan = engine.plan().describe();
     let num_paths = engine.num_paths();
     let latency = engine.latency_samples();
     let num_workers = engine.num_workers();
     let mut processor = Processor::new(Box::new(engine), 1);
+    processor.set_format(options.format);
     // A render waits for the workers: deterministic, and equal to real time with no late block.
     processor.set_offline(true);
 

@@ -160,6 +160,8 @@ fn a_44k1_file_in_a_48k_session_matches_the_float64_reference() {
         mix: 1.0,
         latency_mode: LatencyMode::Zero,
         executor: longtail::engine::Executor::Workers,
+        outputs: None,
+        format: Default::default(),
     };
     let (output, _) = render(&ir, std::slice::from_ref(&input), options).unwrap();
     let mut expected = vec![0.0f64; input.len() + ideal.len() - 1];

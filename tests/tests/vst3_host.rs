@@ -405,6 +405,8 @@ fn vst3_processes_like_the_cli_render_and_restores_its_state() {
                 mix: DEFAULT_MIX,
                 latency_mode: LatencyMode::Zero,
                 executor: Executor::Workers,
+                outputs: None,
+                format: Default::default(),
             },
         )
         .expect("render");

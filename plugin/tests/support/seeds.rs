@@ -18,10 +18,19 @@ pub fn seeds() -> Vec<(String, Vec<u8>)> {
         ("ir-f32.aifc".into(), AIFC_F32.to_vec()),
         ("ir.ogg".into(), OGG.to_vec()),
         ("tagged.wav".into(), tagged_wav()),
-        ("extensible-4ch.wav".into(), extensible_wav(4, 24, 300, 0x33)),
-        ("extensible-7.1.4.wav".into(), extensible_wav(12, 24, 200, 0x2D63F)),
+        (
+            "extensible-4ch.wav".into(),
+            extensible_wav(4, 24, 300, 0x33),
+        ),
+        (
+            "extensible-7.1.4.wav".into(),
+            extensible_wav(12, 24, 200, 0x2D63F),
+        ),
         ("wide-24ch.wav".into(), extensible_wav(24, 16, 100, 0)),
-        ("wide-40ch-masked.wav".into(), extensible_wav(40, 24, 40, 0xFFFF)),
+        (
+            "wide-40ch-masked.wav".into(),
+            extensible_wav(40, 24, 40, 0xFFFF),
+        ),
         ("float-fact.wav".into(), float_wav_with_fact(2, 256)),
         ("tagged.flac".into(), tagged_flac(COMMENT_OK, PICTURE_OK)),
         ("tagged.aiff".into(), tagged_aiff()),

@@ -14,6 +14,7 @@ use longtail::engine::LatencyMode;
 use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir;
 use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
+use longtail::ir::mapping::ChannelFormat;
 use longtail::params::DEFAULT_MIX;
 use longtail::render::BlockSizes;
 use longtail::tools::bench::Pace;
@@ -40,15 +41,27 @@ pub(crate) enum Command {
     /// as stored (only resampled when its rate differs from the input's); edits apply only when
     /// their flags are given, in the order of `longtail::ir::edit`.
     Render {
-        /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis with 1 (mono), 2 (stereo) or 4 (true
-        /// stereo: LL, LR, RL, RR) channels, at any rate (resampled to the input's). Give two
-        /// stereo files for true stereo: the left input's (LL, LR), then the right input's (RL,
-        /// RR).
-        #[arg(long, required = true, num_args = 1..=2)]
+        /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis at any rate (resampled to the
+        /// input's): 1 (mono), 2 (stereo) or 4 (true stereo: LL, LR, RL, RR) channels, or any
+        /// count up to 4096 whose meaning comes from the bus (one channel per output, or
+        /// inputs x outputs channels, input-major; see the README's "Matrices"). Or one file per
+        /// input, each with one channel per output (two stereo files: true stereo, the left
+        /// input's LL, LR, then the right input's RL, RR).
+        #[arg(long, required = true, num_args = 1..=64)]
         ir: Vec<PathBuf>,
-        /// Dry signal: a mono or stereo audio file (WAV, FLAC, AIFF or Ogg Vorbis).
+        /// Dry signal: an audio file (WAV, FLAC, AIFF or Ogg Vorbis) of 1 to 64 channels.
         #[arg(long)]
         input: PathBuf,
+        /// Output channels, 1 to 64 (default: a matrix IR's outputs; the input's channels past
+        /// stereo; an IR of input x M channels its M; else stereo when the input or the IR is,
+        /// else mono). The output WAV's channel mask names the speakers of --format.
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+        outputs: Option<u8>,
+        /// What the channels of a bus wider than stereo are: `auto` (the speaker set of the
+        /// width, else Ambisonics where it is a square, else discrete), `speakers`,
+        /// `ambisonics` (ACN, SN3D) or `discrete`.
+        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+        format: FormatArg,
         /// Where to write the result (32-bit float WAV).
         #[arg(long)]
         output: PathBuf,
@@ -71,11 +84,22 @@ pub(crate) enum Command {
     },
     /// Describe an IR file (or two stereo files making true stereo): format, rate, channels,
     /// length, peak, layout, and what the plugin's default edits would do to it (where the
-    /// automatic end trim would cut, the normalisation gain).
+    /// automatic end trim would cut, the normalisation gain). With --outputs, how it plays on
+    /// that bus: the rule, and which IR channels feed each path (or why it cannot play there).
     IrInfo {
-        /// The IR file; a second stereo file makes a true-stereo pair (left input's first).
-        #[arg(required = true, num_args = 1..=2)]
+        /// The IR file, or one file per input (each a row: one channel per output; two stereo
+        /// files make true stereo, the left input's first).
+        #[arg(required = true, num_args = 1..=64)]
         files: Vec<PathBuf>,
+        /// Bus inputs, 1 to 64 (default: as many as --outputs).
+        #[arg(long, requires = "outputs", value_parser = clap::value_parser!(u8).range(1..=64))]
+        inputs: Option<u8>,
+        /// Bus outputs, 1 to 64: print the mapping onto this bus.
+        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+        outputs: Option<u8>,
+        /// What the bus's channels are (as for render).
+        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+        format: FormatArg,
         /// Session rate in Hz to describe the preparation for, 1000 to 768000 (default: the
         /// file's own rate).
         #[arg(long, value_parser = parse_rate)]
@@ -378,6 +402,25 @@ impl EditArgs {
 pub(crate) enum LatencyArg {
     Zero,
     Low,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum FormatArg {
+    Auto,
+    Speakers,
+    Ambisonics,
+    Discrete,
+}
+
+impl From<FormatArg> for ChannelFormat {
+    fn from(format: FormatArg) -> Self {
+        match format {
+            FormatArg::Auto => Self::Auto,
+            FormatArg::Speakers => Self::Speakers,
+            FormatArg::Ambisonics => Self::Ambisonics,
+            FormatArg::Discrete => Self::Discrete,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -7,11 +7,12 @@
 
 use std::path::Path;
 
-use longtail::engine::{Executor, GpuPolicy, LatencyMode};
+use longtail::engine::{Executor, GpuPolicy, LatencyMode, MAX_CHANNELS};
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, EditSettings};
-use longtail::ir::{IrError, wav};
+use longtail::ir::mapping::{Bus, ChannelFormat, check_file_mask, map, wav_mask};
+use longtail::ir::{IrError, speakers, wav};
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 use longtail::tools::demo;
 
@@ -22,15 +23,15 @@ pub(crate) fn run_render(
     options: RenderOptions,
     edits: &EditSettings,
 ) -> Result<(), String> {
-    let (source, _) = longtail::ir::load(ir_paths).map_err(|err| format!("IR: {err}"))?;
+    let (source, infos) = longtail::ir::load(ir_paths).map_err(|err| format!("IR: {err}"))?;
     let limits = Limits {
-        max_channels: 2,
+        max_channels: MAX_CHANNELS,
         max_seconds: None,
     };
     let (input, _) = decode::read(input_path, limits).map_err(|err| match err {
         IrError::UnsupportedChannels(n) => {
             format!(
-                "input '{}' has {n} channels; supported are 1 (mono) and 2 (stereo)",
+                "input '{}' has {n} channels; supported are 1 to {MAX_CHANNELS}",
                 input_path.display()
             )
         }
@@ -45,12 +46,20 @@ pub(crate) fn run_render(
             input_path.display()
         ));
     }
+    let outputs = options
+        .outputs
+        .unwrap_or_else(|| longtail::render::num_outputs_for(input.channels.len(), &source));
+    let bus = Bus::new(input.channels.len(), outputs, options.format);
+    if let [info] = infos.as_slice() {
+        check_file_mask(info.channel_mask, source.channels.len(), bus)
+            .map_err(|err| format!("IR: {err}"))?;
+    }
     // The IR follows the input's rate, as it follows the session's rate in the plugin.
     let (ir, report) =
         edit::prepare(&source, edits, input.sample_rate).map_err(|err| format!("IR: {err}"))?;
     let (output, render_report) =
         render(&ir, &input.channels, options).map_err(|err| err.to_string())?;
-    wav::write_f32(output_path, input.sample_rate, &output)
+    wav::write_f32_masked(output_path, input.sample_rate, &output, wav_mask(bus))
         .map_err(|err| format!("cannot write '{}': {err}", output_path.display()))?;
     println!(
         "rendered {} -> {} ({} ch, {} frames, IR {} ch {} taps, {})",
@@ -73,6 +82,7 @@ pub(crate) fn run_ir_info(
     paths: &[&Path],
     rate: Option<u32>,
     auto_trim_db: f64,
+    bus: Option<Bus>,
 ) -> Result<(), String> {
     let (ir, infos) = longtail::ir::load(paths).map_err(|err| err.to_string())?;
     for (path, info) in paths.iter().zip(&infos) {
@@ -80,6 +90,9 @@ pub(crate) fn run_ir_info(
         println!("format:     {} ({} bytes)", info.format, info.file_bytes);
         println!("rate:       {} Hz", info.sample_rate);
         println!("channels:   {}", info.num_channels);
+        if let Some(mask) = info.channel_mask {
+            println!("mask:       {mask:#x} ({})", speakers::mask_names(mask));
+        }
     }
     let peak = edit::peak(&ir.channels);
     println!("length:     {} frames ({:.3} s)", ir.len(), ir.seconds());
@@ -89,9 +102,28 @@ pub(crate) fn run_ir_info(
             "true stereo from two files (LL, LR from the first; RL, RR from the second)".into()
         }
         (longtail::ir::IrLayout::TrueStereo, _) => "true stereo (LL, LR, RL, RR)".into(),
-        (layout, _) => layout.name().to_string(),
+        (longtail::ir::IrLayout::Matrix { .. }, files) if files > 1 => {
+            format!("{} from one file per input", ir.layout)
+        }
+        (longtail::ir::IrLayout::Channels(_), _) => {
+            format!("{}: its meaning comes from the bus (--outputs)", ir.layout)
+        }
+        (layout, _) => layout.to_string(),
     };
     println!("layout:     {layout}");
+    if let Some(bus) = bus {
+        let mask = match infos.as_slice() {
+            [info] => info.channel_mask,
+            _ => None,
+        };
+        let mapped = check_file_mask(mask, ir.channels.len(), bus)
+            .and_then(|()| map(ir.layout, bus))
+            .map_err(|err| format!("on {bus}: {err}"))?;
+        println!("bus:        {}", mapped.summary(ir.layout));
+        for line in mapped.lines() {
+            println!("  {line}");
+        }
+    }
     let session_rate = rate.unwrap_or(ir.sample_rate);
     let edits = EditSettings {
         auto_trim_db: Some(auto_trim_db),
@@ -137,6 +169,8 @@ pub(crate) fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> R
         mix,
         latency_mode: LatencyMode::Zero,
         executor: Executor::Gpu(GpuPolicy::Auto),
+        outputs: None,
+        format: ChannelFormat::Auto,
     };
     for builtin in BuiltinIr::ALL {
         let ir = builtin.generate(rate);

@@ -28,6 +28,7 @@ use longtail::tools::status;
 
 use args::{Cli, Command, ExecutorArg};
 use audio::{run_demo, run_ir_info, run_render};
+use longtail::ir::mapping::Bus;
 use measure::{
     Workload, run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status,
 };
@@ -45,6 +46,8 @@ fn main() -> ExitCode {
             mix,
             latency,
             backend,
+            outputs,
+            format,
             edits,
         } => {
             let options = RenderOptions {
@@ -52,6 +55,8 @@ fn main() -> ExitCode {
                 mix,
                 latency_mode: latency.into(),
                 executor: backend.executor(),
+                outputs: outputs.map(usize::from),
+                format: format.into(),
             };
             let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
             run_render(&ir, &input, &output, options, &edits.settings())
@@ -60,9 +65,16 @@ fn main() -> ExitCode {
             files,
             rate,
             auto_trim_db,
+            inputs,
+            outputs,
+            format,
         } => {
             let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-            run_ir_info(&files, rate, auto_trim_db)
+            let bus = outputs.map(|outputs| {
+                let outputs = usize::from(outputs);
+                Bus::new(inputs.map_or(outputs, usize::from), outputs, format.into())
+            });
+            run_ir_info(&files, rate, auto_trim_db, bus)
         }
         Command::Status {
             ir_seconds,
