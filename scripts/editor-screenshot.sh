@@ -33,7 +33,9 @@ done
 for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
 xdpyinfo >/dev/null 2>&1 || { cat "$work/xvfb.log" >&2; echo "Xvfb did not start" >&2; exit 1; }
 
-"$bin" --backend dummy >"$work/standalone.log" 2>&1 &
+# LONGTAIL_STANDALONE_ARGS: more arguments for the standalone (`--audio-layout 12`: 12 -> 12).
+# shellcheck disable=SC2086
+"$bin" --backend dummy ${LONGTAIL_STANDALONE_ARGS:-} >"$work/standalone.log" 2>&1 &
 spid=$!
 pids+=("$spid")
 geom=""

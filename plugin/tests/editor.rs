@@ -29,22 +29,62 @@ fn the_standalone_draws_its_editor_under_xvfb() {
     // and the other tabs.
     let standalone = PathBuf::from(env!("CARGO_BIN_EXE_longtail"));
     let dir = standalone.parent().expect("binary directory");
-    for (tab, view, name) in [
-        ("reverb", "waveform", "editor-screenshot.png"),
-        ("reverb", "spectrogram", "editor-spectrogram.png"),
-        ("engine", "waveform", "editor-engine.png"),
-        ("thermal", "waveform", "editor-thermal.png"),
+    // The buses past stereo: 7.1.4 (the 12 -> 12 layout) and first-order Ambisonics (4 -> 4
+    // read as Ambisonics), in a window big enough for the grid of paths. The standalone counts
+    // its layouts from 1.
+    let layout = |inputs: u32, outputs: u32| {
+        longtail::layouts::AUDIO_IO_LAYOUTS
+            .iter()
+            .position(|l| {
+                l.main_input_channels.map(|c| c.get()) == Some(inputs)
+                    && l.main_output_channels.map(|c| c.get()) == Some(outputs)
+            })
+            .map(|idx| (idx + 1).to_string())
+            .expect("an offered layout")
+    };
+    let (surround, foa) = (layout(12, 12), layout(4, 4));
+    for (tab, view, name, bus, format) in [
+        ("reverb", "waveform", "editor-screenshot.png", None, "auto"),
+        (
+            "reverb",
+            "spectrogram",
+            "editor-spectrogram.png",
+            None,
+            "auto",
+        ),
+        ("engine", "waveform", "editor-engine.png", None, "auto"),
+        ("thermal", "waveform", "editor-thermal.png", None, "auto"),
+        (
+            "reverb",
+            "waveform",
+            "editor-7.1.4.png",
+            Some(&surround),
+            "auto",
+        ),
+        (
+            "reverb",
+            "waveform",
+            "editor-ambisonics-1.png",
+            Some(&foa),
+            "ambisonics",
+        ),
     ] {
         let png = dir.join(name);
-        let output = Command::new("bash")
+        let mut command = Command::new("bash");
+        command
             .arg(&script)
             .arg(&standalone)
             .arg(&png)
             .arg("4")
             .env("LONGTAIL_EDITOR_TAB", tab)
             .env("LONGTAIL_EDITOR_IR_VIEW", view)
-            .output()
-            .expect("run the screenshot script");
+            .env("LONGTAIL_EDITOR_FORMAT", format);
+        if let Some(bus) = bus {
+            command
+                .env("LONGTAIL_STANDALONE_ARGS", format!("--audio-layout {bus}"))
+                .env("LONGTAIL_EDITOR_SIZE", "760x900");
+        }
+        let output = command.output().expect("run the screenshot script");
         let stdout = String::from_utf8_lossy(&output.stdout);
         println!("{stdout}");
         assert!(

@@ -8,16 +8,32 @@ use std::sync::atomic::Ordering::Relaxed;
 use egui::{Color32, Sense, Stroke, StrokeKind, pos2, vec2};
 use nice_plug::prelude::*;
 
-use super::draw::param_row;
+use super::draw::set_param;
 use super::preview::PreviewData;
 use crate::ir::mapping::{Bus, map};
 use crate::monitor::EngineMonitor;
-use crate::params::LongtailParams;
+use crate::params::{ChannelFormatParam, LongtailParams};
 
 /// Largest cell of the grid, in points.
 const MAX_CELL: f32 = 22.0;
 /// Level at which a cell is dark, in dB.
 const FLOOR_DB: f32 = -60.0;
+
+/// Sets the Channel format named by `LONGTAIL_EDITOR_FORMAT` (`auto`, `speakers`,
+/// `ambisonics`, `discrete`), as a parameter change through the host: for screenshots.
+pub(super) fn format_from_env(params: &LongtailParams, setter: &ParamSetter) {
+    let Ok(name) = std::env::var("LONGTAIL_EDITOR_FORMAT") else {
+        return;
+    };
+    let format = match name.trim().to_ascii_lowercase().as_str() {
+        "auto" => ChannelFormatParam::Auto,
+        "speakers" => ChannelFormatParam::Speakers,
+        "ambisonics" => ChannelFormatParam::Ambisonics,
+        "discrete" => ChannelFormatParam::Discrete,
+        _ => return,
+    };
+    set_param(setter, &params.channel_format, format);
+}
 
 /// The bus the host chose, read as the Channel format says.
 pub(super) fn current_bus(monitor: &EngineMonitor, params: &LongtailParams) -> Bus {
@@ -38,7 +54,37 @@ pub(super) fn bus_rows(
     ui.label(bus.to_string());
     ui.end_row();
     if bus.is_wide() {
-        param_row(ui, setter, "Channel format", &params.channel_format);
+        ui.label("Channel format");
+        let current = params.channel_format.value();
+        let name = |format: ChannelFormatParam| match format {
+            ChannelFormatParam::Auto => "Auto (by width)",
+            ChannelFormatParam::Speakers => "Speakers",
+            ChannelFormatParam::Ambisonics => "Ambisonics (ACN, SN3D)",
+            ChannelFormatParam::Discrete => "Discrete",
+        };
+        egui::ComboBox::from_id_salt("channel-format")
+            .selected_text(name(current))
+            .show_ui(ui, |ui| {
+                for format in [
+                    ChannelFormatParam::Auto,
+                    ChannelFormatParam::Speakers,
+                    ChannelFormatParam::Ambisonics,
+                    ChannelFormatParam::Discrete,
+                ] {
+                    if ui
+                        .selectable_label(format == current, name(format))
+                        .clicked()
+                    {
+                        set_param(setter, &params.channel_format, format);
+                    }
+                }
+            })
+            .response
+            .on_hover_text(
+                "What the bus's channels are: hosts give a channel count only, and quad and \
+                 first-order Ambisonics are both four channels. Saved with the project.",
+            );
+        ui.end_row();
     }
     if let Some(data) = data {
         ui.label("Paths");
@@ -72,7 +118,7 @@ pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
     let label_every = if cell < 14.0 { 4 } else { 1 };
     for output in (0..outputs).step_by(label_every) {
         let at = origin + vec2((output as f32 + 0.5) * cell, -4.0);
-        let label = out_format.label(output, outputs);
+        let label = out_format.short_label(output, outputs);
         painter.text(at, egui::Align2::CENTER_BOTTOM, label, font.clone(), text);
     }
     for input in (0..inputs).step_by(label_every) {

@@ -25,9 +25,10 @@
 //!
 //! The window size, the selected tab and the IR view (waveform or spectrogram) are persisted
 //! with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a project reopens
-//! its editor as it was left. `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`) and
-//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform` or `spectrogram`) open the editor that way instead, for
-//! screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
+//! its editor as it was left. `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`),
+//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform` or `spectrogram`), `LONGTAIL_EDITOR_SIZE` (`WxH`) and
+//! `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change through the
+//! host when the editor opens) open the editor that way instead, for screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
 //!
 //! # Parts
 //!
@@ -123,6 +124,13 @@ pub fn create(
     if let Some(view) = IrView::from_env() {
         params.editor_ir_view.store(view.index(), Relaxed);
     }
+    if let Some((width, height)) = std::env::var("LONGTAIL_EDITOR_SIZE").ok().and_then(|size| {
+        let (w, h) = size.trim().split_once('x')?;
+        Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?))
+    }) {
+        params.editor_width.store(width, Relaxed);
+        params.editor_height.store(height, Relaxed);
+    }
     let width = params.editor_width.load(Relaxed).max(MIN_SIZE.0);
     let height = params.editor_height.load(Relaxed).max(MIN_SIZE.1);
     let egui_state = EguiEditorState::from_size(
@@ -161,6 +169,7 @@ impl NiceEguiApp for EditorApp {
         _frame: &mut Frame,
     ) -> Result<(), nice_plug_egui::baseview::HandlerError> {
         egui_ctx.set_visuals(egui::Visuals::dark());
+        matrix_view::format_from_env(&self.params, &nice_gui_ctx.param_setter());
         self.gui = Some(nice_gui_ctx);
         if self.thermal.is_none() {
             self.thermal = ThermalMonitor::spawn(ThermalProbes::new(None, true)).ok();

@@ -105,6 +105,15 @@ impl BusFormat {
         }
     }
 
+    /// The label of channel `idx` for a narrow column: as [`BusFormat::label`], an
+    /// Ambisonics channel by its number alone.
+    pub fn short_label(self, idx: usize, width: usize) -> String {
+        match self {
+            Self::Ambisonics(_) => idx.to_string(),
+            _ => self.label(idx, width),
+        }
+    }
+
     /// The label of channel `idx` ("L", "LFE", "ACN 3", "7").
     pub fn label(self, idx: usize, width: usize) -> String {
         match self {
@@ -444,13 +453,29 @@ impl Mapping {
             Rule::Matrix => "one IR channel per path, input-major (channel i x outputs + o)",
             Rule::PerOutput if bus.inputs == 1 => "one IR channel per output, from the input",
             Rule::PerOutput => "one IR channel per output, each from its own input",
-            Rule::Sides if bus.is_wide() => {
+            Rule::Sides if matches!(bus.output_format(), BusFormat::Ambisonics(_)) => {
+                if bus.inputs == bus.outputs {
+                    "every channel through the IR's mid (its sides at half)"
+                } else {
+                    "W (ACN 0) through the IR's mid (its sides at half); the other channels \
+                     get no reverb from a source without direction"
+                }
+            }
+            Rule::Sides if bus.is_wide() && self.has_dry_output() => {
                 "each channel through its side of the IR, centres through both at half, \
-                 LFE dry"
+                 the LFE dry"
+            }
+            Rule::Sides if bus.is_wide() => {
+                "each channel through its side of the IR, centres through both at half"
             }
             Rule::Sides => "each side through its side of the IR",
         };
         format!("{layout} IR on {bus}: {} paths; {how}", self.paths.len())
+    }
+
+    /// Whether an output of the bus has no path (an LFE, or Ambisonics past W from a source).
+    fn has_dry_output(&self) -> bool {
+        (0..self.bus.outputs).any(|o| !self.paths.iter().any(|p| p.output == o))
     }
 
     /// One line per path, by output and then input: `C -> C: 0.5 x IR 1 + 0.5 x IR 2`.
