@@ -82,6 +82,19 @@ pub fn prepare_ir(
     sample_rate: u32,
     files: &IrFileState,
 ) -> Result<Ir, IrError> {
+    let stereo = Bus::new(2, 2, ChannelFormat::Auto);
+    prepare_ir_for(source, edits, sample_rate, files, stereo)
+}
+
+/// [`prepare_ir`] for `bus`: a built-in IR has a room per speaker past stereo
+/// ([`BuiltinIr::generate_for`]); a file is the same on every bus.
+pub fn prepare_ir_for(
+    source: IrSource,
+    edits: &EditSettings,
+    sample_rate: u32,
+    files: &IrFileState,
+    bus: Bus,
+) -> Result<Ir, IrError> {
     // A built-in IR cannot be generated at a rate no IR may have (the editor's preview asks
     // for the session's rate whatever it is).
     crate::ir::validate_sample_rate(sample_rate)?;
@@ -96,7 +109,7 @@ pub fn prepare_ir(
     let edits = &edits;
     match source {
         IrSource::Builtin(builtin) => {
-            let ir = builtin.generate(sample_rate);
+            let ir = builtin.generate_for(sample_rate, bus);
             if *edits == EditSettings::NONE {
                 return Ok(ir);
             }
@@ -124,8 +137,16 @@ pub fn build(request: &Request, files: &IrFileState) -> Result<Engine, String> {
         check_file_mask(file.channel_mask, file.ir.channels.len(), bus)
             .map_err(|err| err.to_string())?;
     }
-    let ir = prepare_ir(request.source, &request.edits, request.sample_rate, files)
-        .map_err(|err| err.to_string())?;
+    let config = &request.config;
+    let bus = Bus::new(config.num_inputs, config.num_outputs, request.format);
+    let ir = prepare_ir_for(
+        request.source,
+        &request.edits,
+        request.sample_rate,
+        files,
+        bus,
+    )
+    .map_err(|err| err.to_string())?;
     let mut engine =
         Engine::new_mapped(&ir, request.config, request.format).map_err(|err| err.to_string())?;
     if let Some(stagger_idx) = request.stagger_idx {

@@ -240,6 +240,7 @@ impl EditorApp {
             source,
             edits: self.params.edit_settings(use_file),
             sample_rate: self.sample_rate(),
+            bus: matrix_view::current_bus(&self.monitor, &self.params),
         }
     }
 
@@ -373,6 +374,7 @@ mod tests {
             source: IrSource::Builtin(BuiltinIr::SmallRoom),
             edits,
             sample_rate: 48_000,
+            bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
         }
     }
 
@@ -419,6 +421,7 @@ mod tests {
             source: IrSource::File(generation),
             edits: EditSettings::NONE,
             sample_rate: 44_100,
+            bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
         };
         let preview = make_preview(key, &files);
         let data = preview.result.expect("file prepares");

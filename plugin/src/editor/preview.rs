@@ -5,8 +5,9 @@
 use super::spectrogram::{Spectrogram, spectrogram};
 use crate::ir::IrLayout;
 use crate::ir::edit::EditSettings;
+use crate::ir::mapping::Bus;
 use crate::ir::store::IrFileState;
-use crate::preparer::{IrSource, prepare_ir};
+use crate::preparer::{IrSource, prepare_ir_for};
 
 /// What a preview shows: the IR as the engine plays it, edits applied, at the session rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -17,6 +18,8 @@ pub struct PreviewKey {
     pub edits: EditSettings,
     /// The session rate.
     pub sample_rate: u32,
+    /// The bus (a built-in IR has a room per speaker past stereo).
+    pub bus: Bus,
 }
 
 /// A preview of the selected IR (waveform and spectrogram), made off the GUI thread.
@@ -63,7 +66,7 @@ pub const SPECTROGRAM_BANDS: usize = 72;
 /// Prepares the IR `key` describes exactly as the preparation thread does for the engine, and
 /// outlines it. Allocates and may take a while (resampling, filters): off the GUI thread.
 pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
-    let result = prepare_ir(key.source, &key.edits, key.sample_rate, files)
+    let result = prepare_ir_for(key.source, &key.edits, key.sample_rate, files, key.bus)
         .map_err(|err| err.to_string())
         .map(|ir| {
             let len = ir.len().max(1);

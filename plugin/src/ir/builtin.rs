@@ -8,10 +8,12 @@
 //! (a one-pole low-pass whose cutoff falls from `bright_hz` to `dark_hz`), a short onset ramp
 //! for the density build-up, and a fade over the last 50 ms. Every output channel has its own
 //! seed, so channels are decorrelated. Each IR is scaled to unit energy per output channel, so a
-//! white-noise input keeps its level through the wet path.
+//! white-noise input keeps its level through the wet path. On a speaker bus past stereo each
+//! output gets a room of its own ([`BuiltinIr::generate_for`]).
 
 use nice_plug::prelude::Enum;
 
+use super::mapping::{Bus, BusFormat, Rule, map};
 use super::{Ir, IrLayout};
 use crate::rng::Rng;
 
@@ -178,6 +180,61 @@ impl BuiltinIr {
             .expect("built-in IRs are finite, non-empty and of a supported layout")
     }
 
+    /// The IR for `bus`: [`generate`](Self::generate) on stereo buses and Ambisonics (where
+    /// every channel plays the same room's mid, keeping directions); on speaker and discrete
+    /// buses past stereo, one room per output, each with its own seed, so no two speakers play
+    /// the same tail: one channel per output (`N -> N`, `1 -> N`), or a `2 x M` matrix fed by
+    /// sides (`2 -> N`: left speakers from the left input, centres from both at half). The
+    /// speakers the stereo IR leaves dry (the LFE) get a silent channel: no path.
+    pub fn generate_for(self, sample_rate: u32, bus: Bus) -> Ir {
+        let stereo = self.generate(sample_rate);
+        let by_sides = matches!(
+            bus.output_format(),
+            BusFormat::Stereo | BusFormat::Ambisonics(_)
+        );
+        let Ok(mapping) = map(stereo.layout, bus) else {
+            return stereo;
+        };
+        if by_sides || mapping.rule != Rule::Sides {
+            return stereo;
+        }
+        let model = self.model();
+        let (n, m) = (bus.inputs, bus.outputs);
+        let rooms: Vec<Option<Vec<f32>>> = (0..m)
+            .map(|output| {
+                mapping.paths.iter().any(|p| p.output == output).then(|| {
+                    let mut room =
+                        render_channel(&model, sample_rate, model.seed + 100 + output as u64);
+                    normalise_energy(std::slice::from_mut(&mut room), IrLayout::Mono);
+                    room
+                })
+            })
+            .collect();
+        let len = stereo.len();
+        // One channel per output where every path is its own output's (N -> N, 1 -> N), else
+        // the whole 2 x M matrix.
+        let per_output = n == m || n == 1;
+        let num_channels = if per_output { m } else { n * m };
+        let mut channels = vec![vec![0.0f32; len]; num_channels];
+        for path in &mapping.paths {
+            let Some(room) = &rooms[path.output] else {
+                continue;
+            };
+            let weight: f32 = path.terms.iter().map(|&(_, w)| w).sum();
+            let channel = if per_output {
+                path.output
+            } else {
+                path.input * m + path.output
+            };
+            channels[channel]
+                .iter_mut()
+                .zip(room)
+                .for_each(|(c, r)| *c += weight * r);
+        }
+        Ir::new(self.name(), sample_rate, channels)
+            .expect("built-in IRs are finite, non-empty and of a supported layout")
+    }
+
     /// The name shown in menus (the parameter's enum name).
     pub fn name(self) -> &'static str {
         Self::variants()[self.to_index()]
@@ -249,6 +306,28 @@ fn normalise_energy(channels: &mut [Vec<f32>], layout: IrLayout) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_speaker_bus_gets_a_room_per_speaker_and_ambisonics_the_stereo_room() {
+        use super::super::mapping::ChannelFormat;
+        let surround = BuiltinIr::Hall.generate_for(48_000, Bus::new(12, 12, ChannelFormat::Auto));
+        assert_eq!(surround.layout, IrLayout::Channels(12));
+        // The LFE is silent; every other speaker has unit energy and its own tail.
+        assert!(surround.channels[3].iter().all(|&s| s == 0.0));
+        let energy = |c: &[f32]| c.iter().map(|&s| f64::from(s).powi(2)).sum::<f64>();
+        assert!((energy(&surround.channels[0]) - 1.0).abs() < 1e-3);
+        assert_ne!(surround.channels[0], surround.channels[4]);
+        let from_stereo = BuiltinIr::Hall.generate_for(48_000, Bus::new(2, 6, ChannelFormat::Auto));
+        assert_eq!(from_stereo.layout, IrLayout::Channels(12));
+        // The right input does not feed L; both feed C at half.
+        assert!(from_stereo.channels[6].iter().all(|&s| s == 0.0));
+        assert_eq!(from_stereo.channels[2], from_stereo.channels[8]);
+        let ambisonics = Bus::new(4, 4, ChannelFormat::Ambisonics);
+        assert_eq!(
+            BuiltinIr::Hall.generate_for(48_000, ambisonics),
+            BuiltinIr::Hall.generate(48_000)
+        );
+    }
 
     #[test]
     fn generation_is_deterministic_and_sized() {
