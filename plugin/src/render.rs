@@ -96,7 +96,7 @@ pub fn num_outputs_for(num_inputs: usize, ir: &Ir) -> usize {
         outputs
     } else if num_inputs > 2 {
         num_inputs
-    } else if channels % num_inputs.max(1) == 0 && channels / num_inputs.max(1) > 2 {
+    } else if channels.is_multiple_of(num_inputs.max(1)) && channels / num_inputs.max(1) > 2 {
         channels / num_inputs.max(1)
     } else if num_inputs >= 2 || channels >= 2 {
         2

@@ -302,8 +302,10 @@ fn bad_inputs_fail_with_one_clear_message() {
         44_100,
         &[vec![0.1; 10], vec![0.1; 10], vec![0.1; 10]],
     );
-    let sixteen = dir.join("sixteen.wav");
-    write_float_wav(&sixteen, 44_100, &vec![vec![0.1; 10]; 16]);
+    let too_wide = dir.join("too-wide.wav");
+    write_float_wav(&too_wide, 44_100, &vec![vec![0.1; 2]; 4097]);
+    let wide_input = dir.join("wide-in.wav");
+    write_float_wav(&wide_input, 44_100, &vec![vec![0.1; 10]; 65]);
 
     let cases: Vec<(&Path, &Path, &[&str], &str)> = vec![
         (&missing, &good_in, &[], "cannot read"),
@@ -316,18 +318,19 @@ fn bad_inputs_fail_with_one_clear_message() {
         (&inf, &good_in, &[], "non-finite"),
         (&good_ir, &nan, &[], "non-finite"),
         (&good_ir, &empty, &[], "no samples"),
+        // Three channels from a mono input are a 1 -> 3 row; asked for two outputs, refused.
         (
             &three,
             &good_in,
-            &[],
-            "supported are 1 (mono), 2 (stereo) and 4",
+            &["--outputs", "2"],
+            "a 3-channel IR (3 channels) cannot play on mono -> stereo (1 in / 2 out)",
         ),
-        (&sixteen, &good_in, &[], "16 channels"),
+        (&too_wide, &good_in, &[], "4097 channels"),
         (
             &good_ir,
-            &three,
+            &wide_input,
             &[],
-            "supported are 1 (mono) and 2 (stereo)",
+            "65 channels; supported are 1 to 64",
         ),
         (&good_ir, &good_in, &["--mix", "1.5"], "not a mix"),
         (&good_ir, &good_in, &["--block", "0"], "not a block size"),

@@ -36,6 +36,9 @@ pub struct Path {
     pub output_idx: usize,
 }
 
+/// Each path with its taps (borrowed from the IR where it is one channel of it).
+pub type Routes<'a> = Vec<(Path, Cow<'a, [f32]>)>;
+
 /// Whether `ir` can play on a bus of `num_inputs` in and `num_outputs` out: a matrix needs its
 /// own size, the stereo layouts play on any bus.
 pub fn matrix_fits(ir: &Ir, num_inputs: usize, num_outputs: usize) -> bool {
@@ -49,7 +52,7 @@ pub fn matrix_fits(ir: &Ir, num_inputs: usize, num_outputs: usize) -> bool {
 /// [`crate::ir::mapping::map`], or why it cannot play there. A path of one IR channel borrows
 /// it (a 16 x 16 x 4 s matrix is 196 MB of taps: building its engine never copies them); a
 /// silent one is no path. Allocates.
-pub fn route(ir: &Ir, bus: Bus) -> Result<Vec<(Path, Cow<'_, [f32]>)>, IrError> {
+pub fn route(ir: &Ir, bus: Bus) -> Result<Routes<'_>, IrError> {
     let mapping = mapping::map(ir.layout, bus)?;
     let mut paths = Vec::with_capacity(mapping.paths.len());
     for mapped in &mapping.paths {
@@ -88,11 +91,7 @@ pub fn route(ir: &Ir, bus: Bus) -> Result<Vec<(Path, Cow<'_, [f32]>)>, IrError> 
 }
 
 /// [`route`] on a plain `num_inputs -> num_outputs` bus (channel format Auto).
-pub fn route_plain(
-    ir: &Ir,
-    num_inputs: usize,
-    num_outputs: usize,
-) -> Result<Vec<(Path, Cow<'_, [f32]>)>, IrError> {
+pub fn route_plain(ir: &Ir, num_inputs: usize, num_outputs: usize) -> Result<Routes<'_>, IrError> {
     route(ir, Bus::new(num_inputs, num_outputs, ChannelFormat::Auto))
 }
 

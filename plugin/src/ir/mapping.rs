@@ -513,7 +513,9 @@ impl Mapping {
 mod tests {
     use super::*;
 
-    fn paths(layout: IrLayout, bus: Bus) -> Vec<(usize, usize, Vec<(usize, f32)>)> {
+    type Found = Vec<(usize, usize, Vec<(usize, f32)>)>;
+
+    fn paths(layout: IrLayout, bus: Bus) -> Found {
         map(layout, bus)
             .expect("maps")
             .paths

@@ -14,7 +14,7 @@ use crate::engine::plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
 use crate::engine::{Executor, GpuPolicy, cpu_partition_cost_ns, level_goes_to_gpu, open_gpu};
 use crate::thermal::{GpuStatus, Placement, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 
-use super::json::json_string;
+use serde_json::{Value, json};
 
 /// What to report on.
 #[derive(Debug, Clone)]
@@ -192,18 +192,18 @@ impl StatusReport {
             .map(|(real, gpu_ns)| real && gpu_ns < self.cpu_partition_ns)
     }
 
-    fn auto_process_json(&self) -> String {
+    fn auto_process_json(&self) -> Value {
         use crate::engine::load_policy::{
             LOAD_HIGH, LOAD_LOW, MOVE_AFTER_POLLS, RETURN_AFTER_POLLS,
         };
-        format!(
-            "{{\"load_high\":{LOAD_HIGH:.2},\"load_low\":{LOAD_LOW:.2},\"move_after_polls\":{MOVE_AFTER_POLLS},\
-\"return_after_polls\":{RETURN_AFTER_POLLS},\"gpu_partition_ns\":{},\"gpu_pays\":{}}}",
-            self.process_gpu
-                .map_or("null".into(), |(_, ns)| format!("{ns:.1}")),
-            self.process_gpu_pays()
-                .map_or("null".into(), |pays| pays.to_string()),
-        )
+        json!({
+            "load_high": round(LOAD_HIGH, 2),
+            "load_low": round(LOAD_LOW, 2),
+            "move_after_polls": MOVE_AFTER_POLLS,
+            "return_after_polls": RETURN_AFTER_POLLS,
+            "gpu_partition_ns": self.process_gpu.map(|(_, ns)| round(ns, 1)),
+            "gpu_pays": self.process_gpu_pays(),
+        })
     }
 
     fn backend_name(&self) -> &'static str {
@@ -214,103 +214,104 @@ impl StatusReport {
         }
     }
 
-    fn gpu_json(&self) -> String {
+    fn gpu_json(&self) -> Value {
         let adapter = |a: &longtail_gpu::AdapterSummary| {
-            format!(
-                "{{\"name\":{},\"backend\":{},\"kind\":{},\"driver\":{}}}",
-                json_string(&a.name),
-                json_string(&a.backend),
-                json_string(a.kind.name()),
-                json_string(&a.driver)
-            )
+            json!({
+                "name": a.name,
+                "backend": a.backend,
+                "kind": a.kind.name(),
+                "driver": a.driver,
+            })
         };
-        let adapters: Vec<String> = self.gpu.adapters.iter().map(adapter).collect();
-        let chosen = self.gpu.chosen.as_ref().map_or("null".into(), adapter);
-        let calibration = self.gpu.calibration.map_or("null".into(), |c| {
-            format!(
-                "{{\"partition_size\":{},\"paths\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\
-\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1},\"heavy_p50_us\":{:.1},\"gpu_partition_ns\":{:.1}}}",
-                c.partition_size,
-                c.paths,
-                c.round_trip.p50_us,
-                c.round_trip.p99_us,
-                c.round_trip.p999_us,
-                c.round_trip.max_us,
-                c.heavy_round_trip.p50_us,
-                c.partition_cost_ns
-            )
+        let adapters: Vec<Value> = self.gpu.adapters.iter().map(adapter).collect();
+        let calibration = self.gpu.calibration.map(|c| {
+            json!({
+                "partition_size": c.partition_size,
+                "paths": c.paths,
+                "rt_p50_us": round(c.round_trip.p50_us, 1),
+                "rt_p99_us": round(c.round_trip.p99_us, 1),
+                "rt_p999_us": round(c.round_trip.p999_us, 1),
+                "rt_max_us": round(c.round_trip.max_us, 1),
+                "heavy_p50_us": round(c.heavy_round_trip.p50_us, 1),
+                "gpu_partition_ns": round(c.partition_cost_ns, 1),
+            })
         });
-        format!(
-            "{{\"available\":{},\"adapters\":[{}],\"chosen\":{chosen},\"calibration\":{calibration},\"reason\":{}}}",
-            self.gpu.chosen.is_some(),
-            adapters.join(","),
-            json_string(&self.gpu.reason)
-        )
+        json!({
+            "available": self.gpu.chosen.is_some(),
+            "adapters": adapters,
+            "chosen": self.gpu.chosen.as_ref().map(adapter),
+            "calibration": calibration,
+            "reason": self.gpu.reason,
+        })
     }
 
-    /// One JSON object.
+    /// One JSON object, written by `serde_json`.
     pub fn to_json(&self) -> String {
-        let levels: Vec<String> = self
+        let levels: Vec<Value> = self
             .plan
             .levels
             .iter()
             .enumerate()
             .map(|(idx, level)| {
-                format!(
-                    "{{\"partition_size\":{},\"partitions\":{},\"ir_offset\":{},\"slack_samples\":{},\"runs_on\":{}}}",
-                    level.partition_size,
-                    level.num_partitions,
-                    level.ir_offset,
-                    self.plan.slack_samples(level),
-                    json_string(self.runs_on[idx]),
-                )
+                json!({
+                    "partition_size": level.partition_size,
+                    "partitions": level.num_partitions,
+                    "ir_offset": level.ir_offset,
+                    "slack_samples": self.plan.slack_samples(level),
+                    "runs_on": self.runs_on[idx],
+                })
             })
             .collect();
-        let readings: Vec<String> = self
+        let readings: Vec<Value> = self
             .thermal
             .readings
             .iter()
             .map(|r| {
-                format!(
-                    "{{\"source\":{},\"device\":{},\"celsius\":{},\"state\":{},\"throttling\":{}}}",
-                    json_string(&r.source),
-                    json_string(r.device.name()),
-                    r.celsius
-                        .map_or_else(|| "null".to_owned(), |celsius| format!("{celsius:.1}")),
-                    json_string(r.state().name()),
-                    r.throttling
-                )
+                json!({
+                    "source": r.source,
+                    "device": r.device.name(),
+                    "celsius": r.celsius.map(|celsius| round(f64::from(celsius), 1)),
+                    "state": r.state().name(),
+                    "throttling": r.throttling,
+                })
             })
             .collect();
-        format!(
-            "{{\"version\":{},\"commit\":{},\"cpu_threads\":{},\"backend\":{},\"cpu_partition_ns\":{:.1},\"gpu\":{},\
-\"plan\":{{\"ir_taps\":{},\"block\":{},\"rate\":{},\"quantum\":{},\"latency_samples\":{},\"head_taps\":{},\"describe\":{},\"levels\":[{}]}},\
-\"thermal\":{{\"sources\":{},\"cpu\":{},\"gpu\":{},\"gpu_throttling\":{},\"readings\":[{}]}},\
-\"policy\":{{\"placement\":{},\"action\":{},\"reason\":{}}},\"auto_process\":{}}}",
-            json_string(env!("CARGO_PKG_VERSION")),
-            json_string(crate::COMMIT),
-            self.cpu_threads,
-            json_string(self.backend_name()),
-            self.cpu_partition_ns,
-            self.gpu_json(),
-            self.plan.ir_len,
-            self.request.block,
-            self.request.rate,
-            self.plan.quantum,
-            self.plan.latency_samples(),
-            self.plan.head_taps,
-            json_string(&self.plan.describe()),
-            levels.join(","),
-            json_string(&self.thermal.sources),
-            json_string(self.thermal.cpu.name()),
-            json_string(self.thermal.gpu.name()),
-            self.thermal.gpu_throttling,
-            readings.join(","),
-            json_string(&format!("{:?}", self.decision.placement).to_lowercase()),
-            json_string(&format!("{:?}", self.decision.action)),
-            json_string(self.decision.reason),
-            self.auto_process_json(),
-        )
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "commit": crate::COMMIT,
+            "cpu_threads": self.cpu_threads,
+            "backend": self.backend_name(),
+            "cpu_partition_ns": round(self.cpu_partition_ns, 1),
+            "gpu": self.gpu_json(),
+            "matrix": {
+                "inputs": self.request.matrix.map(|(inputs, _)| inputs),
+                "outputs": self.request.matrix.map(|(_, outputs)| outputs),
+            },
+            "plan": {
+                "ir_taps": self.plan.ir_len,
+                "block": self.request.block,
+                "rate": self.request.rate,
+                "quantum": self.plan.quantum,
+                "latency_samples": self.plan.latency_samples(),
+                "head_taps": self.plan.head_taps,
+                "describe": self.plan.describe(),
+                "levels": levels,
+            },
+            "thermal": {
+                "sources": self.thermal.sources,
+                "cpu": self.thermal.cpu.name(),
+                "gpu": self.thermal.gpu.name(),
+                "gpu_throttling": self.thermal.gpu_throttling,
+                "readings": readings,
+            },
+            "policy": {
+                "placement": format!("{:?}", self.decision.placement).to_lowercase(),
+                "action": format!("{:?}", self.decision.action),
+                "reason": self.decision.reason,
+            },
+            "auto_process": self.auto_process_json(),
+        })
+        .to_string()
     }
 
     /// Text for humans.
@@ -422,4 +423,10 @@ impl StatusReport {
         );
         text
     }
+}
+
+/// `value` rounded to `digits` decimals, as the text report prints it.
+fn round(value: f64, digits: i32) -> f64 {
+    let scale = 10f64.powi(digits);
+    (value * scale).round() / scale
 }

@@ -48,7 +48,7 @@ fn select(host: &mut TestHost, id: ClapId) {
         .plugin_shared_handle()
         .get_extension::<PluginAudioPortsConfig>()
         .expect("the plugin implements audio-ports-config");
-    ext.select(&mut host.instance.plugin_handle(), id)
+    ext.select(&host.instance.plugin_handle(), id)
         .expect("the plugin selects an offered configuration");
 }
 

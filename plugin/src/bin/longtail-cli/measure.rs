@@ -8,7 +8,6 @@
 use std::path::Path;
 
 use longtail::tools::bench::{self, BenchConfig};
-use longtail::tools::json::json_string;
 use longtail::tools::soak::{self, SoakOptions};
 use longtail::tools::status;
 
@@ -221,21 +220,27 @@ pub(crate) fn run_bench_gpu(
     };
     let gpu = report.gpu_period;
     if json {
-        let gpu_field = |value: Option<f64>| value.map_or("null".to_owned(), |v| format!("{v:.1}"));
+        let round = |value: f64| (value * 10.0).round() / 10.0;
+        let line = GpuBenchLine {
+            engine: "longtail-gpu",
+            gpu_adapter: report.adapter.to_string(),
+            kernels,
+            levels: batch.levels,
+            paths,
+            partition: batch.partition_size,
+            partitions: batch.partitions,
+            periods: rt.count,
+            dispatches_per_period: report.dispatches_per_period,
+            rt_p50_us: round(rt.p50_us),
+            rt_p99_us: round(rt.p99_us),
+            rt_p999_us: round(rt.p999_us),
+            rt_max_us: round(rt.max_us),
+            gpu_period_us: gpu.map(|g| round(g.p50_us)),
+            gpu_period_p99_us: gpu.map(|g| round(g.p99_us)),
+        };
         println!(
-            "{{\"engine\":\"longtail-gpu\",\"gpu_adapter\":{},\"kernels\":\"{kernels}\",\"levels\":{},\"paths\":{paths},\"partition\":{},\"partitions\":{},\"periods\":{},\"dispatches_per_period\":{},\"rt_p50_us\":{:.1},\"rt_p99_us\":{:.1},\"rt_p999_us\":{:.1},\"rt_max_us\":{:.1},\"gpu_period_us\":{},\"gpu_period_p99_us\":{}}}",
-            json_string(&report.adapter.to_string()),
-            batch.levels,
-            batch.partition_size,
-            batch.partitions,
-            rt.count,
-            report.dispatches_per_period,
-            rt.p50_us,
-            rt.p99_us,
-            rt.p999_us,
-            rt.max_us,
-            gpu_field(gpu.map(|g| g.p50_us)),
-            gpu_field(gpu.map(|g| g.p99_us)),
+            "{}",
+            serde_json::to_string(&line).map_err(|err| err.to_string())?
         );
     } else {
         let on_gpu = gpu.map_or(String::from("no timestamp queries"), |g| {
@@ -281,4 +286,24 @@ pub(crate) fn run_soak(args: &SoakArgs) -> Result<(), String> {
         [] => Ok(()),
         failures => Err(format!("soak failed: {}", failures.join("; "))),
     }
+}
+
+/// One `bench-gpu --json` line, its fields in this order.
+#[derive(serde::Serialize)]
+struct GpuBenchLine {
+    engine: &'static str,
+    gpu_adapter: String,
+    kernels: String,
+    levels: usize,
+    paths: usize,
+    partition: usize,
+    partitions: usize,
+    periods: usize,
+    dispatches_per_period: usize,
+    rt_p50_us: f64,
+    rt_p99_us: f64,
+    rt_p999_us: f64,
+    rt_max_us: f64,
+    gpu_period_us: Option<f64>,
+    gpu_period_p99_us: Option<f64>,
 }
