@@ -34,7 +34,8 @@
 //! # Paths and matrices
 //!
 //! A path is one input channel convolved into one output channel; [`routing`] decides them
-//! from the IR layout and the host's channel counts. An engine takes 1 to [`MAX_CHANNELS`] (64)
+//! from the IR and the bus by the rules of [`crate::ir::mapping`] (a stereo IR on 7.1.4 by
+//! sides, a file of one channel per speaker, a whole matrix). An engine takes 1 to [`MAX_CHANNELS`] (64)
 //! inputs and outputs: a stereo reverb has 2 to 4 paths, an N x M matrix IR
 //! ([`crate::ir::IrLayout::Matrix`]) up to N * M, dense or sparse (a silent IR channel is no
 //! path). Every level transforms each input once per period (N forward FFTs), accumulates per

@@ -9,11 +9,15 @@
 //! [`MAX_IR_SECONDS`] seconds, files of at most [`decode::MAX_FILE_BYTES`], sample rates from
 //! 1 kHz to 768 kHz, every sample finite. Files are checked before they are decoded (see
 //! [`decode`]). True stereo comes as one 4-channel file (LL, LR, RL, RR) or as two stereo files
-//! (the left input's file gives LL, LR; the right input's RL, RR); see [`load`].
+//! (the left input's file gives LL, LR; the right input's RL, RR); more generally one file per
+//! input makes a matrix, each file a row with one channel per output; see [`load`].
 //!
-//! Submodules: [`decode`] (symphonia), [`resample`] (rubato), [`edit`] (trim, fades, filters,
+//! Submodules: [`decode`] (symphonia; [`wide_wav`]: WAVs past its 18 channels, through hound,
+//! and every WAV's channel mask), [`resample`] (rubato), [`edit`] (trim, fades, filters,
 //! normalisation: the pure preparation step), [`store`] (the plugin's user file and its place in
-//! the project state), [`wav`] (writing renders), [`builtin`].
+//! the project state), [`wav`] (writing renders, with the bus's channel mask), [`builtin`],
+//! [`speakers`] (speaker sets and WAV channel masks) and [`mapping`] (how every IR meets every
+//! bus: the rules, the refusals, the budget, the dry signal).
 
 pub mod builtin;
 pub mod decode;
