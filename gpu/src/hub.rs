@@ -92,10 +92,13 @@ impl RoundTrip {
     }
 }
 
-/// Measured when the hub opens, with two reference batches of `P` = 4096: a light one (true
-/// stereo, 4 partitions: 16 path-partitions) for the round trip, and a heavy one (4 x 4 paths of
-/// 16 partitions: 256 path-partitions) whose extra time gives the marginal cost of one
-/// path-partition, the figure Auto compares with the CPU's.
+/// Measured when the hub opens, with three reference batches of `P` = 4096: a light one (true
+/// stereo, 4 partitions: 16 path-partitions, 4 transforms) for the round trip, a heavy one
+/// (4 x 4 paths of 16 partitions: 256 path-partitions, 8 transforms) and a wide one (8 x 8
+/// paths of 1 partition: 64 path-partitions, 16 transforms). Their medians, less a fixed
+/// overhead, give the marginal cost of one path-partition and of one transform apart, the
+/// figures Auto compares with the CPU's (a dense 16 x 16 level has 32 transforms for 256
+/// paths, a true-stereo one 4 for 4).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Calibration {
     /// Partition size of the reference batches.
@@ -106,17 +109,25 @@ pub struct Calibration {
     pub round_trip: RoundTrip,
     /// The heavy batch's round trip.
     pub heavy_round_trip: RoundTrip,
-    /// Marginal GPU time of one path-partition of `partition_size` (one spectral MAC plus its
-    /// share of the transforms), in nanoseconds: the heavy batch's median minus the light
-    /// one's, per extra path-partition. Never below 1 ns (a GPU so fast the difference drowns
+    /// The wide batch's round trip (many transforms, few path-partitions).
+    pub wide_round_trip: RoundTrip,
+    /// Marginal GPU time of one path-partition of `partition_size` (its spectral MAC), in
+    /// nanoseconds, the transforms counted apart ([`Calibration::transform_cost_ns`]): solved
+    /// from the three batches' medians. Never below 1 ns (a GPU so fast the difference drowns
     /// in noise still counts as fast).
     pub partition_cost_ns: f64,
+    /// Marginal GPU time of one transform (an input's forward or an output's inverse FFT of
+    /// `2 x partition_size`), in nanoseconds, solved with [`Calibration::partition_cost_ns`].
+    /// Never below 1 ns.
+    pub transform_cost_ns: f64,
 }
 
 /// The light calibration batch: paths (inputs x outputs) and partitions.
 const LIGHT_BATCH: (usize, usize, usize) = (2, 2, 4);
 /// The heavy one.
 const HEAVY_BATCH: (usize, usize, usize) = (4, 4, 16);
+/// The wide one: transforms over MACs.
+const WIDE_BATCH: (usize, usize, usize) = (8, 8, 1);
 /// Partition size of both.
 const CALIBRATION_PARTITION: usize = 4096;
 /// Round trips of the last periods a health check looks at.
@@ -674,13 +685,62 @@ pub fn bench_round_trip(
 fn calibrate(convolver: &mut Convolver) -> Result<Calibration, GpuError> {
     let round_trip = measure(convolver, LIGHT_BATCH, 8, 48)?;
     let heavy_round_trip = measure(convolver, HEAVY_BATCH, 4, 16)?;
-    let path_partitions = |(i, o, n): (usize, usize, usize)| (i * o * n) as f64;
-    let extra = path_partitions(HEAVY_BATCH) - path_partitions(LIGHT_BATCH);
+    let wide_round_trip = measure(convolver, WIDE_BATCH, 4, 16)?;
+    let (transform_cost_ns, partition_cost_ns) = solve_costs(
+        round_trip.p50_us,
+        heavy_round_trip.p50_us,
+        wide_round_trip.p50_us,
+    );
     Ok(Calibration {
         partition_size: CALIBRATION_PARTITION,
         paths: LIGHT_BATCH.0 * LIGHT_BATCH.1,
         round_trip,
         heavy_round_trip,
-        partition_cost_ns: ((heavy_round_trip.p50_us - round_trip.p50_us) * 1e3 / extra).max(1.0),
+        wide_round_trip,
+        partition_cost_ns,
+        transform_cost_ns,
     })
+}
+
+/// `(transform, path-partition)` costs in nanoseconds from the light, heavy and wide batches'
+/// medians in microseconds: each is a fixed overhead plus its transforms and path-partitions,
+/// three equations for three unknowns. Each cost is at least 1 ns.
+fn solve_costs(light_us: f64, heavy_us: f64, wide_us: f64) -> (f64, f64) {
+    let count = |(i, o, n): (usize, usize, usize)| ((i + o) as f64, (i * o * n) as f64);
+    let (t_light, m_light) = count(LIGHT_BATCH);
+    let (t_heavy, m_heavy) = count(HEAVY_BATCH);
+    let (t_wide, m_wide) = count(WIDE_BATCH);
+    // Differences from the light batch remove the overhead: two equations in T and M.
+    let (a1, b1, c1) = (
+        t_heavy - t_light,
+        m_heavy - m_light,
+        (heavy_us - light_us) * 1e3,
+    );
+    let (a2, b2, c2) = (
+        t_wide - t_light,
+        m_wide - m_light,
+        (wide_us - light_us) * 1e3,
+    );
+    let det = a1 * b2 - a2 * b1;
+    let transform = (c1 * b2 - c2 * b1) / det;
+    let mac = (a1 * c2 - a2 * c1) / det;
+    (transform.max(1.0), mac.max(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_three_batches_give_the_transform_and_the_mac_apart() {
+        // 50 us of overhead, 3 us a transform, 0.2 us a path-partition.
+        let time = |(i, o, n): (usize, usize, usize)| {
+            50.0 + 3.0 * (i + o) as f64 + 0.2 * (i * o * n) as f64
+        };
+        let (transform, mac) = solve_costs(time(LIGHT_BATCH), time(HEAVY_BATCH), time(WIDE_BATCH));
+        assert!((transform - 3000.0).abs() < 1e-6, "{transform}");
+        assert!((mac - 200.0).abs() < 1e-6, "{mac}");
+        // Noise that would make one negative leaves it at 1 ns.
+        assert_eq!(solve_costs(100.0, 100.0, 100.0), (1.0, 1.0));
+    }
 }

@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::engine::gpu_placement::cpu_partition_cost_ns;
+use crate::engine::gpu_placement::{CostSplit, cpu_partition_cost_ns};
 use crate::engine::load_policy::{
     LoadPolicy, LoadSample, MOVE_AFTER_POLLS, REFERENCE_PARTITION,
     RETURN_AFTER_POLLS as LOAD_RETURN_AFTER_POLLS,
@@ -171,7 +171,7 @@ fn gpu_verdict(cpu_adapter_pays: bool, cpu_ns: f64) -> GpuVerdict {
     options.allow_cpu_adapter |= cpu_adapter_pays;
     match longtail_gpu::shared(options) {
         Ok(hub) => {
-            let gpu_ns = hub.calibration().partition_cost_ns;
+            let gpu_ns = CostSplit::of_gpu(&hub.calibration()).per_stereo_partition();
             let real = hub.adapter().kind != longtail_gpu::AdapterKind::Cpu;
             let pays = cpu_adapter_pays || (real && gpu_ns < cpu_ns);
             GpuVerdict {

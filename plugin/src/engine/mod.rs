@@ -91,8 +91,8 @@ use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
 use direct::DirectHead;
 pub use gpu_placement::{
-    AUTO_MIN_WORK, GPU_MIN_PARTITION, GpuPolicy, cpu_partition_cost_ns, gpu_can_take,
-    level_goes_to_gpu, open_gpu,
+    AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, GpuPolicy, Workload, cpu_costs,
+    cpu_partition_cost_ns, gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
 };
 use gpu_placement::{gpu_fits, results_on_time};
 pub use pace::{HostPace, Wait};
@@ -309,7 +309,8 @@ impl Engine {
         let head = DirectHead::new(plan.head_taps, &paths, &path_taps);
         let (gpu, mut build_reason) = match executor {
             Executor::Gpu(policy) if plan.levels.len() > 1 => {
-                match open_gpu(policy, paths.len() * ir.len()) {
+                let workload = gpu_workload(&plan, num_inputs, num_outputs, unique);
+                match open_gpu(policy, paths.len() * ir.len(), workload) {
                     Ok(opened) => (Some(opened), String::new()),
                     Err(reason) => (None, reason),
                 }

@@ -11,7 +11,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::engine::plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
-use crate::engine::{Executor, GpuPolicy, cpu_partition_cost_ns, level_goes_to_gpu, open_gpu};
+use crate::engine::{
+    CostSplit, Executor, GpuPolicy, Workload, cpu_costs, cpu_partition_cost_ns, gpu_workload,
+    level_goes_to_gpu, open_gpu,
+};
 use crate::thermal::{GpuStatus, Placement, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 
 use serde_json::{Value, json};
@@ -54,9 +57,12 @@ pub struct StatusReport {
     /// [`crate::engine::cpu_partition_cost_ns`]).
     pub cpu_partition_ns: f64,
     /// Auto for the whole process: the GPU the load policy would open (`true` for a real
-    /// one) and its calibrated cost per path-partition; `None` without one, or when the
-    /// backend is not Auto.
-    pub process_gpu: Option<(bool, f64)>,
+    /// one) and its calibrated costs; `None` without one, or when the backend is not Auto.
+    pub process_gpu: Option<(bool, CostSplit)>,
+    /// The CPU's costs, the transforms and the MACs apart.
+    pub cpu_costs: CostSplit,
+    /// What this engine's big levels ask for: Auto weighs both sides' costs with it.
+    pub workload: Workload,
 }
 
 /// What status found of the GPU.
@@ -87,6 +93,8 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         PlanLimits::default(),
         weights,
     );
+    let (inputs, outputs) = request.matrix.unwrap_or((2, 2));
+    let workload = gpu_workload(&plan, inputs, outputs, request.paths.max(1));
     let mut probes = ThermalProbes::new(request.thermal_root.clone(), true);
     let thermal = probes.poll();
     let mut gpu = GpuSection {
@@ -106,7 +114,7 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         })
         .collect();
     match request.executor {
-        Executor::Gpu(policy) => match open_gpu(policy, request.paths.max(1) * ir_len) {
+        Executor::Gpu(policy) => match open_gpu(policy, request.paths.max(1) * ir_len, workload) {
             Ok((hub, _)) => {
                 let calibration = hub.calibration();
                 for (idx, level) in plan.levels.iter().enumerate().skip(1) {
@@ -158,14 +166,14 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         Executor::Gpu(GpuPolicy::Auto) => match (&gpu.chosen, gpu.calibration) {
             (Some(chosen), Some(calibration)) => Some((
                 chosen.kind != longtail_gpu::AdapterKind::Cpu,
-                calibration.partition_cost_ns,
+                CostSplit::of_gpu(&calibration),
             )),
             _ => longtail_gpu::shared(longtail_gpu::OpenOptions::from_env())
                 .ok()
                 .map(|hub| {
                     (
                         hub.adapter().kind != longtail_gpu::AdapterKind::Cpu,
-                        hub.calibration().partition_cost_ns,
+                        CostSplit::of_gpu(&hub.calibration()),
                     )
                 }),
         },
@@ -181,6 +189,8 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         gpu,
         cpu_partition_ns: cpu_partition_cost_ns(),
         process_gpu,
+        cpu_costs: cpu_costs(),
+        workload,
     }
 }
 
@@ -189,7 +199,16 @@ impl StatusReport {
     /// path-partition than the CPU. `None` when the backend is not Auto or there is no GPU.
     pub fn process_gpu_pays(&self) -> Option<bool> {
         self.process_gpu
-            .map(|(real, gpu_ns)| real && gpu_ns < self.cpu_partition_ns)
+            .map(|(real, gpu)| real && gpu.per_stereo_partition() < self.cpu_partition_ns)
+    }
+
+    /// This engine's big levels on each side, in nanoseconds per 4096 samples: `(CPU, GPU)`,
+    /// the GPU's `None` without one. Auto sends them to the GPU when it is cheaper.
+    pub fn engine_costs(&self) -> (f64, Option<f64>) {
+        (
+            self.cpu_costs.cost_ns(self.workload),
+            self.process_gpu.map(|(_, gpu)| gpu.cost_ns(self.workload)),
+        )
     }
 
     fn auto_process_json(&self) -> Value {
@@ -201,8 +220,26 @@ impl StatusReport {
             "load_low": round(LOAD_LOW, 2),
             "move_after_polls": MOVE_AFTER_POLLS,
             "return_after_polls": RETURN_AFTER_POLLS,
-            "gpu_partition_ns": self.process_gpu.map(|(_, ns)| round(ns, 1)),
+            "gpu_partition_ns": self.process_gpu.map(|(_, gpu)| round(gpu.per_stereo_partition(), 1)),
             "gpu_pays": self.process_gpu_pays(),
+        })
+    }
+
+    fn engine_costs_json(&self) -> Value {
+        let split = |c: CostSplit| {
+            json!({
+                "transform_ns": round(c.transform_ns, 1),
+                "partition_ns": round(c.partition_ns, 1),
+            })
+        };
+        let (cpu_ns, gpu_ns) = self.engine_costs();
+        json!({
+            "transforms": round(self.workload.transforms, 2),
+            "path_partitions": round(self.workload.path_partitions, 2),
+            "cpu": split(self.cpu_costs),
+            "gpu": self.process_gpu.map(|(_, gpu)| split(gpu)),
+            "cpu_us": round(cpu_ns / 1e3, 1),
+            "gpu_us": gpu_ns.map(|ns| round(ns / 1e3, 1)),
         })
     }
 
@@ -310,6 +347,7 @@ impl StatusReport {
                 "reason": self.decision.reason,
             },
             "auto_process": self.auto_process_json(),
+            "auto_engine": self.engine_costs_json(),
         })
         .to_string()
     }
@@ -397,15 +435,45 @@ impl StatusReport {
                 LOAD_HIGH, LOAD_LOW, MOVE_AFTER_POLLS, RETURN_AFTER_POLLS,
             };
             let gpu = match (self.process_gpu, self.process_gpu_pays()) {
-                (Some((_, ns)), Some(true)) => {
-                    format!("the GPU pays ({ns:.0} ns per path-partition)")
-                }
-                (Some((true, ns)), _) => {
-                    format!("the GPU costs more ({ns:.0} ns per path-partition): never")
-                }
+                (Some((_, gpu)), Some(true)) => format!(
+                    "the GPU pays ({:.0} ns per path-partition)",
+                    gpu.per_stereo_partition()
+                ),
+                (Some((true, gpu)), _) => format!(
+                    "the GPU costs more ({:.0} ns per path-partition): never",
+                    gpu.per_stereo_partition()
+                ),
                 (Some((false, _)), _) => "the GPU is a CPU adapter: never".into(),
                 (None, _) => "no GPU: never".into(),
             };
+            let (cpu_ns, gpu_ns) = self.engine_costs();
+            let c = self.cpu_costs;
+            let _ = writeln!(
+                text,
+                "auto for this engine: its levels of 1024 and more are {:.1} transforms and \
+                 {:.0} path-partitions per 4096 samples; the CPU takes {:.0} us ({:.0} ns a \
+                 transform, {:.0} ns a path-partition){}",
+                self.workload.transforms,
+                self.workload.path_partitions,
+                cpu_ns / 1e3,
+                c.transform_ns,
+                c.partition_ns,
+                match (self.process_gpu, gpu_ns) {
+                    (Some((_, g)), Some(ns)) => format!(
+                        ", the GPU {:.0} us ({:.0} ns a transform, {:.0} ns a path-partition): \
+                         {}",
+                        ns / 1e3,
+                        g.transform_ns,
+                        g.partition_ns,
+                        if ns < cpu_ns {
+                            "the GPU pays"
+                        } else {
+                            "the CPU is cheaper"
+                        }
+                    ),
+                    _ => ", no GPU to compare".into(),
+                }
+            );
             let _ = writeln!(
                 text,
                 "auto for the process: the big levels of Auto engines kept on the CPU go to the \
