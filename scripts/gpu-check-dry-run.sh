@@ -36,6 +36,7 @@ start=$SECONDS
     GPU_CHECK_INSTANCES="${GPU_CHECK_INSTANCES:-8}" \
     GPU_CHECK_HOST_THREADS="${GPU_CHECK_HOST_THREADS:-2}" \
     GPU_CHECK_SECONDS="${GPU_CHECK_SECONDS:-5}" GPU_CHECK_PERIODS="${GPU_CHECK_PERIODS:-20}" \
+    GPU_CHECK_MATRIX="${GPU_CHECK_MATRIX:-4 4 1}" \
     bash scripts/gpu-check.sh --from "$pack" "$out")
 run_s=$((SECONDS - start))
 

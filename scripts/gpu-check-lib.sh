@@ -146,11 +146,12 @@ gpu_check_summary() {
     grep -E "^-- |^test result" "$out/gpu-tests.log" | paste -d ' ' - - | sed 's/^-- /  /'
     echo
     printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' run backend rtf cpu_s p99/ddl max/ddl late gpu_rt99
-    local backend line
-    for backend in gpu cpu; do
-        line=$(grep "\"variant\":\"session-$backend\"" "$out/session.jsonl" 2>/dev/null | tail -n 1)
+    local run line
+    for run in session-gpu session-cpu matrix-gpu matrix-cpu; do
+        line=$(grep -h "\"variant\":\"$run\"" "$out/session.jsonl" "$out/matrix.jsonl" \
+            2>/dev/null | tail -n 1)
         [ -n "$line" ] || continue
-        printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' "session-$backend" \
+        printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' "$run" \
             "$(field "$line" backend)" "$(field "$line" rtf)" "$(field "$line" cpu_s)" \
             "$(field "$line" p99_over_deadline)" "$(field "$line" max_over_deadline)" \
             "$(field "$line" late_blocks)" "$(field "$line" gpu_rt_p99_us)"

@@ -23,11 +23,15 @@
 #   session.jsonl    the session benchmark: 256 instances of a stereo 10 s IR at 128-sample
 #                    blocks over 8 paced host threads, 60 s, on the GPU then on the CPU only
 #                    (one JSON line per host thread, then the session's line, for each);
-# and room for two more (the matrix runs, one JSON-lines file per kind of run).
+#   matrix.jsonl     one dense 16 x 16 matrix of 4 s rooms at 64-sample blocks, paced, 60 s,
+#                    with the GPU tail then on the CPU only (the issue's target: the process's
+#                    CPU with the GPU at most a third of the CPU-only run's, nothing late);
+# and room for two more.
 #
 # Knobs, to shrink it for a dry run on lavapipe (with LONGTAIL_GPU_ALLOW_CPU=1):
 # GPU_CHECK_INSTANCES (256), GPU_CHECK_HOST_THREADS (8), GPU_CHECK_SECONDS (60),
-# GPU_CHECK_PERIODS (bench-gpu's periods, 1000), GPU_CHECK_TEST_ARGS (arguments for every test
+# GPU_CHECK_PERIODS (bench-gpu's periods, 1000), GPU_CHECK_MATRIX (inputs, outputs and IR
+# seconds of the matrix run, "16 16 4"), GPU_CHECK_TEST_ARGS (arguments for every test
 # binary, a filter or `--skip NAME`, say; none by default), GPU_CHECK_CARRIED_LOADERS=1 (use
 # the carried loaders even where the machine has its own).
 set -uo pipefail
@@ -44,7 +48,7 @@ case "${1:-}" in
         out=${3:?usage: scripts/gpu-check.sh --from PACKDIR OUTDIR}
         ;;
     "" | -h | --help)
-        sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
         exit 2
         ;;
     *)
@@ -117,6 +121,17 @@ for backend in gpu cpu; do
         --variant "session-$backend" --json > "$work/session-$backend.json" || failed=1
     cat "$work/session-$backend.json" >> "$out/session.jsonl"
     tail -n 1 "$work/session-$backend.json"
+done
+
+read -r matrix_in matrix_out matrix_s <<<"${GPU_CHECK_MATRIX:-16 16 4}"
+: > "$out/matrix.jsonl"
+for backend in gpu cpu; do
+    echo "== matrix on $backend: $matrix_in x $matrix_out x $matrix_s s at 64-sample blocks, $seconds s"
+    "$cli" bench --channels "$matrix_in" --outputs "$matrix_out" --ir-seconds "$matrix_s" \
+        --block 64 --seconds "$seconds" --paced --backend "$backend" \
+        --variant "matrix-$backend" --json > "$work/matrix-$backend.json" || failed=1
+    cat "$work/matrix-$backend.json" >> "$out/matrix.jsonl"
+    tail -n 1 "$work/matrix-$backend.json"
 done
 
 gpu_check_summary "$work/found.txt" "$out" "$tests_s" $((SECONDS - started)) "$failed" \
