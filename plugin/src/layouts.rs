@@ -9,7 +9,9 @@
 //!
 //! What the channels are comes from the Channel format setting
 //! ([`crate::params::ChannelFormatParam`], see [`crate::ir::mapping`]): nice-plug tells the
-//! plugin a channel count only.
+//! plugin a channel count only, and names the VST3 arrangement of a width itself (5.0, 5.1,
+//! 7.0 and 7.1 Cine; other widths its first `n` speakers, so four channels show as 3.1, not
+//! quad).
 //!
 //! Not offered:
 //! - `N -> 2` or any bus with more inputs than outputs: nice-plug's buffer management does not
