@@ -271,6 +271,8 @@ impl StatusReport {
                 "rt_max_us": round(c.round_trip.max_us, 1),
                 "heavy_p50_us": round(c.heavy_round_trip.p50_us, 1),
                 "gpu_partition_ns": round(c.partition_cost_ns, 1),
+                "gpu_transform_ns": round(c.transform_cost_ns, 1),
+                "wide_p50_us": round(c.wide_round_trip.p50_us, 1),
             })
         });
         json!({
