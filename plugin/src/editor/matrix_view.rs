@@ -10,7 +10,7 @@ use nice_plug::prelude::*;
 
 use super::draw::set_param;
 use super::preview::PreviewData;
-use crate::ir::mapping::{Bus, map};
+use crate::ir::mapping::{Bus, MappedPath, map};
 use crate::monitor::EngineMonitor;
 use crate::params::{ChannelFormatParam, LongtailParams};
 
@@ -89,12 +89,33 @@ pub(super) fn bus_rows(
     if let Some(data) = data {
         ui.label("Paths");
         match map(data.ir_layout, bus) {
-            Ok(mapping) => ui.add(egui::Label::new(mapping.summary(data.ir_layout)).wrap()),
+            Ok(mapping) => {
+                let silent = mapping.paths.iter().filter(|p| is_silent(p, data)).count();
+                let mut summary = mapping.summary(data.ir_layout);
+                if silent > 0 {
+                    summary.push_str(&format!(
+                        " ({silent} of them silent in the IR: no path, no cost)"
+                    ));
+                }
+                ui.add(egui::Label::new(summary).wrap())
+            }
             Err(err) => ui.colored_label(Color32::from_rgb(255, 110, 90), err.to_string()),
         };
         ui.end_row();
     }
 }
+
+/// Whether every IR channel of `path` is silent: the engine makes no path of it.
+fn is_silent(path: &MappedPath, data: &PreviewData) -> bool {
+    path.terms.iter().all(|&(channel, _)| {
+        data.channel_peaks_db
+            .get(channel)
+            .is_none_or(|&db| db <= SILENT_DB)
+    })
+}
+
+/// The peak of a silent channel in the preview (`20 log10` of its floor, 1e-9).
+const SILENT_DB: f32 = -179.0;
 
 /// The grid of paths, for buses wider than stereo.
 pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
@@ -127,7 +148,7 @@ pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
         painter.text(at, egui::Align2::RIGHT_CENTER, label, font.clone(), text);
     }
     let mut hovered = None;
-    for path in &mapping.paths {
+    for path in mapping.paths.iter().filter(|p| !is_silent(p, data)) {
         // The loudest of its IR channels, with its weight.
         let level_db = path
             .terms
