@@ -10,7 +10,8 @@ use nice_plug::prelude::*;
 
 use super::draw::set_param;
 use super::preview::PreviewData;
-use crate::ir::mapping::{Bus, MappedPath, map};
+use crate::ir::IrError;
+use crate::ir::mapping::{Bus, MappedPath, Mapping};
 use crate::monitor::EngineMonitor;
 use crate::params::{ChannelFormatParam, LongtailParams};
 
@@ -48,7 +49,7 @@ pub(super) fn bus_rows(
     setter: &ParamSetter,
     params: &LongtailParams,
     bus: Bus,
-    data: Option<&PreviewData>,
+    mapped: Option<(&PreviewData, &Result<Mapping, IrError>)>,
 ) {
     ui.label("Bus");
     ui.label(bus.to_string());
@@ -86,9 +87,9 @@ pub(super) fn bus_rows(
             );
         ui.end_row();
     }
-    if let Some(data) = data {
+    if let Some((data, mapped)) = mapped {
         ui.label("Paths");
-        match map(data.ir_layout, bus) {
+        match mapped {
             Ok(mapping) => {
                 let silent = mapping.paths.iter().filter(|p| is_silent(p, data)).count();
                 let mut summary = mapping.summary(data.ir_layout);
@@ -117,11 +118,9 @@ fn is_silent(path: &MappedPath, data: &PreviewData) -> bool {
 /// The peak of a silent channel in the preview (`20 log10` of its floor, 1e-9).
 const SILENT_DB: f32 = -179.0;
 
-/// The grid of paths, for buses wider than stereo.
-pub(super) fn path_grid(ui: &mut egui::Ui, bus: Bus, data: &PreviewData) {
-    let Ok(mapping) = map(data.ir_layout, bus) else {
-        return;
-    };
+/// The grid of `mapping`'s paths, for buses wider than stereo.
+pub(super) fn path_grid(ui: &mut egui::Ui, data: &PreviewData, mapping: &Mapping) {
+    let bus = mapping.bus;
     let (inputs, outputs) = (bus.inputs, bus.outputs);
     let (in_format, out_format) = (bus.input_format(), bus.output_format());
     let width = ui.available_width().min(720.0);

@@ -9,6 +9,7 @@ use nice_plug::prelude::*;
 
 use super::*;
 use crate::ir::builtin::BuiltinIr;
+use crate::ir::mapping::map;
 use crate::params::IrSourceParam;
 
 impl EditorApp {
@@ -16,6 +17,13 @@ impl EditorApp {
         ui.heading("Impulse response");
         let file = self.params.ir_file.current();
         let bus = matrix_view::current_bus(&self.monitor, &self.params);
+        // The IR on the bus, mapped once a frame for the rows and the grid.
+        let mapped = match &self.preview {
+            Some(Preview {
+                result: Ok(data), ..
+            }) => Some(map(data.ir_layout, bus)),
+            _ => None,
+        };
         egui::Grid::new("ir-grid").num_columns(2).show(ui, |ui| {
             ui.label("Source");
             ui.horizontal(|ui| {
@@ -133,16 +141,18 @@ impl EditorApp {
                 }) => Some(data),
                 _ => None,
             };
-            matrix_view::bus_rows(ui, setter, &self.params, bus, data);
+            let shown = data.zip(mapped.as_ref());
+            matrix_view::bus_rows(ui, setter, &self.params, bus, shown);
         });
         if let (
             true,
             Some(Preview {
                 result: Ok(data), ..
             }),
-        ) = (bus.is_wide(), &self.preview)
+            Some(Ok(mapping)),
+        ) = (bus.is_wide(), &self.preview, &mapped)
         {
-            matrix_view::path_grid(ui, bus, data);
+            matrix_view::path_grid(ui, data, mapping);
         }
         ui.horizontal(|ui| IrView::buttons(ui, &self.params.editor_ir_view));
         let view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
