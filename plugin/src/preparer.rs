@@ -128,17 +128,15 @@ pub fn prepare_ir_for(
 
 /// Builds the engine a request describes. Off the audio thread; allocates.
 pub fn build(request: &Request, files: &IrFileState) -> Result<Engine, String> {
+    let config = &request.config;
+    let bus = Bus::new(config.num_inputs, config.num_outputs, request.format);
     // A file's speakers must be the bus's where they meet one for one.
     if let IrSource::File(_) = request.source
         && let Some((file, _)) = files.current()
     {
-        let config = &request.config;
-        let bus = Bus::new(config.num_inputs, config.num_outputs, request.format);
         check_file_mask(file.channel_mask, file.ir.channels.len(), bus)
             .map_err(|err| err.to_string())?;
     }
-    let config = &request.config;
-    let bus = Bus::new(config.num_inputs, config.num_outputs, request.format);
     let ir = prepare_ir_for(
         request.source,
         &request.edits,

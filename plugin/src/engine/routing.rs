@@ -62,24 +62,21 @@ pub fn route(ir: &Ir, bus: Bus) -> Result<Routes<'_>, IrError> {
         };
         let taps: Cow<'_, [f32]> = match mapped.terms.as_slice() {
             [(channel, weight)] if *weight == 1.0 => Cow::Borrowed(&ir.channels[*channel]),
-            terms => {
-                let mut summed = vec![0.0f32; ir.len()];
-                for (term_idx, &(channel, weight)) in terms.iter().enumerate() {
-                    let taps = &ir.channels[channel];
-                    if term_idx == 0 {
-                        summed
-                            .iter_mut()
-                            .zip(taps)
-                            .for_each(|(s, t)| *s = weight * t);
-                    } else {
-                        summed
-                            .iter_mut()
-                            .zip(taps)
-                            .for_each(|(s, t)| *s += weight * t);
-                    }
+            [(first, first_weight), rest @ ..] => {
+                let mut summed: Vec<f32> = ir.channels[*first]
+                    .iter()
+                    .map(|t| first_weight * t)
+                    .collect();
+                for &(channel, weight) in rest {
+                    summed
+                        .iter_mut()
+                        .zip(&ir.channels[channel])
+                        .for_each(|(s, t)| *s += weight * t);
                 }
                 Cow::Owned(summed)
             }
+            // `map` gives every path at least one term.
+            [] => continue,
         };
         // A matrix's silent channel is a path that is not there.
         if mapping.rule != Rule::Sides && taps.iter().all(|&t| t == 0.0) {

@@ -187,17 +187,14 @@ impl BuiltinIr {
     /// sides (`2 -> N`: left speakers from the left input, centres from both at half). The
     /// speakers the stereo IR leaves dry (the LFE) get a silent channel: no path.
     pub fn generate_for(self, sample_rate: u32, bus: Bus) -> Ir {
-        let stereo = self.generate(sample_rate);
         let by_sides = matches!(
             bus.output_format(),
             BusFormat::Stereo | BusFormat::Ambisonics(_)
         );
-        let Ok(mapping) = map(stereo.layout, bus) else {
-            return stereo;
+        let mapping = match map(self.layout(), bus) {
+            Ok(mapping) if !by_sides && mapping.rule == Rule::Sides => mapping,
+            _ => return self.generate(sample_rate),
         };
-        if by_sides || mapping.rule != Rule::Sides {
-            return stereo;
-        }
         let model = self.model();
         let (n, m) = (bus.inputs, bus.outputs);
         let rooms: Vec<Option<Vec<f32>>> = (0..m)
@@ -210,7 +207,8 @@ impl BuiltinIr {
                 })
             })
             .collect();
-        let len = stereo.len();
+        // Every room has the model's length.
+        let len = rooms.iter().flatten().map(Vec::len).next().unwrap_or(1);
         // One channel per output where every path is its own output's (N -> N, 1 -> N), else
         // the whole 2 x M matrix.
         let per_output = n == m || n == 1;

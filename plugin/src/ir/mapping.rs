@@ -35,7 +35,7 @@
 //! [`MAX_SPECTRA_BYTES`] of spectra, is refused with the figures (see [`check_budget`]).
 
 use super::speakers::{SPEAKER_SETS, SpeakerSet, check_mask, label_side};
-use super::{IrError, IrLayout, MAX_MATRIX_SIDE};
+use super::{IrError, IrLayout};
 
 /// Most path-seconds an engine takes: paths (after sharing) times the IR's seconds. A 16 x 16
 /// matrix of 4 s rooms is 1024; 64 x 64 paths fit up to 0.5 s each.
@@ -257,13 +257,10 @@ pub struct Mapping {
 /// The mapping of an IR of `layout` on `bus`, or why it cannot play there.
 pub fn map(layout: IrLayout, bus: Bus) -> Result<Mapping, IrError> {
     let (n, m) = (bus.inputs, bus.outputs);
-    let sides = 1..=MAX_MATRIX_SIDE;
-    if !sides.contains(&n) || !sides.contains(&m) {
-        return Err(IrError::MatrixSize {
-            inputs: n,
-            outputs: m,
-        });
-    }
+    IrLayout::matrix(n, m).ok_or(IrError::MatrixSize {
+        inputs: n,
+        outputs: m,
+    })?;
     let refuse = || IrError::Unmappable {
         ir: layout.to_string(),
         channels: layout.num_channels(),

@@ -364,11 +364,30 @@ pub fn load(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
                 .map_err(|err| err.in_file(&shown))?;
             Ok((ir, vec![info]))
         }
-        paths if (2..=MAX_MATRIX_SIDE).contains(&paths.len()) => load_rows(paths),
-        _ => Err(IrError::FileSet(format!(
-            "{} files were given; one file per input takes 2 to {MAX_MATRIX_SIDE}",
-            paths.len()
-        ))),
+        paths => {
+            check_file_count(paths.len())?;
+            load_rows(paths)
+        }
+    }
+}
+
+/// Refuses a per-input set of other than 2 to [`MAX_MATRIX_SIDE`] files.
+fn check_file_count(count: usize) -> Result<(), IrError> {
+    if (2..=MAX_MATRIX_SIDE).contains(&count) {
+        Ok(())
+    } else {
+        Err(IrError::FileSet(format!(
+            "{count} files were given; one file per input takes 2 to {MAX_MATRIX_SIDE}"
+        )))
+    }
+}
+
+/// The channel mask of a single file as its header states it; a set of files has none (each
+/// is a row, not a speaker layout).
+pub fn single_file_mask(infos: &[FileInfo]) -> Option<u32> {
+    match infos {
+        [info] => info.channel_mask,
+        _ => None,
     }
 }
 
@@ -386,12 +405,7 @@ fn load_rows(paths: &[&Path]) -> Result<(Ir, Vec<FileInfo>), IrError> {
 /// [`load`] of one file per input whose bytes are in memory, each with the name standing for
 /// its path: the same checks and messages. For the mutation test and the fuzz targets.
 pub fn load_bytes_set(files: &[(&[u8], &str)]) -> Result<(Ir, Vec<FileInfo>), IrError> {
-    if !(2..=MAX_MATRIX_SIDE).contains(&files.len()) {
-        return Err(IrError::FileSet(format!(
-            "{} files were given; one file per input takes 2 to {MAX_MATRIX_SIDE}",
-            files.len()
-        )));
-    }
+    check_file_count(files.len())?;
     let mut rows = Vec::with_capacity(files.len());
     for (bytes, name) in files {
         let row = decode::read_bytes(bytes, name, ROW_LIMITS).map_err(|err| err.in_file(name))?;

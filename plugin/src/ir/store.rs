@@ -330,12 +330,8 @@ fn load_file(paths: &[&Path]) -> Result<IrFile, IrError> {
         None
     }
     .unwrap_or_default();
-    let channel_mask = match infos.as_slice() {
-        [info] => info.channel_mask,
-        _ => None,
-    };
     Ok(IrFile {
-        channel_mask,
+        channel_mask: super::single_file_mask(&infos),
         ir,
         paths: paths.iter().map(|p| p.to_path_buf()).collect(),
         hash,

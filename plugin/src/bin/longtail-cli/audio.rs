@@ -12,7 +12,7 @@ use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, EditSettings};
 use longtail::ir::mapping::{Bus, ChannelFormat, check_file_mask, map, wav_mask};
-use longtail::ir::{IrError, speakers, wav};
+use longtail::ir::{IrError, single_file_mask, speakers, wav};
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 use longtail::tools::demo;
 
@@ -50,10 +50,12 @@ pub(crate) fn run_render(
         .outputs
         .unwrap_or_else(|| longtail::render::num_outputs_for(input.channels.len(), &source));
     let bus = Bus::new(input.channels.len(), outputs, options.format);
-    if let [info] = infos.as_slice() {
-        check_file_mask(info.channel_mask, source.channels.len(), bus)
-            .map_err(|err| format!("IR: {err}"))?;
-    }
+    check_file_mask(single_file_mask(&infos), source.channels.len(), bus)
+        .map_err(|err| format!("IR: {err}"))?;
+    let options = RenderOptions {
+        outputs: Some(outputs),
+        ..options
+    };
     // The IR follows the input's rate, as it follows the session's rate in the plugin.
     let (ir, report) =
         edit::prepare(&source, edits, input.sample_rate).map_err(|err| format!("IR: {err}"))?;
@@ -112,11 +114,7 @@ pub(crate) fn run_ir_info(
     };
     println!("layout:     {layout}");
     if let Some(bus) = bus {
-        let mask = match infos.as_slice() {
-            [info] => info.channel_mask,
-            _ => None,
-        };
-        let mapped = check_file_mask(mask, ir.channels.len(), bus)
+        let mapped = check_file_mask(single_file_mask(&infos), ir.channels.len(), bus)
             .and_then(|()| map(ir.layout, bus))
             .map_err(|err| format!("on {bus}: {err}"))?;
         println!("bus:        {}", mapped.summary(ir.layout));
