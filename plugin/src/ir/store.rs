@@ -523,6 +523,31 @@ mod tests {
         assert!(decode_samples(&text, 1, 99).is_err());
     }
 
+    /// A state may claim up to 4096 channels of 60 s at 768 kHz (47 G samples): the shape is
+    /// refused past 256 Mi samples, or past 64 MiB of text, before any inflating.
+    #[test]
+    fn a_wide_stated_shape_is_refused_before_it_is_inflated() {
+        let saved = |num_channels, num_frames, samples: String| SavedIrFile {
+            version: STATE_VERSION,
+            sample_rate: 768_000,
+            num_channels,
+            num_frames,
+            samples,
+            ..SavedIrFile::default()
+        };
+        let text = encode_samples(&[vec![0.5; 100]]);
+        let lie = saved(MAX_IR_CHANNELS, 60 * 768_000, text.clone());
+        let message = embedded_ir(&lie).unwrap_err();
+        assert!(message.contains("over what a project keeps"), "{message}");
+        let long = saved(1, 100, "A".repeat(MAX_EMBEDDED_BYTES + 1));
+        assert!(
+            embedded_ir(&long)
+                .unwrap_err()
+                .contains("over what a project keeps")
+        );
+        assert!(embedded_ir(&saved(1, 100, text)).is_ok());
+    }
+
     /// Found by the `state_restore` fuzz target: a path with a newline in the state made the
     /// status two lines.
     #[test]
