@@ -21,7 +21,8 @@
 //! - [`processor`]: the audio thread's signal path (mix, gain, crossfaded engine swaps) and
 //!   [`passthrough`], the dry path where no engine can run;
 //! - [`preparer`]: the preparation thread that builds engines off the audio thread;
-//! - [`monitor`]: the audio thread's numbers for the editor (atomics only);
+//! - [`monitor`]: the audio thread's numbers for the editor (atomics only), and [`meters`],
+//!   its input and output levels;
 //! - [`engine`]: the convolution engine: the plan, the head, the FFT levels, the workers and the
 //!   GPU side, and the thermal governor that moves levels;
 //! - [`ir`]: impulse responses: decoding files, the built-ins, edits, resampling, the user file
@@ -43,6 +44,7 @@ pub mod engine;
 pub mod ir;
 pub mod layouts;
 pub mod logging;
+pub mod meters;
 pub mod monitor;
 pub mod params;
 pub mod passthrough;
@@ -64,6 +66,7 @@ use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimi
 use ir::edit::EditSettings;
 use ir::mapping::ChannelFormat;
 use ir::store::IrFileState;
+use meters::Meter;
 use monitor::{EngineMonitor, LoadMeter};
 use params::{EDIT_DEBOUNCE_MS, LongtailParams};
 use passthrough::PassThrough;
@@ -99,6 +102,8 @@ pub struct Longtail {
     generation: u64,
     /// This instance's number in the process, for the stagger phase of its big levels.
     instance_idx: u64,
+    /// The input and output meters (the audio thread's half), sized in `activate()`.
+    meters: [Meter; 2],
 }
 
 /// Instances created in this process so far.
@@ -157,6 +162,7 @@ impl Default for Longtail {
             preparer: None,
             generation: 0,
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            meters: Default::default(),
         }
     }
 }
@@ -390,6 +396,12 @@ impl Plugin for Longtail {
             .map_or(0, NonZeroU32::get) as usize;
         self.monitor.num_inputs.store(num_inputs as u32, Relaxed);
         self.monitor.num_outputs.store(num_outputs as u32, Relaxed);
+        // Any rate the host names sizes nothing here: the meters hold 30 sums per channel.
+        let meter_rate = buffer_config.sample_rate.clamp(1.0, 10_000_000.0) as u32;
+        self.meters = [
+            Meter::new(meter_rate, num_inputs),
+            Meter::new(meter_rate, num_outputs),
+        ];
         let sample_rate = match passthrough::session_rate(buffer_config.sample_rate) {
             Ok(sample_rate) => sample_rate,
             Err(reason) => {
@@ -508,6 +520,9 @@ impl Plugin for Longtail {
     }
 
     fn reset(&mut self) {
+        let [input, output] = &mut self.meters;
+        input.reset(&self.monitor.input_levels);
+        output.reset(&self.monitor.output_levels);
         if let Some(active) = &mut self.active {
             active.processor.reset();
         }
@@ -519,8 +534,11 @@ impl Plugin for Longtail {
         _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
+        let num_inputs = (self.monitor.num_inputs.load(Relaxed) as usize).min(buffer.channels());
+        self.meters[0].measure(&buffer.as_slice()[..num_inputs], &self.monitor.input_levels);
         if let Some(pass_through) = &self.pass_through {
             pass_through.process(buffer.as_slice());
+            self.meters[1].measure(buffer.as_slice(), &self.monitor.output_levels);
             return ProcessStatus::Normal;
         }
         let callback_start = Instant::now();
@@ -577,6 +595,7 @@ impl Plugin for Longtail {
             start += len;
         }
 
+        self.meters[1].measure(channels, &self.monitor.output_levels);
         let engine = active.processor.engine();
         self.monitor
             .publish_lates(engine.late_stats(), engine.worker_busy_ns());
@@ -650,6 +669,7 @@ mod tests {
         saved.editor_height.store(611, Relaxed);
         saved.editor_tab.store(2, Relaxed);
         saved.editor_ir_view.store(1, Relaxed);
+        saved.editor_zoom.store(150, Relaxed);
         let fields = saved.serialize_fields();
         assert!(fields.contains_key("editor-width"), "{fields:?}");
 
@@ -660,6 +680,7 @@ mod tests {
         assert_eq!(restored.editor_height.load(Relaxed), 611);
         assert_eq!(restored.editor_tab.load(Relaxed), 2);
         assert_eq!(restored.editor_ir_view.load(Relaxed), 1);
+        assert_eq!(restored.editor_zoom.load(Relaxed), 150);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::engine::{BackendProbe, LateStats};
+use crate::meters::MeterLevels;
 
 /// Load buckets: 1 % each, the last one for everything at or over the deadline.
 const LOAD_BUCKETS: usize = 101;
@@ -52,6 +53,10 @@ pub struct EngineMonitor {
     pub load_p99_permille: AtomicU32,
     /// Largest callback time over the deadline, in per mille, over the last window.
     pub load_max_permille: AtomicU32,
+    /// The input meter's levels (the bus's input channels, before the engine).
+    pub input_levels: MeterLevels,
+    /// The output meter's levels (after the mix and the output gain).
+    pub output_levels: MeterLevels,
     /// Messages for the user, added with [`report_error`](Self::report_error). Written and
     /// read off the audio thread only.
     pub errors: Mutex<Vec<String>>,
