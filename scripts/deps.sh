@@ -13,6 +13,8 @@ LONGTAIL_APT_PACKAGES=(
     libx11-dev libxcursor-dev libxrandr-dev libxi-dev libx11-xcb-dev libxcb1-dev
     libxcb-icccm4-dev libxcb-dri2-0-dev libgl1-mesa-dev xvfb
     libgl1-mesa-dri x11-utils imagemagick
+    # The editor tests drive the window with the mouse and the keyboard.
+    xdotool
     # The Vulkan loader, and Mesa's lavapipe (Vulkan on the CPU) so the GPU kernels and the
     # GPU engine tests run on machines without a GPU.
     libvulkan1 mesa-vulkan-drivers

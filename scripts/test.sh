@@ -41,7 +41,9 @@ bash scripts/dist-check.sh
 # with no cargo on PATH (what a lent GPU machine gets).
 bash scripts/gpu-check-dry-run.sh
 
-# The editor test leaves its Xvfb screenshot here (a CI artifact).
-if [ -f target/debug/editor-screenshot.png ]; then
-    echo "editor screenshot: $PWD/target/debug/editor-screenshot.png"
-fi
+# The editor tests leave their Xvfb screenshots here (CI artifacts): each view at the minimum,
+# the default and twice the default size, the zooms, the wide buses, before and after the
+# interaction test.
+for png in target/debug/editor-*.png; do
+    [ -f "$png" ] && echo "editor screenshot: $PWD/$png"
+done

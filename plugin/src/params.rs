@@ -163,9 +163,12 @@ pub struct LongtailParams {
     /// The editor's selected tab, saved with the project.
     #[persist = "editor-tab"]
     pub editor_tab: AtomicU8,
-    /// The Reverb tab's IR view (waveform or spectrogram), saved with the project.
+    /// The Reverb tab's IR view (waveform, spectrogram or paths), saved with the project.
     #[persist = "editor-ir-view"]
     pub editor_ir_view: AtomicU8,
+    /// The editor's zoom in percent (`editor::ZOOMS`), saved with the project.
+    #[persist = "editor-zoom"]
+    pub editor_zoom: AtomicU32,
     /// Built-in IR or the user's file.
     #[id = "irsrc"]
     pub ir_source: EnumParam<IrSourceParam>,
@@ -325,6 +328,7 @@ impl Default for LongtailParams {
             editor_height: AtomicU32::new(DEFAULT_EDITOR_SIZE.1),
             editor_tab: AtomicU8::new(0),
             editor_ir_view: AtomicU8::new(0),
+            editor_zoom: AtomicU32::new(100),
             ir_source: EnumParam::new("IR source", IrSourceParam::Builtin),
             trim_start_ms: milliseconds("Trim start", 2_000.0),
             trim_end_ms: milliseconds("Trim end", 30_000.0),

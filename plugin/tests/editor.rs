@@ -1,105 +1,207 @@
-//! The editor under Xvfb: the standalone opens its window and draws it. The screenshot is kept
-//! (its path is printed) so CI logs point at it. Skipped with a message when Xvfb or ImageMagick
-//! is missing, except under CI (`CI` set), where that is a failure.
+//! The editor under Xvfb (scripts/editor-screenshot.sh, scripts/editor-interact.sh): the
+//! standalone opens its window and draws it; each view at the minimum size, the default size
+//! and twice the default is screenshotted, and the editor's probe shows that no laid-out text
+//! runs past the window and that the Reverb tab needs no scroll at 100 %; then the mouse and
+//! the keyboard drive it (a handle drag, a double-click, a typed value, the wheel), checked
+//! through the parameters. The screenshots stay next to the binaries (`target/<profile>/`,
+//! their paths printed) for CI's artifacts. Skipped with a message when a tool is missing,
+//! except under CI (`CI` set), where that is a failure.
+//!
+//! The standalone built with the tests has nice-plug's `assert_process_allocs` on (the tests
+//! crate turns it on for the workspace build), so while these run, its `process()` (the meters
+//! included) runs under it with the editor open: an allocation aborts the standalone and fails
+//! the script.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn the_standalone_draws_its_editor_under_xvfb() {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/editor-screenshot.sh");
-    let missing: Vec<&str> = ["Xvfb", "xwininfo", "import", "identify"]
-        .into_iter()
-        .filter(|tool| {
-            !Command::new("sh")
-                .args(["-c", &format!("command -v {tool}")])
-                .status()
-                .is_ok_and(|s| s.success())
+/// The tools the scripts need; `None` when the test should skip.
+fn tools_present() -> bool {
+    let missing: Vec<&str> = [
+        "Xvfb", "xdpyinfo", "xwininfo", "import", "identify", "xdotool",
+    ]
+    .into_iter()
+    .filter(|tool| {
+        !Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "missing tools under CI: {missing:?} (scripts/deps.sh installs them)"
+    );
+    eprintln!("skipped: missing {missing:?}");
+    false
+}
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../scripts")
+        .join(name)
+}
+
+fn standalone() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_longtail"))
+}
+
+/// The standalone's number (from 1) for the `inputs -> outputs` layout.
+fn layout(inputs: u32, outputs: u32) -> String {
+    longtail::layouts::AUDIO_IO_LAYOUTS
+        .iter()
+        .position(|l| {
+            l.main_input_channels.map(|c| c.get()) == Some(inputs)
+                && l.main_output_channels.map(|c| c.get()) == Some(outputs)
         })
-        .collect();
-    if !missing.is_empty() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "missing tools under CI: {missing:?} (scripts/deps.sh installs them)"
-        );
-        eprintln!("skipped: missing {missing:?}");
+        .map(|idx| (idx + 1).to_string())
+        .expect("an offered layout")
+}
+
+/// One screenshot: `env` sets the editor's LONGTAIL_EDITOR_* and the script's variables.
+fn shoot(dir: &Path, name: &str, env: &[(&str, &str)]) {
+    let png = dir.join(name);
+    let mut command = Command::new("bash");
+    command
+        .arg(script("editor-screenshot.sh"))
+        .arg(standalone())
+        .arg(&png)
+        .arg("3");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("run the screenshot script");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{name} ({env:?}): {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let size = std::fs::metadata(&png).expect("screenshot written").len();
+    assert!(
+        size > 10_000,
+        "{name}: a drawn editor compresses to more than 10 kB, got {size}"
+    );
+    println!("editor screenshot saved at {}", png.display());
+}
+
+#[test]
+fn every_view_draws_at_every_size_with_nothing_cut_off() {
+    if !tools_present() {
         return;
     }
-    // target/<profile>/editor-screenshot.png, next to the binaries; then the spectrogram view
-    // and the other tabs.
-    let standalone = PathBuf::from(env!("CARGO_BIN_EXE_longtail"));
-    let dir = standalone.parent().expect("binary directory");
-    // The buses past stereo: 7.1.4 (the 12 -> 12 layout) and first-order Ambisonics (4 -> 4
-    // read as Ambisonics), in a window big enough for the grid of paths. The standalone counts
-    // its layouts from 1.
-    let layout = |inputs: u32, outputs: u32| {
-        longtail::layouts::AUDIO_IO_LAYOUTS
-            .iter()
-            .position(|l| {
-                l.main_input_channels.map(|c| c.get()) == Some(inputs)
-                    && l.main_output_channels.map(|c| c.get()) == Some(outputs)
-            })
-            .map(|idx| (idx + 1).to_string())
-            .expect("an offered layout")
-    };
-    let (surround, foa) = (layout(12, 12), layout(4, 4));
-    for (tab, view, name, bus, format) in [
-        ("reverb", "waveform", "editor-screenshot.png", None, "auto"),
-        (
-            "reverb",
-            "spectrogram",
-            "editor-spectrogram.png",
-            None,
-            "auto",
-        ),
-        ("engine", "waveform", "editor-engine.png", None, "auto"),
-        ("thermal", "waveform", "editor-thermal.png", None, "auto"),
-        (
-            "reverb",
-            "waveform",
-            "editor-7.1.4.png",
-            Some(&surround),
-            "auto",
-        ),
-        (
-            "reverb",
-            "waveform",
-            "editor-ambisonics-1.png",
-            Some(&foa),
-            "ambisonics",
-        ),
-    ] {
-        let png = dir.join(name);
-        let mut command = Command::new("bash");
-        command
-            .arg(&script)
-            .arg(&standalone)
-            .arg(&png)
-            .arg("4")
-            .env("LONGTAIL_EDITOR_TAB", tab)
-            .env("LONGTAIL_EDITOR_IR_VIEW", view)
-            .env("LONGTAIL_EDITOR_FORMAT", format);
-        if let Some(bus) = bus {
-            command
-                .env("LONGTAIL_STANDALONE_ARGS", format!("--audio-layout {bus}"))
-                .env("LONGTAIL_EDITOR_SIZE", "760x900");
+    let dir = standalone().parent().expect("binary directory").to_owned();
+    // The minimum size, the default, twice the default.
+    let sizes = [
+        ("min", "560x380"),
+        ("default", "720x480"),
+        ("double", "1440x960"),
+    ];
+    for tab in ["reverb", "engine", "thermal"] {
+        for (size_name, size) in sizes {
+            // The Reverb tab is one screen at 100 %: no scroll at any of these sizes.
+            let no_scroll = if tab == "reverb" { "1" } else { "0" };
+            shoot(
+                &dir,
+                &format!("editor-{tab}-{size_name}.png"),
+                &[
+                    ("LONGTAIL_EDITOR_TAB", tab),
+                    ("LONGTAIL_EDITOR_IR_VIEW", "waveform"),
+                    ("LONGTAIL_EDITOR_SIZE", size),
+                    ("LONGTAIL_EDITOR_ZOOM", "100"),
+                    ("EXPECT_NO_SCROLL", no_scroll),
+                ],
+            );
         }
-        let output = command.output().expect("run the screenshot script");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        println!("{stdout}");
-        assert!(
-            output.status.success(),
-            "{name}: {stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        println!(
-            "editor screenshot ({tab} tab, {view}) saved at {}",
-            png.display()
-        );
-        let size = std::fs::metadata(&png).expect("screenshot written").len();
-        assert!(
-            size > 10_000,
-            "{name}: a drawn editor compresses to more than 10 kB, got {size}"
-        );
     }
+    // The other IR views, the zooms at the ends of their range, and the buses past stereo:
+    // 7.1.4 (the 12 -> 12 layout) and first-order Ambisonics (4 -> 4 read as Ambisonics),
+    // with their grid of paths.
+    let (surround, foa) = (
+        format!("--audio-layout {}", layout(12, 12)),
+        format!("--audio-layout {}", layout(4, 4)),
+    );
+    let cases: [(&str, Vec<(&str, &str)>); 6] = [
+        (
+            "editor-spectrogram.png",
+            vec![("LONGTAIL_EDITOR_IR_VIEW", "spectrogram")],
+        ),
+        (
+            "editor-zoom-200-double.png",
+            vec![
+                ("LONGTAIL_EDITOR_SIZE", "1440x960"),
+                ("LONGTAIL_EDITOR_ZOOM", "200"),
+                ("EXPECT_NO_SCROLL", "1"),
+            ],
+        ),
+        (
+            "editor-zoom-75-min.png",
+            vec![
+                ("LONGTAIL_EDITOR_SIZE", "560x380"),
+                ("LONGTAIL_EDITOR_ZOOM", "75"),
+                ("EXPECT_NO_SCROLL", "1"),
+            ],
+        ),
+        (
+            "editor-zoom-200-default.png",
+            vec![("LONGTAIL_EDITOR_ZOOM", "200")],
+        ),
+        (
+            "editor-7.1.4.png",
+            vec![
+                ("LONGTAIL_STANDALONE_ARGS", &surround),
+                ("LONGTAIL_EDITOR_IR_VIEW", "paths"),
+                ("LONGTAIL_EDITOR_SIZE", "760x720"),
+            ],
+        ),
+        (
+            "editor-ambisonics-1.png",
+            vec![
+                ("LONGTAIL_STANDALONE_ARGS", &foa),
+                ("LONGTAIL_EDITOR_IR_VIEW", "paths"),
+                ("LONGTAIL_EDITOR_FORMAT", "ambisonics"),
+            ],
+        ),
+    ];
+    for (name, env) in cases {
+        let mut env = env;
+        for (key, default) in [
+            ("LONGTAIL_EDITOR_TAB", "reverb"),
+            ("LONGTAIL_EDITOR_IR_VIEW", "waveform"),
+            ("LONGTAIL_EDITOR_SIZE", "720x480"),
+            ("LONGTAIL_EDITOR_ZOOM", "100"),
+            ("LONGTAIL_EDITOR_FORMAT", "auto"),
+        ] {
+            if !env.iter().any(|(k, _)| *k == key) {
+                env.push((key, default));
+            }
+        }
+        shoot(&dir, name, &env);
+    }
+}
+
+#[test]
+fn the_mouse_and_the_keyboard_change_parameters_as_a_host_records_them() {
+    if !tools_present() {
+        return;
+    }
+    let dir = standalone().parent().expect("binary directory").to_owned();
+    let output = Command::new("bash")
+        .arg(script("editor-interact.sh"))
+        .arg(standalone())
+        .arg(&dir)
+        .output()
+        .expect("run the interaction script");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("4 interactions checked"), "{stdout}");
 }

@@ -1,4 +1,4 @@
-//! The editor's persisted choices shown as rows of buttons: the tab and the IR view. Each is
+//! The editor's persisted choices shown as rows of buttons or a menu: the tab and the IR view. Each is
 //! saved with the plugin's state by its position and can be taken from an environment variable
 //! by name, for screenshots. Uses egui only.
 
@@ -38,6 +38,21 @@ pub(super) trait Choice: Copy + PartialEq + 'static {
         }
         slot.store(current.index(), Relaxed);
     }
+
+    /// A drop-down menu, selecting into the persisted `slot`.
+    fn menu(ui: &mut egui::Ui, id: &str, slot: &AtomicU8) -> egui::Response {
+        let mut current = Self::from_index(slot.load(Relaxed));
+        let response = egui::ComboBox::from_id_salt(id)
+            .selected_text(current.name())
+            .show_ui(ui, |ui| {
+                for &candidate in Self::ALL {
+                    ui.selectable_value(&mut current, candidate, candidate.name());
+                }
+            })
+            .response;
+        slot.store(current.index(), Relaxed);
+        response
+    }
 }
 
 /// The editor's tabs.
@@ -66,16 +81,19 @@ impl Choice for Tab {
 pub(super) enum IrView {
     Waveform,
     Spectrogram,
+    /// The grid of the bus's paths ([`super::matrix_view`]).
+    Paths,
 }
 
 impl Choice for IrView {
-    const ALL: &'static [Self] = &[IrView::Waveform, IrView::Spectrogram];
+    const ALL: &'static [Self] = &[IrView::Waveform, IrView::Spectrogram, IrView::Paths];
     const ENV: &'static str = "LONGTAIL_EDITOR_IR_VIEW";
 
     fn name(self) -> &'static str {
         match self {
             IrView::Waveform => "Waveform",
             IrView::Spectrogram => "Spectrogram",
+            IrView::Paths => "Paths",
         }
     }
 }

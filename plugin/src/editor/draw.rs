@@ -1,21 +1,25 @@
-//! The editor's drawing helpers: parameter rows and toggles, the thermal state label, the
-//! waveform and the spectrogram. Uses egui only.
+//! The editor's drawing helpers: parameter rows (with the mouse wheel) and toggles, the
+//! thermal state label, the spectrogram's colours. Uses egui and [`super::theme`].
 
-use egui::{Color32, Pos2, Rect, Sense, Stroke, Vec2};
+use egui::Color32;
 use nice_plug::prelude::*;
 use nice_plug_egui::widgets;
 
 use super::spectrogram::{self, Spectrogram};
+use super::theme::Palette;
 use super::*;
+
+/// Normalized change of one wheel notch over a slider (a tenth of it with Shift).
+const WHEEL_STEP: f32 = 0.01;
 
 pub(super) fn state_label(ui: &mut egui::Ui, state: crate::thermal::ThermalState) {
     use crate::thermal::ThermalState::*;
     let color = match state {
-        Unknown => Color32::GRAY,
-        Nominal => Color32::from_rgb(120, 200, 120),
-        Fair => Color32::from_rgb(220, 200, 90),
-        Serious => Color32::from_rgb(255, 150, 60),
-        Critical => Color32::from_rgb(255, 70, 70),
+        Unknown => Palette::TEXT_WEAK,
+        Nominal => Palette::GOOD,
+        Fair => Palette::METER_MID,
+        Serious => Palette::WARN,
+        Critical => Palette::ERROR,
     };
     ui.colored_label(color, state.name());
 }
@@ -27,19 +31,71 @@ pub(super) fn set_param<P: Param>(setter: &ParamSetter, param: &P, value: P::Pla
     setter.end_set_parameter(param);
 }
 
-/// A labelled slider row of a grid.
-pub(super) fn param_row<P: Param>(ui: &mut egui::Ui, setter: &ParamSetter, label: &str, param: &P) {
-    ui.label(label);
-    ui.add(widgets::ParamSlider::for_param(param, setter).with_width(260.0));
-    ui.end_row();
+impl EditorApp {
+    /// A labelled slider row of a grid: nice-plug-egui's slider (double-click resets, Shift
+    /// drags finely, a click on the value types one) plus the mouse wheel, with `tip` and the
+    /// value on hover.
+    pub(super) fn param_row<P: Param>(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        label: &str,
+        param: &P,
+        width: f32,
+        tip: &str,
+    ) {
+        ui.label(label).on_hover_text(tip);
+        let response = ui.add(widgets::ParamSlider::for_param(param, setter).with_width(width));
+        self.probe_rect(param.name(), response.rect);
+        wheel(ui, setter, param, &response);
+        response.on_hover_text(format!(
+            "{tip}. Now {param}. Double-click resets; Shift drags finely; the wheel steps"
+        ));
+        ui.end_row();
+    }
+}
+
+/// Steps `param` by [`WHEEL_STEP`] per wheel notch while the pointer is over `response`, each
+/// notch one host gesture, and keeps the wheel from scrolling anything else.
+fn wheel<P: Param>(ui: &egui::Ui, setter: &ParamSetter, param: &P, response: &egui::Response) {
+    if !response.hovered() {
+        return;
+    }
+    let (notches, fine) = ui.input_mut(|input| {
+        let mut notches = 0.0f32;
+        for event in &input.events {
+            if let egui::Event::MouseWheel { delta, .. } = event {
+                notches += delta.y.signum();
+            }
+        }
+        if notches != 0.0 {
+            input.smooth_scroll_delta = egui::Vec2::ZERO;
+        }
+        (notches, input.modifiers.shift)
+    });
+    if notches == 0.0 {
+        return;
+    }
+    let step = if fine { WHEEL_STEP / 10.0 } else { WHEEL_STEP };
+    let normalized = (param.unmodulated_normalized_value() + notches * step).clamp(0.0, 1.0);
+    setter.begin_set_parameter(param);
+    setter.set_parameter_normalized(param, normalized);
+    setter.end_set_parameter(param);
 }
 
 /// A check box for a switch parameter.
-pub(super) fn toggle(ui: &mut egui::Ui, setter: &ParamSetter, label: &str, param: &BoolParam) {
+pub(super) fn toggle(
+    ui: &mut egui::Ui,
+    setter: &ParamSetter,
+    label: &str,
+    param: &BoolParam,
+) -> egui::Response {
     let mut on = param.value();
-    if ui.checkbox(&mut on, label).changed() {
+    let response = ui.checkbox(&mut on, label);
+    if response.changed() {
         set_param(setter, param, on);
     }
+    response
 }
 
 /// A colour for a level from [`spectrogram::FLOOR_DB`] (dark blue-black) to 0 dB (pale
@@ -73,99 +129,4 @@ pub(super) fn spectrogram_image(s: &Spectrogram) -> egui::ColorImage {
         pixels.extend((0..s.columns).map(|column| heat_colour(s.at(column, band))));
     }
     egui::ColorImage::new([s.columns, s.bands], pixels)
-}
-
-pub(super) fn draw_spectrogram(
-    ui: &mut egui::Ui,
-    preview: &PreviewData,
-    texture: &egui::TextureHandle,
-) {
-    let width = ui.available_width().max(100.0);
-    let height = 160.0;
-    let (rect, _) = ui.allocate_exact_size(Vec2::new(width, height), Sense::hover());
-    let painter = ui.painter_at(rect);
-    painter.image(
-        texture.id(),
-        rect,
-        Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
-        Color32::WHITE,
-    );
-    // Frequency grid: 100 Hz, 1 kHz, 10 kHz where they fall inside.
-    let s = &preview.spectrogram;
-    let (low, high) = (s.edges_hz[0].ln(), s.edges_hz[s.bands].ln());
-    for (hz, label) in [
-        (100.0f32, "100 Hz"),
-        (1000.0, "1 kHz"),
-        (10_000.0, "10 kHz"),
-    ] {
-        let at = (hz.ln() - low) / (high - low);
-        if !(0.0..1.0).contains(&at) {
-            continue;
-        }
-        let y = rect.bottom() - at * rect.height();
-        painter.line_segment(
-            [Pos2::new(rect.left(), y), Pos2::new(rect.right(), y)],
-            Stroke::new(1.0, Color32::from_white_alpha(40)),
-        );
-        painter.text(
-            Pos2::new(rect.left() + 4.0, y - 2.0),
-            egui::Align2::LEFT_BOTTOM,
-            label,
-            egui::FontId::proportional(11.0),
-            Color32::from_white_alpha(160),
-        );
-    }
-    painter.text(
-        Pos2::new(rect.right() - 4.0, rect.bottom() - 2.0),
-        egui::Align2::RIGHT_BOTTOM,
-        format!("{:.2} s", preview.seconds),
-        egui::FontId::proportional(11.0),
-        Color32::from_white_alpha(160),
-    );
-    painter.rect_stroke(
-        rect,
-        4.0,
-        Stroke::new(1.0, Color32::from_gray(60)),
-        egui::StrokeKind::Inside,
-    );
-}
-
-pub(super) fn draw_waveform(ui: &mut egui::Ui, preview: &PreviewData) {
-    let width = ui.available_width().max(100.0);
-    let lane_height = 48.0;
-    let height = lane_height * preview.columns.len() as f32;
-    let (rect, _) = ui.allocate_exact_size(Vec2::new(width, height), Sense::hover());
-    let painter = ui.painter_at(rect);
-    painter.rect_filled(rect, 4.0, Color32::from_gray(24));
-    let peak = preview
-        .columns
-        .iter()
-        .flatten()
-        .fold(1e-9f32, |acc, &(lo, hi)| acc.max(-lo).max(hi));
-    // A reverb tail spans orders of magnitude: draw the envelope in dB over PREVIEW_RANGE_DB.
-    let stroke = Stroke::new(1.0, Color32::from_rgb(110, 180, 255));
-    for (lane, columns) in preview.columns.iter().enumerate() {
-        let top = rect.top() + lane as f32 * lane_height;
-        let middle = top + lane_height / 2.0;
-        let half = lane_height / 2.0 - 2.0;
-        for (col, &(lo, hi)) in columns.iter().enumerate() {
-            let level = (-lo).max(hi) / peak;
-            let db = 20.0 * level.max(1e-9).log10();
-            let extent = ((db + PREVIEW_RANGE_DB) / PREVIEW_RANGE_DB).clamp(0.0, 1.0) * half;
-            if extent <= 0.0 {
-                continue;
-            }
-            let x = rect.left() + (col as f32 + 0.5) * width / columns.len() as f32;
-            painter.line_segment(
-                [Pos2::new(x, middle - extent), Pos2::new(x, middle + extent)],
-                stroke,
-            );
-        }
-    }
-    painter.rect_stroke(
-        Rect::from_min_size(rect.min, rect.size()),
-        4.0,
-        Stroke::new(1.0, Color32::from_gray(60)),
-        egui::StrokeKind::Inside,
-    );
 }

@@ -45,16 +45,16 @@ impl EditorApp {
                         "GPU: big levels on the GPU; each falls back to its CPU standby on failure"
                     }
                 };
-                ui.label(rule);
+                ui.add(egui::Label::new(rule).wrap());
                 ui.end_row();
                 if let Some(probe) = &backend {
                     let report = probe.report();
                     ui.label("Now");
-                    ui.label(&report.reason);
+                    ui.add(egui::Label::new(&report.reason).wrap());
                     ui.end_row();
                     if let Some(stats) = probe.gpu_stats() {
                         ui.label("GPU round trip");
-                        ui.label(format!(
+                        ui.add(egui::Label::new(format!(
                             "p50 {:.2} ms, p99 {:.2} ms over {} periods; {} levels left for the \
                              CPU, {} went back",
                             stats.round_trip.p50_us / 1e3,
@@ -62,7 +62,8 @@ impl EditorApp {
                             stats.periods,
                             stats.levels_failed_over,
                             report.gpu_returns
-                        ));
+                        ))
+                        .wrap());
                         ui.end_row();
                     }
                 }

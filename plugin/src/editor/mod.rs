@@ -23,12 +23,28 @@
 //!
 //! # State
 //!
-//! The window size, the selected tab and the IR view (waveform or spectrogram) are persisted
-//! with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a project reopens
+//! The window size, the zoom, the selected tab and the IR view (waveform, spectrogram or paths)
+//! are persisted with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a project reopens
 //! its editor as it was left. `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`),
 //! `LONGTAIL_EDITOR_IR_VIEW` (`waveform` or `spectrogram`), `LONGTAIL_EDITOR_SIZE` (`WxH`) and
 //! `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change through the
 //! host when the editor opens) open the editor that way instead, for screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
+//!
+//! # Size and zoom
+//!
+//! The window is resizable from [`MIN_SIZE`] (560 x 380: the Reverb tab's controls and a
+//! picture still fit without a scroll) up; the picture and the sliders take the width and the
+//! height the window gives. The zoom (75 to 200 %, in the header) scales the type and the
+//! spacing inside the window, not the window: nice-plug-egui 0.6 has no zoom setter, and
+//! egui's own zoom factor would make egui-baseview resize the window. The host's scale factor
+//! applies on top, through nice-plug-egui.
+//!
+//! # Look
+//!
+//! One palette and one type scale ([`theme`]): a new widget takes its colours from
+//! `theme::Palette` by role (text, weak text, surfaces, the IR, handles, meters, warnings) and
+//! its sizes from `theme::TypeScale` times the zoom, never literal values; the palette's text
+//! colours are tested for WCAG AA contrast on every surface.
 //!
 //! # Parts
 //!
@@ -39,7 +55,11 @@
 //! - `choice`: the persisted button rows (tab, IR view).
 //! - `preview`: the IR outline made off the GUI thread ([`make_preview`]).
 //! - `files`: choosing and loading IR files ([`run_file_request`]).
-//! - `draw`: parameter rows, the waveform and the spectrogram.
+//! - [`theme`]: the palette and the type scale.
+//! - `probe`: what the tests read of a frame (`LONGTAIL_EDITOR_PROBE`).
+//! - `draw`: parameter rows (with the mouse wheel), toggles, the spectrogram's colours.
+//! - `meter_view`: the input and output meters and their peak hold.
+//! - `ir_picture`: the IR's waveform or spectrogram with the edits and their handles.
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
 //! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab.
 
@@ -50,7 +70,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
-use egui::Color32;
 use nice_plug::context::gui::GuiContext;
 use nice_plug::prelude::*;
 use nice_plug_egui::{
@@ -66,10 +85,14 @@ mod choice;
 mod draw;
 mod engine_tab;
 mod files;
+mod ir_picture;
 mod matrix_view;
+mod meter_view;
 mod preview;
+mod probe;
 mod reverb_tab;
 pub mod spectrogram;
+pub mod theme;
 mod thermal_tab;
 
 use choice::{Choice, IrView, Tab};
@@ -84,6 +107,9 @@ pub use preview::{
 pub use crate::params::DEFAULT_EDITOR_SIZE as DEFAULT_SIZE;
 /// Smallest size the window may be resized to.
 pub const MIN_SIZE: (u32, u32) = (560, 380);
+
+/// The zooms offered, in percent.
+pub const ZOOMS: [u32; 6] = [75, 100, 125, 150, 175, 200];
 
 /// When set (the standalone's `--headless`), the plugin offers no editor.
 pub static HEADLESS: AtomicBool = AtomicBool::new(false);
@@ -111,6 +137,17 @@ pub struct EditorApp {
     dismissed: Vec<String>,
     /// The spectrogram of the preview with this key, uploaded as a texture.
     spectrogram_texture: Option<(PreviewKey, egui::TextureHandle)>,
+    /// The zoom as a factor, and the one the style was last built for.
+    zoom: f32,
+    styled_zoom: f32,
+    /// "File & bus" is unfolded.
+    show_details: bool,
+    /// The Reverb tab's controls' height at a zoom, as laid out last frame.
+    controls_height: Option<(f32, f32)>,
+    /// The input and output meters' peak holds.
+    meter_holds: [meter_view::MeterHold; 2],
+    /// The tests' record of each frame, when `LONGTAIL_EDITOR_PROBE` is set.
+    probe: Option<probe::Probe>,
 }
 
 /// Builds the editor for the plugin's shared state.
@@ -130,6 +167,12 @@ pub fn create(
     }) {
         params.editor_width.store(width, Relaxed);
         params.editor_height.store(height, Relaxed);
+    }
+    if let Some(zoom) = std::env::var("LONGTAIL_EDITOR_ZOOM")
+        .ok()
+        .and_then(|z| z.trim().trim_end_matches('%').parse::<u32>().ok())
+    {
+        params.editor_zoom.store(zoom, Relaxed);
     }
     let width = params.editor_width.load(Relaxed).max(MIN_SIZE.0);
     let height = params.editor_height.load(Relaxed).max(MIN_SIZE.1);
@@ -157,6 +200,12 @@ pub fn create(
         worker_load: (Instant::now(), 0, 0.0),
         dismissed: Vec::new(),
         spectrogram_texture: None,
+        zoom: 1.0,
+        styled_zoom: 0.0,
+        show_details: false,
+        controls_height: None,
+        meter_holds: Default::default(),
+        probe: probe::Probe::from_env(),
     };
     create_egui_editor(egui_state, RepaintNotifier::new(), settings, app)
 }
@@ -164,11 +213,11 @@ pub fn create(
 impl NiceEguiApp for EditorApp {
     fn build(
         &mut self,
-        egui_ctx: egui::Context,
+        _egui_ctx: egui::Context,
         nice_gui_ctx: GuiContext,
         _frame: &mut Frame,
     ) -> Result<(), nice_plug_egui::baseview::HandlerError> {
-        egui_ctx.set_visuals(egui::Visuals::dark());
+        self.styled_zoom = 0.0;
         matrix_view::format_from_env(&self.params, &nice_gui_ctx.param_setter());
         self.gui = Some(nice_gui_ctx);
         if self.thermal.is_none() {
@@ -185,27 +234,52 @@ impl NiceEguiApp for EditorApp {
         self.poll_file_job(&setter);
         self.poll_preview();
         ui.ctx().request_repaint_after(Duration::from_millis(250));
+        self.zoom = zoom_factor(self.params.editor_zoom.load(Relaxed));
+        if self.zoom != self.styled_zoom {
+            theme::apply(ui.ctx(), self.zoom);
+            self.styled_zoom = self.zoom;
+        }
+        if let Some(probe) = &mut self.probe {
+            probe.begin_frame();
+        }
+        let window = ui.ctx().content_rect();
 
-        egui::Panel::top("header").show(ui, |ui| {
-            ui.horizontal(|ui| {
+        let header = egui::Panel::top("header").show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
                 ui.heading("Longtail");
-                ui.label(crate::VERSION_TEXT).on_hover_text(
+                ui.label(
+                    egui::RichText::new(crate::VERSION_TEXT)
+                        .small()
+                        .color(theme::Palette::TEXT_WEAK),
+                )
+                .on_hover_text(
                     "Longtail convolution reverb: the version, and the commit it was built from",
                 );
                 ui.separator();
                 Tab::buttons(ui, &self.params.editor_tab);
+                ui.separator();
+                self.zoom_choice(ui);
             });
             self.messages(ui);
         });
+        self.probe_reach(header.response.rect);
+        let tab = Tab::from_index(self.params.editor_tab.load(Relaxed));
         egui::CentralPanel::default().show(ui, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                match Tab::from_index(self.params.editor_tab.load(Relaxed)) {
-                    Tab::Reverb => self.reverb_tab(ui, &setter),
-                    Tab::Engine => self.engine_tab(ui, &setter),
-                    Tab::Thermal => self.thermal_tab(ui),
-                }
+            // The Reverb tab is one screen: its picture takes the height the controls leave in
+            // the view. It scrolls only where a big zoom in a small window leaves too little.
+            let view_height = ui.available_height();
+            let output = egui::ScrollArea::vertical().show(ui, |ui| match tab {
+                Tab::Reverb => self.reverb_tab(ui, &setter, view_height),
+                Tab::Engine => self.engine_tab(ui, &setter),
+                Tab::Thermal => self.thermal_tab(ui),
             });
+            if let Some(probe) = &mut self.probe {
+                probe.scrolled(output.content_size, output.inner_rect.size());
+            }
         });
+        if let Some(probe) = &mut self.probe {
+            probe.finish(window, self.zoom, tab.name(), &self.params);
+        }
     }
 
     fn resized(&mut self, _new_size: nice_plug_egui::baseview::WindowSize) {
@@ -225,7 +299,67 @@ impl NiceEguiApp for EditorApp {
     }
 }
 
+/// The zoom factor of a persisted percentage, within [`ZOOMS`].
+fn zoom_factor(percent: u32) -> f32 {
+    percent.clamp(ZOOMS[0], ZOOMS[ZOOMS.len() - 1]) as f32 / 100.0
+}
+
 impl EditorApp {
+    /// The zoom menu of the header.
+    fn zoom_choice(&mut self, ui: &mut egui::Ui) {
+        let current = self.params.editor_zoom.load(Relaxed);
+        egui::ComboBox::from_id_salt("zoom")
+            .selected_text(format!("{}%", (self.zoom * 100.0).round()))
+            .width(64.0 * self.zoom)
+            .show_ui(ui, |ui| {
+                for zoom in ZOOMS {
+                    if ui
+                        .selectable_label(zoom == current, format!("{zoom}%"))
+                        .clicked()
+                    {
+                        self.params.editor_zoom.store(zoom, Relaxed);
+                    }
+                }
+            })
+            .response
+            .on_hover_text("Zoom: the size of the text and the controls, saved with the project");
+    }
+
+    /// Records a named rectangle for the tests.
+    fn probe_rect(&mut self, name: &str, rect: egui::Rect) {
+        if let Some(probe) = &mut self.probe {
+            probe.rect(name, rect);
+        }
+    }
+
+    /// Records how far content outside a scroll area reached, for the tests.
+    fn probe_reach(&mut self, rect: egui::Rect) {
+        if let Some(probe) = &mut self.probe {
+            probe.reach(rect);
+        }
+    }
+
+    /// The spectrogram of `data` as a texture, uploaded once per preview.
+    fn spectrogram_texture(
+        &mut self,
+        ui: &egui::Ui,
+        key: &PreviewKey,
+        data: &PreviewData,
+    ) -> egui::TextureHandle {
+        match &self.spectrogram_texture {
+            Some((shown, texture)) if shown == key => texture.clone(),
+            _ => {
+                let texture = ui.ctx().load_texture(
+                    "ir-spectrogram",
+                    spectrogram_image(&data.spectrogram),
+                    egui::TextureOptions::LINEAR,
+                );
+                self.spectrogram_texture = Some((*key, texture.clone()));
+                texture
+            }
+        }
+    }
+
     fn sample_rate(&self) -> u32 {
         match self.monitor.sample_rate.load(Relaxed) {
             0 => 48_000,
@@ -321,7 +455,10 @@ impl EditorApp {
     fn messages(&mut self, ui: &mut egui::Ui) {
         if let Some(error) = self.file_error.clone() {
             ui.horizontal(|ui| {
-                ui.colored_label(Color32::from_rgb(255, 110, 90), &error);
+                ui.add(
+                    egui::Label::new(egui::RichText::new(&error).color(theme::Palette::ERROR))
+                        .wrap(),
+                );
                 if ui.small_button("Dismiss").clicked() {
                     self.file_error = None;
                 }
@@ -346,7 +483,10 @@ impl EditorApp {
                 continue;
             }
             ui.horizontal(|ui| {
-                ui.colored_label(Color32::from_rgb(255, 180, 80), &message);
+                ui.add(
+                    egui::Label::new(egui::RichText::new(&message).color(theme::Palette::WARN))
+                        .wrap(),
+                );
                 if ui.small_button("Dismiss").clicked() {
                     self.dismissed.push(message.clone());
                 }

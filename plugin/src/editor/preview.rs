@@ -1,6 +1,13 @@
-//! The IR preview: the IR exactly as the preparation thread prepares it for the engine (edits
-//! applied, at the session rate), outlined as a waveform and a spectrogram, made off the GUI
-//! thread. Uses the preparer and [`super::spectrogram`].
+//! The IR preview, made off the GUI thread. Uses the preparer and [`super::spectrogram`].
+//!
+//! Two preparations of the selected IR, both exactly as the preparation thread makes them:
+//!
+//! - the **played** IR (every edit), whose figures (length, channels, layout, the paths on
+//!   the bus) the editor shows;
+//! - the **picture**: the same IR with the edits that cut or shape its ends left out (trims,
+//!   automatic trim, fades, pre-delay), outlined as a waveform, a decay curve and a spectrogram.
+//!   The editor draws those edits over it as handles ([`super::ir_picture`]), so what is cut
+//!   stays visible.
 
 use super::spectrogram::{Spectrogram, spectrogram};
 use crate::ir::IrLayout;
@@ -48,10 +55,70 @@ pub struct PreviewData {
     pub ir_layout: IrLayout,
     /// Peak of each channel, in dBFS.
     pub channel_peaks_db: Vec<f32>,
-    /// Per channel, `(min, max)` per column.
+    /// The picture's length in samples at the session rate (stretched, not cut).
+    pub picture_frames: usize,
+    /// Per channel of the picture, `(min, max)` per column.
     pub columns: Vec<Vec<(f32, f32)>>,
-    /// Power over time and frequency, all channels together.
+    /// The picture's energy decay (backward-integrated energy of every channel), in dB under
+    /// the total, per column.
+    pub decay_db: Vec<f32>,
+    /// Where the automatic trim ends the IR, in milliseconds of the file's time, when it cuts
+    /// before the end trim does.
+    pub auto_trim_end_ms: Option<f64>,
+    /// Power over time and frequency of the picture, all channels together.
     pub spectrogram: Spectrogram,
+}
+
+/// The edits the picture leaves out: the ones drawn over it as handles.
+pub fn picture_edits(edits: &EditSettings) -> EditSettings {
+    EditSettings {
+        trim_start_ms: 0.0,
+        trim_end_ms: 0.0,
+        auto_trim_db: None,
+        predelay_ms: 0.0,
+        fade_in_ms: 0.0,
+        fade_out_ms: 0.0,
+        ..*edits
+    }
+}
+
+/// The outline of `channels`: `(min, max)` of each of [`PREVIEW_COLUMNS`] columns.
+fn outline(channels: &[Vec<f32>]) -> Vec<Vec<(f32, f32)>> {
+    let len = channels.first().map_or(0, Vec::len).max(1);
+    channels
+        .iter()
+        .map(|samples| {
+            (0..PREVIEW_COLUMNS)
+                .map(|col| {
+                    let start = col * len / PREVIEW_COLUMNS;
+                    let end = ((col + 1) * len / PREVIEW_COLUMNS).max(start + 1).min(len);
+                    samples
+                        .get(start..end)
+                        .unwrap_or_default()
+                        .iter()
+                        .fold((0.0f32, 0.0f32), |(lo, hi), &s| (lo.min(s), hi.max(s)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The energy decay curve (Schroeder's backward integral) of all channels together, in dB
+/// under the total energy, sampled at the start of each of [`PREVIEW_COLUMNS`] columns.
+fn decay_curve(channels: &[Vec<f32>]) -> Vec<f32> {
+    let len = channels.first().map_or(0, Vec::len);
+    let mut remaining = vec![0.0f64; len + 1];
+    for n in (0..len).rev() {
+        let energy: f64 = channels.iter().map(|c| f64::from(c[n]).powi(2)).sum();
+        remaining[n] = remaining[n + 1] + energy;
+    }
+    let total = remaining[0].max(1e-30);
+    (0..PREVIEW_COLUMNS)
+        .map(|col| {
+            let at = col * len / PREVIEW_COLUMNS;
+            (10.0 * (remaining[at] / total).max(1e-12).log10()) as f32
+        })
+        .collect()
 }
 
 /// Dynamic range of the waveform preview, in dB below the IR's peak.
@@ -66,50 +133,48 @@ pub const SPECTROGRAM_BANDS: usize = 72;
 /// Prepares the IR `key` describes exactly as the preparation thread does for the engine, and
 /// outlines it. Allocates and may take a while (resampling, filters): off the GUI thread.
 pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
-    let result = prepare_ir_for(key.source, &key.edits, key.sample_rate, files, key.bus)
-        .map_err(|err| err.to_string())
-        .map(|ir| {
-            let len = ir.len().max(1);
-            let columns = ir
+    let prepare = |edits: &EditSettings| {
+        prepare_ir_for(key.source, edits, key.sample_rate, files, key.bus)
+            .map_err(|err| err.to_string())
+    };
+    let result = prepare(&key.edits).and_then(|played| {
+        let picture = prepare(&picture_edits(&key.edits))?;
+        let edits = &key.edits;
+        let rate = f64::from(key.sample_rate);
+        let predelay = (edits.predelay_ms * 1e-3 * rate).round() as usize;
+        // The played IR's body (without its pre-delay) in the file's time, against what the
+        // manual trims keep: where it is shorter, the automatic trim cut it.
+        let body_ms = played.len().saturating_sub(predelay) as f64 * 1e3 / rate / edits.stretch;
+        let picture_ms = picture.len() as f64 * 1e3 / rate / edits.stretch;
+        let kept_ms = picture_ms - edits.trim_start_ms - edits.trim_end_ms;
+        let auto_trim_end_ms = (edits.auto_trim_db.is_some() && body_ms < kept_ms - 0.5)
+            .then_some(edits.trim_start_ms + body_ms);
+        Ok(PreviewData {
+            name: played.name.clone(),
+            seconds: played.seconds(),
+            num_frames: played.len(),
+            layout: played.layout.name(),
+            num_channels: played.channels.len(),
+            ir_layout: played.layout,
+            channel_peaks_db: played
                 .channels
                 .iter()
-                .map(|samples| {
-                    (0..PREVIEW_COLUMNS)
-                        .map(|col| {
-                            let start = col * len / PREVIEW_COLUMNS;
-                            let end = ((col + 1) * len / PREVIEW_COLUMNS).max(start + 1).min(len);
-                            samples
-                                .get(start..end)
-                                .unwrap_or_default()
-                                .iter()
-                                .fold((0.0f32, 0.0f32), |(lo, hi), &s| (lo.min(s), hi.max(s)))
-                        })
-                        .collect()
+                .map(|c| {
+                    let peak = c.iter().fold(0.0f32, |p, s| p.max(s.abs()));
+                    20.0 * peak.max(1e-9).log10()
                 })
-                .collect();
-            PreviewData {
-                name: ir.name.clone(),
-                seconds: ir.seconds(),
-                num_frames: ir.len(),
-                layout: ir.layout.name(),
-                num_channels: ir.channels.len(),
-                ir_layout: ir.layout,
-                channel_peaks_db: ir
-                    .channels
-                    .iter()
-                    .map(|c| {
-                        let peak = c.iter().fold(0.0f32, |p, s| p.max(s.abs()));
-                        20.0 * peak.max(1e-9).log10()
-                    })
-                    .collect(),
-                columns,
-                spectrogram: spectrogram(
-                    &ir.channels,
-                    ir.sample_rate,
-                    SPECTROGRAM_COLUMNS,
-                    SPECTROGRAM_BANDS,
-                ),
-            }
-        });
+                .collect(),
+            picture_frames: picture.len(),
+            columns: outline(&picture.channels),
+            decay_db: decay_curve(&picture.channels),
+            auto_trim_end_ms,
+            spectrogram: spectrogram(
+                &picture.channels,
+                picture.sample_rate,
+                SPECTROGRAM_COLUMNS,
+                SPECTROGRAM_BANDS,
+            ),
+        })
+    });
     Preview { key, result }
 }

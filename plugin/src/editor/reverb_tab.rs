@@ -1,239 +1,402 @@
-//! The Reverb tab: the IR (source, built-in choice, file, its outline) and every parameter of
-//! the mix and the IR edits.
+//! The Reverb tab, one screen at the default size: the IR bar (source, file, view), the IR
+//! picture with its edit handles beside the meters, and below them every control of the mix
+//! and the IR edits in two columns. The file options, the bus and the playing IR's figures fold
+//! away under "File & bus". The picture takes the height the controls leave, so it grows with
+//! the window.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
-use egui::Color32;
+use egui::Vec2;
 use nice_plug::prelude::*;
 
+use super::meter_view::draw_meter;
+use super::theme::Palette;
 use super::*;
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::mapping::map;
-use crate::params::IrSourceParam;
+use crate::params::{IrSourceParam, LatencyModeParam};
+
+/// Rows of each control column, its heading included.
+const CONTROL_ROWS: f32 = 7.0;
+/// A control row's label column, its value box and its narrowest slider, in points at 100 %.
+const LABEL_WIDTH: f32 = 78.0;
+const VALUE_WIDTH: f32 = 72.0;
+const MIN_SLIDER: f32 = 100.0;
 
 impl EditorApp {
-    pub(super) fn reverb_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
-        ui.heading("Impulse response");
-        let file = self.params.ir_file.current();
-        let bus = matrix_view::current_bus(&self.monitor, &self.params);
-        // The IR on the bus, mapped once a frame for the rows and the grid.
-        let mapped = match &self.preview {
-            Some(Preview {
-                result: Ok(data), ..
-            }) => Some(map(data.ir_layout, bus)),
-            _ => None,
-        };
-        egui::Grid::new("ir-grid").num_columns(2).show(ui, |ui| {
-            ui.label("Source");
-            ui.horizontal(|ui| {
-                let mut source = self.params.ir_source.value();
-                ui.selectable_value(&mut source, IrSourceParam::Builtin, "Built-in");
-                ui.selectable_value(&mut source, IrSourceParam::File, "File");
-                if source != self.params.ir_source.value() {
-                    set_param(setter, &self.params.ir_source, source);
-                }
-            });
-            ui.end_row();
+    /// The tab in a view `view_height` high.
+    pub(super) fn reverb_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter, view_height: f32) {
+        let z = self.zoom;
+        let top = ui.cursor().top();
+        self.ir_bar(ui, setter);
+        if self.show_details {
+            let max_height = (view_height * 0.45).max(60.0);
+            egui::ScrollArea::vertical()
+                .id_salt("details")
+                .max_height(max_height)
+                .show(ui, |ui| self.details(ui, setter));
+            ui.separator();
+        }
 
-            ui.label("Built-in");
-            let current = self.params.ir.value();
-            egui::ComboBox::from_id_salt("ir-choice")
-                .selected_text(current.name())
-                .show_ui(ui, |ui| {
-                    for ir in BuiltinIr::ALL {
-                        if ui.selectable_label(ir == current, ir.name()).clicked() {
-                            set_param(setter, &self.params.ir, ir);
-                            set_param(setter, &self.params.ir_source, IrSourceParam::Builtin);
+        // The controls' height as laid out last frame (an estimate on the first).
+        let row = ui.spacing().interact_size.y
+            + 2.0 * ui.spacing().button_padding.y
+            + ui.spacing().item_spacing.y;
+        let controls_height = match self.controls_height {
+            Some((zoom, height)) if zoom == z => height,
+            _ => CONTROL_ROWS * row,
+        } + ui.spacing().item_spacing.y
+            + 4.0 * z;
+        let left = view_height - (ui.cursor().top() - top);
+        let picture_height = (left - controls_height).max(60.0 * z);
+        let meter_width = 2.0 * self.meter_side_width();
+        ui.horizontal(|ui| {
+            let width =
+                (ui.available_width() - meter_width - 2.0 * ui.spacing().item_spacing.x).max(120.0);
+            let size = Vec2::new(width, picture_height);
+            self.picture_area(ui, setter, size);
+            self.meters(ui, picture_height);
+        });
+        ui.add_space(4.0 * z);
+        let controls_top = ui.cursor().top();
+        self.controls(ui, setter);
+        self.controls_height = Some((z, ui.min_rect().bottom() - controls_top));
+    }
+
+    /// Source, the built-in choice or the file, loading, the view: one wrapped row.
+    fn ir_bar(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        ui.horizontal_wrapped(|ui| {
+            let mut source = self.params.ir_source.value();
+            ui.selectable_value(&mut source, IrSourceParam::Builtin, "Built-in")
+                .on_hover_text("Play one of the built-in rooms");
+            ui.selectable_value(&mut source, IrSourceParam::File, "File")
+                .on_hover_text("Play the IR file loaded into the project");
+            if source != self.params.ir_source.value() {
+                set_param(setter, &self.params.ir_source, source);
+            }
+            ui.separator();
+            if source == IrSourceParam::Builtin {
+                let current = self.params.ir.value();
+                egui::ComboBox::from_id_salt("ir-choice")
+                    .selected_text(current.name())
+                    .width(96.0 * self.zoom)
+                    .show_ui(ui, |ui| {
+                        for ir in BuiltinIr::ALL {
+                            if ui.selectable_label(ir == current, ir.name()).clicked() {
+                                set_param(setter, &self.params.ir, ir);
+                            }
                         }
-                    }
-                });
-            ui.end_row();
-
-            ui.label("File");
-            ui.vertical(|ui| {
-                match &file {
+                    })
+                    .response
+                    .on_hover_text("The built-in room");
+            } else {
+                match self.params.ir_file.current() {
                     Some((file, _)) => {
                         let paths: Vec<String> =
                             file.paths.iter().map(|p| p.display().to_string()).collect();
                         ui.label(&file.ir.name).on_hover_text(paths.join("\n"));
                     }
                     None => {
-                        ui.weak("none loaded");
+                        ui.label(egui::RichText::new("no file loaded").color(Palette::TEXT_WEAK));
                     }
                 }
-                ui.horizontal(|ui| {
-                    let idle = self.file_job.is_none();
-                    if ui
-                        .add_enabled(idle, egui::Button::new("Open file..."))
-                        .clicked()
-                    {
-                        self.start_file_request(FileRequest::Dialog);
-                    }
-                    if ui
-                        .add_enabled(idle, egui::Button::new("Open true-stereo pair..."))
-                        .on_hover_text(
-                            "Two stereo files: the left input's (LL, LR) and the right \
-                             input's (RL, RR), ordered by name",
-                        )
-                        .clicked()
-                    {
-                        self.start_file_request(FileRequest::DialogPair);
-                    }
-                    if ui
-                        .add_enabled(idle && file.is_some(), egui::Button::new("Forget"))
-                        .on_hover_text("Drop the file from the project; the built-in IR plays")
-                        .clicked()
-                    {
-                        self.params.ir_file.clear();
-                        set_param(setter, &self.params.ir_source, IrSourceParam::Builtin);
-                    }
-                    if !idle {
-                        ui.spinner();
-                    }
-                });
-                ui.horizontal(|ui| {
-                    ui.add(
-                        egui::TextEdit::singleline(&mut self.path_text)
-                            .hint_text("or a path: /path/to/ir.wav")
-                            .desired_width(300.0),
-                    );
-                    let path = self.path_text.trim();
-                    if ui
-                        .add_enabled(
-                            self.file_job.is_none() && !path.is_empty(),
-                            egui::Button::new("Load"),
-                        )
-                        .clicked()
-                    {
-                        let request = FileRequest::Paths(vec![PathBuf::from(path)]);
-                        self.start_file_request(request);
-                    }
-                });
-                let status = self.params.ir_file.status();
-                if !status.is_empty() {
-                    ui.weak(status);
-                }
-            });
-            ui.end_row();
-
-            if let Some(Preview {
-                result: Ok(data),
-                key,
-            }) = &self.preview
-            {
-                ui.label("Playing");
-                ui.label(&data.name);
-                ui.end_row();
-                ui.label("Length");
-                ui.label(format!(
-                    "{:.2} s at {} Hz ({} samples)",
-                    data.seconds, key.sample_rate, data.num_frames
-                ));
-                ui.end_row();
-                ui.label("Channels");
-                ui.label(format!("{} ({})", data.num_channels, data.layout));
-                ui.end_row();
             }
+            let idle = self.file_job.is_none();
+            if ui
+                .add_enabled(idle, egui::Button::new("Open file..."))
+                .on_hover_text("Load a WAV, FLAC, AIFF or other audio file as the IR")
+                .clicked()
+            {
+                self.start_file_request(FileRequest::Dialog);
+            }
+            if !idle {
+                ui.spinner();
+            }
+            ui.toggle_value(&mut self.show_details, "File & bus")
+                .on_hover_text(
+                    "More ways to load (a true-stereo pair, a typed path), forget the file, \
+                     the bus and how the IR maps onto it, the playing IR's figures",
+                );
+            IrView::menu(ui, "ir-view", &self.params.editor_ir_view).on_hover_text(
+                "The IR as a waveform (level in dB with the decay curve), a spectrogram, or the \
+                 bus's paths",
+            );
+        });
+    }
+
+    /// What folds away: the file options, the bus, the playing IR's figures.
+    fn details(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let file = self.params.ir_file.current();
+        let bus = matrix_view::current_bus(&self.monitor, &self.params);
+        let mapped = match &self.preview {
+            Some(Preview {
+                result: Ok(data), ..
+            }) => Some(map(data.ir_layout, bus)),
+            _ => None,
+        };
+        ui.horizontal_wrapped(|ui| {
+            let idle = self.file_job.is_none();
+            if ui
+                .add_enabled(idle, egui::Button::new("Open true-stereo pair..."))
+                .on_hover_text(
+                    "Two stereo files: the left input's (LL, LR) and the right input's (RL, \
+                     RR), ordered by name",
+                )
+                .clicked()
+            {
+                self.start_file_request(FileRequest::DialogPair);
+            }
+            if ui
+                .add_enabled(idle && file.is_some(), egui::Button::new("Forget file"))
+                .on_hover_text("Drop the file from the project; the built-in IR plays")
+                .clicked()
+            {
+                self.params.ir_file.clear();
+                set_param(setter, &self.params.ir_source, IrSourceParam::Builtin);
+            }
+            ui.add(
+                egui::TextEdit::singleline(&mut self.path_text)
+                    .hint_text("or a path: /path/to/ir.wav")
+                    .desired_width(220.0 * self.zoom),
+            );
+            let path = self.path_text.trim();
+            if ui
+                .add_enabled(idle && !path.is_empty(), egui::Button::new("Load"))
+                .clicked()
+            {
+                let request = FileRequest::Paths(vec![PathBuf::from(path)]);
+                self.start_file_request(request);
+            }
+        });
+        let status = self.params.ir_file.status();
+        if !status.is_empty() {
+            ui.add(egui::Label::new(egui::RichText::new(status).color(Palette::TEXT_WEAK)).wrap());
+        }
+        egui::Grid::new("ir-grid").num_columns(2).show(ui, |ui| {
             let data = match &self.preview {
                 Some(Preview {
-                    result: Ok(data), ..
-                }) => Some(data),
+                    result: Ok(data),
+                    key,
+                }) => {
+                    ui.label("Playing");
+                    ui.add(
+                        egui::Label::new(format!(
+                            "{}: {:.2} s at {} Hz ({} samples), {} channels ({})",
+                            data.name,
+                            data.seconds,
+                            key.sample_rate,
+                            data.num_frames,
+                            data.num_channels,
+                            data.layout
+                        ))
+                        .wrap(),
+                    );
+                    ui.end_row();
+                    Some(data)
+                }
                 _ => None,
             };
             let shown = data.zip(mapped.as_ref());
             matrix_view::bus_rows(ui, setter, &self.params, bus, shown);
         });
-        if let (
-            true,
-            Some(Preview {
-                result: Ok(data), ..
-            }),
-            Some(Ok(mapping)),
-        ) = (bus.is_wide(), &self.preview, &mapped)
-        {
-            matrix_view::path_grid(ui, data, mapping);
-        }
-        ui.horizontal(|ui| IrView::buttons(ui, &self.params.editor_ir_view));
+    }
+
+    /// The picture (waveform, spectrogram or the paths) of `size`.
+    fn picture_area(&mut self, ui: &mut egui::Ui, setter: &ParamSetter, size: Vec2) {
         let view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
-        match &self.preview {
+        let top_down = egui::Layout::top_down(egui::Align::Min);
+        let preview = self.preview.take();
+        match &preview {
             Some(Preview {
                 result: Ok(data),
                 key,
-            }) => match view {
-                IrView::Waveform => draw_waveform(ui, data),
-                IrView::Spectrogram => {
-                    let texture = match &self.spectrogram_texture {
-                        Some((shown, texture)) if shown == key => texture.clone(),
-                        _ => {
-                            let texture = ui.ctx().load_texture(
-                                "ir-spectrogram",
-                                spectrogram_image(&data.spectrogram),
-                                egui::TextureOptions::LINEAR,
-                            );
-                            self.spectrogram_texture = Some((*key, texture.clone()));
-                            texture
-                        }
-                    };
-                    draw_spectrogram(ui, data, &texture);
+            }) => {
+                if view == IrView::Paths {
+                    let bus = matrix_view::current_bus(&self.monitor, &self.params);
+                    ui.allocate_ui_with_layout(size, top_down, |ui| {
+                        ui.set_min_size(size);
+                        egui::ScrollArea::vertical()
+                            .id_salt("paths")
+                            .max_height(size.y)
+                            .show(ui, |ui| match map(data.ir_layout, bus) {
+                                Ok(mapping) => {
+                                    ui.add(
+                                        egui::Label::new(mapping.summary(data.ir_layout)).wrap(),
+                                    );
+                                    matrix_view::path_grid(ui, data, &mapping);
+                                }
+                                Err(err) => {
+                                    ui.colored_label(Palette::ERROR, err.to_string());
+                                }
+                            });
+                    });
+                } else {
+                    self.ir_picture(ui, setter, data, key, size);
                 }
-            },
+            }
             Some(Preview {
                 result: Err(err), ..
             }) => {
-                ui.colored_label(
-                    Color32::from_rgb(255, 110, 90),
-                    format!("Not playable: {err}"),
-                );
+                ui.allocate_ui_with_layout(size, top_down, |ui| {
+                    ui.set_min_size(size);
+                    ui.add(
+                        egui::Label::new(
+                            egui::RichText::new(format!("Not playable: {err}"))
+                                .color(Palette::ERROR),
+                        )
+                        .wrap(),
+                    );
+                });
             }
             None => {
-                ui.label("Preparing the preview...");
+                ui.allocate_ui_with_layout(size, top_down, |ui| {
+                    ui.set_min_size(size);
+                    ui.label("Preparing the preview...");
+                });
             }
         }
+        self.preview = preview;
+    }
 
-        ui.add_space(8.0);
-        ui.heading("Mix");
-        egui::Grid::new("mix-grid").num_columns(2).show(ui, |ui| {
-            let params = &self.params;
-            param_row(ui, setter, "Dry/wet", &params.mix);
-            param_row(ui, setter, "Output gain", &params.output_gain);
-            param_row(ui, setter, "Pre-delay", &params.predelay_ms);
-            param_row(ui, setter, "Low cut (wet)", &params.low_cut_hz);
-            param_row(ui, setter, "High cut (wet)", &params.high_cut_hz);
-            param_row(ui, setter, "Latency", &params.latency_mode);
-            ui.label("Reported latency");
-            let latency = self.monitor.latency_samples.load(Relaxed);
-            ui.label(format!(
-                "{latency} samples ({:.2} ms)",
-                f64::from(latency) * 1000.0 / f64::from(self.sample_rate())
-            ));
-            ui.end_row();
-        });
+    /// Width of one side's meter: wider buses get thinner bars.
+    fn meter_side_width(&self) -> f32 {
+        let channels = self.monitor.num_outputs.load(Relaxed).max(1) as f32;
+        (channels * 9.0).clamp(30.0, 90.0) * self.zoom
+    }
 
-        ui.add_space(8.0);
-        egui::CollapsingHeader::new("Edit the IR")
-            .id_salt("edit-ir")
-            .default_open(true)
+    fn meters(&mut self, ui: &mut egui::Ui, height: f32) {
+        let now = Instant::now();
+        self.meter_holds[0].update(&self.monitor.input_levels, now);
+        self.meter_holds[1].update(&self.monitor.output_levels, now);
+        let size = Vec2::new(self.meter_side_width(), height);
+        let input = draw_meter(
+            ui,
+            "In",
+            &self.monitor.input_levels,
+            &self.meter_holds[0],
+            size,
+            self.zoom,
+        );
+        self.probe_rect("meter-in", input);
+        let output = draw_meter(
+            ui,
+            "Out",
+            &self.monitor.output_levels,
+            &self.meter_holds[1],
+            size,
+            self.zoom,
+        );
+        self.probe_rect("meter-out", output);
+    }
+
+    /// The mix and the IR edits: two columns of sliders that share the width, or one above the
+    /// other where a big zoom leaves too little width for two.
+    fn controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let z = self.zoom;
+        let column = LABEL_WIDTH * z + VALUE_WIDTH * z + MIN_SLIDER * z;
+        if ui.available_width() >= 2.0 * column + 2.0 * ui.spacing().item_spacing.x {
+            ui.columns(2, |columns| {
+                self.mix_controls(&mut columns[0], setter);
+                self.edit_controls(&mut columns[1], setter);
+            });
+        } else {
+            self.mix_controls(ui, setter);
+            self.edit_controls(ui, setter);
+        }
+    }
+
+    /// The slider's width in `ui`: what the label and the value box leave.
+    fn slider_width(&self, ui: &egui::Ui) -> f32 {
+        let z = self.zoom;
+        (ui.available_width()
+            - LABEL_WIDTH * z
+            - VALUE_WIDTH * z
+            - 2.0 * ui.spacing().item_spacing.x)
+            .max(MIN_SLIDER * z)
+    }
+
+    fn mix_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let params = Arc::clone(&self.params);
+        let latency = self.monitor.latency_samples.load(Relaxed);
+        let latency_ms = f64::from(latency) * 1000.0 / f64::from(self.sample_rate());
+        ui.label(egui::RichText::new("Mix").strong());
+        let width = self.slider_width(ui);
+        egui::Grid::new("mix-grid")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH * self.zoom)
             .show(ui, |ui| {
-                ui.weak(
-                    "Applied when the engine is rebuilt, off the audio thread, and crossfaded \
-                     in. Automatic trim and normalisation apply to files.",
-                );
-                egui::Grid::new("edit-grid").num_columns(2).show(ui, |ui| {
-                    let params = &self.params;
-                    param_row(ui, setter, "Trim start", &params.trim_start_ms);
-                    param_row(ui, setter, "Trim end", &params.trim_end_ms);
-                    param_row(ui, setter, "Auto trim below peak", &params.auto_trim_db);
-                    param_row(ui, setter, "Fade in", &params.fade_in_ms);
-                    param_row(ui, setter, "Fade out", &params.fade_out_ms);
-                    param_row(ui, setter, "Stretch", &params.stretch);
-                    ui.label("");
-                    ui.horizontal(|ui| {
-                        toggle(ui, setter, "Reverse", &params.reverse);
-                        toggle(ui, setter, "Normalize", &params.normalize);
-                    });
-                    ui.end_row();
-                });
+                let rows: [(&str, &FloatParam, &str); 5] = [
+                    (
+                        "Dry/wet",
+                        &params.mix,
+                        "How much of the reverb is heard: 0 % dry only, 100 % wet only",
+                    ),
+                    ("Output", &params.output_gain, "Gain after the mix"),
+                    (
+                        "Pre-delay",
+                        &params.predelay_ms,
+                        "Silence before the reverb starts; also the bar above the IR",
+                    ),
+                    (
+                        "Low cut",
+                        &params.low_cut_hz,
+                        "High-pass on the reverb only (12 dB per octave)",
+                    ),
+                    (
+                        "High cut",
+                        &params.high_cut_hz,
+                        "Low-pass on the reverb only (12 dB per octave)",
+                    ),
+                ];
+                for (label, param, tip) in rows {
+                    self.param_row(ui, setter, label, param, width, tip);
+                }
+                ui.label("Latency");
+                ui.horizontal(|ui| {
+                    let current = params.latency_mode.value();
+                    for (mode, name) in [
+                        (LatencyModeParam::Zero, "Zero"),
+                        (LatencyModeParam::LowCpu, "Low CPU"),
+                    ] {
+                        if ui.selectable_label(current == mode, name).clicked() && current != mode {
+                            set_param(setter, &params.latency_mode, mode);
+                        }
+                    }
+                })
+                .response
+                .on_hover_text(format!(
+                    "Zero: no added latency. Low CPU: one quantum of latency for less CPU. \
+                     Reported now: {latency} samples ({latency_ms:.2} ms)"
+                ));
+                ui.end_row();
+            });
+    }
+
+    fn edit_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let params = Arc::clone(&self.params);
+        ui.horizontal_wrapped(|ui| {
+            ui.label(egui::RichText::new("IR edits").strong());
+            toggle(ui, setter, "Reverse", &params.reverse).on_hover_text("Play the IR backwards");
+            toggle(ui, setter, "Normalize", &params.normalize)
+                .on_hover_text("Scale a file to the built-ins' loudness");
+        });
+        let width = self.slider_width(ui);
+        egui::Grid::new("edit-grid")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH * self.zoom)
+            .show(ui, |ui| {
+                let rows: [(&str, &FloatParam, &str); 6] = [
+                    ("Trim start", &params.trim_start_ms, "Cut from the IR's start (the left handle on the IR)"),
+                    ("Trim end", &params.trim_end_ms, "Cut from the IR's end (the right handle on the IR)"),
+                    ("Auto trim", &params.auto_trim_db, "Files: cut the tail once it stays this far under the peak (the dashed line)"),
+                    ("Fade in", &params.fade_in_ms, "Raised-cosine fade at the start (the curve on the IR)"),
+                    ("Fade out", &params.fade_out_ms, "Raised-cosine fade at the end (the curve on the IR)"),
+                    ("Stretch", &params.stretch, "Play the IR longer or shorter (pitch follows)"),
+                ];
+                for (label, param, tip) in rows {
+                    self.param_row(ui, setter, label, param, width, tip);
+                }
             });
     }
 }

@@ -1,0 +1,159 @@
+//! The input and output meters: a bar per channel (RMS filled, the sample peak as a line, the
+//! held peak as a tick), -60 to 0 dBFS, and the loudest held peak of each side in figures.
+//!
+//! The levels come from [`crate::meters::MeterLevels`] (atomics the audio thread publishes);
+//! the hold is kept here, on the GUI thread: a peak stays [`HOLD`] long, then falls.
+
+use std::time::{Duration, Instant};
+
+use egui::{Pos2, Rect, Sense, Stroke, Vec2};
+
+use super::theme::Palette;
+use crate::meters::{MAX_METERED, MeterLevels, to_db};
+
+/// How long a peak is held.
+pub(super) const HOLD: Duration = Duration::from_millis(1500);
+/// Bottom of the scale, in dBFS.
+const FLOOR_DB: f32 = -60.0;
+
+/// One side's hold state, on the GUI thread.
+pub(super) struct MeterHold {
+    /// Per channel: the peak shown now (linear) and since when it is held.
+    held: Vec<(f32, Instant)>,
+    /// Per channel: the last frame's peak (linear), falling between peaks.
+    shown: Vec<f32>,
+}
+
+impl Default for MeterHold {
+    fn default() -> Self {
+        let now = Instant::now();
+        Self {
+            held: vec![(0.0, now); MAX_METERED],
+            shown: vec![0.0; MAX_METERED],
+        }
+    }
+}
+
+impl MeterHold {
+    /// Takes each channel's peak since the last frame and updates the holds.
+    pub(super) fn update(&mut self, levels: &MeterLevels, now: Instant) {
+        for channel in 0..levels.channels() {
+            let peak = levels.take_peak(channel);
+            let (held, since) = &mut self.held[channel];
+            if peak >= *held || now.duration_since(*since) > HOLD {
+                *held = peak;
+                *since = now;
+            }
+            // The bar falls at about 20 dB a second between frames of a quarter second.
+            self.shown[channel] = peak.max(self.shown[channel] * 0.3);
+        }
+    }
+
+    /// The loudest held peak of the first `channels`, linear.
+    pub(super) fn max_held(&self, channels: usize) -> f32 {
+        self.held[..channels.min(MAX_METERED)]
+            .iter()
+            .fold(0.0f32, |m, &(p, _)| m.max(p))
+    }
+}
+
+/// Where a level sits between the floor (0) and 0 dBFS (1).
+fn fraction(level: f32) -> f32 {
+    ((to_db(level) - FLOOR_DB) / -FLOOR_DB).clamp(0.0, 1.0)
+}
+
+/// One side's bars in `rect`, labelled `title`.
+pub(super) fn draw_meter(
+    ui: &mut egui::Ui,
+    title: &str,
+    levels: &MeterLevels,
+    hold: &MeterHold,
+    size: Vec2,
+    zoom: f32,
+) -> Rect {
+    let channels = levels.channels();
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    let painter = ui.painter_at(rect);
+    let font = egui::FontId::proportional(11.0 * zoom);
+    let label_height = 16.0 * zoom;
+    painter.text(
+        Pos2::new(rect.center().x, rect.top()),
+        egui::Align2::CENTER_TOP,
+        title,
+        font.clone(),
+        Palette::TEXT_WEAK,
+    );
+    let held_db = to_db(hold.max_held(channels));
+    painter.text(
+        Pos2::new(rect.center().x, rect.bottom()),
+        egui::Align2::CENTER_BOTTOM,
+        if held_db <= FLOOR_DB {
+            "-inf".to_owned()
+        } else {
+            format!("{held_db:.1}")
+        },
+        font,
+        if held_db > -0.1 {
+            Palette::METER_HIGH
+        } else {
+            Palette::TEXT
+        },
+    );
+    let bars = Rect::from_min_max(
+        rect.min + Vec2::new(2.0, label_height),
+        rect.max - Vec2::new(2.0, label_height),
+    );
+    painter.rect_filled(bars, 2.0, Palette::PANEL);
+    if channels > 0 {
+        let width = bars.width() / channels as f32;
+        for channel in 0..channels {
+            let left = bars.left() + channel as f32 * width;
+            let column = Rect::from_min_max(
+                Pos2::new(left + 0.5, bars.top()),
+                Pos2::new(left + width - 0.5, bars.bottom()),
+            );
+            let y = |level: f32| column.bottom() - fraction(level) * column.height();
+            let rms = levels.rms(channel);
+            let colour = match to_db(rms) {
+                db if db > -6.0 => Palette::METER_HIGH,
+                db if db > -18.0 => Palette::METER_MID,
+                _ => Palette::METER_LOW,
+            };
+            painter.rect_filled(
+                Rect::from_min_max(Pos2::new(column.left(), y(rms)), column.max),
+                0.0,
+                colour,
+            );
+            let peak_y = y(hold.shown[channel]);
+            painter.line_segment(
+                [
+                    Pos2::new(column.left(), peak_y),
+                    Pos2::new(column.right(), peak_y),
+                ],
+                Stroke::new(1.0, colour),
+            );
+            let held_y = y(hold.held[channel].0);
+            painter.line_segment(
+                [
+                    Pos2::new(column.left(), held_y),
+                    Pos2::new(column.right(), held_y),
+                ],
+                Stroke::new(2.0, Palette::TEXT),
+            );
+        }
+    }
+    // The -6, -18 and -40 dB marks.
+    for db in [-6.0f32, -18.0, -40.0] {
+        let y = bars.bottom() - (db - FLOOR_DB) / -FLOOR_DB * bars.height();
+        painter.line_segment(
+            [Pos2::new(bars.left(), y), Pos2::new(bars.right(), y)],
+            Stroke::new(1.0, Palette::LINE),
+        );
+    }
+    response.on_hover_text(format!(
+        "{title}: {channels} channels. Bars: RMS over 300 ms; line: sample peak; white tick: \
+         peak held {:.1} s; figure: the loudest held peak in dBFS",
+        HOLD.as_secs_f32()
+    ));
+    rect
+}
