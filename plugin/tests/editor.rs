@@ -125,7 +125,11 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         format!("--audio-layout {}", layout(12, 12)),
         format!("--audio-layout {}", layout(4, 4)),
     );
-    let cases: [(&str, Vec<(&str, &str)>); 6] = [
+    let cases: [(&str, Vec<(&str, &str)>); 7] = [
+        (
+            "editor-details.png",
+            vec![("LONGTAIL_EDITOR_DETAILS", "1"), ("EXPECT_NO_SCROLL", "1")],
+        ),
         (
             "editor-spectrogram.png",
             vec![("LONGTAIL_EDITOR_IR_VIEW", "spectrogram")],

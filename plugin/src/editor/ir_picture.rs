@@ -346,7 +346,7 @@ fn draw_marks(
     zoom: f32,
 ) {
     let rect = timeline.rect;
-    let shade = Color32::from_black_alpha(170);
+    let shade = Palette::SHADE;
     let (left, right) = (timeline.x(marks.body.0), timeline.x(marks.body.1));
     painter.rect_filled(
         Rect::from_min_max(rect.min, Pos2::new(left, rect.bottom())),
@@ -445,7 +445,7 @@ fn draw_spectrogram(
         let y = rect.bottom() - at * rect.height();
         painter.line_segment(
             [Pos2::new(rect.left(), y), Pos2::new(rect.right(), y)],
-            Stroke::new(1.0, Color32::from_white_alpha(40)),
+            Stroke::new(1.0, Palette::GRID),
         );
         painter.text(
             Pos2::new(rect.left() + 4.0, y - 2.0),

@@ -5,11 +5,12 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use egui::{Color32, Sense, Stroke, StrokeKind, pos2, vec2};
+use egui::{Sense, Stroke, StrokeKind, pos2, vec2};
 use nice_plug::prelude::*;
 
 use super::draw::set_param;
 use super::preview::PreviewData;
+use super::theme::Palette;
 use crate::ir::IrError;
 use crate::ir::mapping::{Bus, MappedPath, Mapping};
 use crate::monitor::EngineMonitor;
@@ -100,7 +101,7 @@ pub(super) fn bus_rows(
                 }
                 ui.add(egui::Label::new(summary).wrap())
             }
-            Err(err) => ui.colored_label(Color32::from_rgb(255, 110, 90), err.to_string()),
+            Err(err) => ui.colored_label(Palette::ERROR, err.to_string()),
         };
         ui.end_row();
     }
@@ -163,11 +164,7 @@ pub(super) fn path_grid(ui: &mut egui::Ui, data: &PreviewData, mapping: &Mapping
         let lit = ((level_db - FLOOR_DB) / -FLOOR_DB).clamp(0.0, 1.0);
         let min = origin + vec2(path.output as f32 * cell, path.input as f32 * cell);
         let cell_rect = egui::Rect::from_min_size(min, vec2(cell, cell)).shrink(0.5);
-        let colour = Color32::from_rgb(
-            (40.0 + 40.0 * lit) as u8,
-            (70.0 + 150.0 * lit) as u8,
-            (90.0 + 120.0 * lit) as u8,
-        );
+        let colour = Palette::level(0.15 + 0.85 * lit);
         painter.rect_filled(cell_rect, 1.0, colour);
         if response
             .hover_pos()
@@ -182,7 +179,7 @@ pub(super) fn path_grid(ui: &mut egui::Ui, data: &PreviewData, mapping: &Mapping
     painter.rect_stroke(
         frame,
         0.0,
-        Stroke::new(1.0, Color32::GRAY),
+        Stroke::new(1.0, Palette::LINE),
         StrokeKind::Outside,
     );
     painter.text(

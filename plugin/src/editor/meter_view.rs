@@ -49,6 +49,14 @@ impl MeterHold {
         }
     }
 
+    /// Each of the first `channels`' held peak, linear.
+    pub(super) fn held(&self, channels: usize) -> Vec<f32> {
+        self.held[..channels.min(MAX_METERED)]
+            .iter()
+            .map(|&(peak, _)| peak)
+            .collect()
+    }
+
     /// The loudest held peak of the first `channels`, linear.
     pub(super) fn max_held(&self, channels: usize) -> f32 {
         self.held[..channels.min(MAX_METERED)]

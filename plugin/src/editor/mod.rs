@@ -24,11 +24,14 @@
 //! # State
 //!
 //! The window size, the zoom, the selected tab and the IR view (waveform, spectrogram or paths)
-//! are persisted with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a project reopens
-//! its editor as it was left. `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`),
-//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform` or `spectrogram`), `LONGTAIL_EDITOR_SIZE` (`WxH`) and
-//! `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change through the
-//! host when the editor opens) open the editor that way instead, for screenshots of each (`scripts/editor-screenshot.sh`, the `editor` test).
+//! are persisted with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a
+//! project reopens its editor as it was left. For screenshots of each (scripts/
+//! editor-screenshot.sh, the `editor` test) these open the editor another way:
+//! `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`), `LONGTAIL_EDITOR_IR_VIEW`
+//! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
+//! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
+//! unfolded) and `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change
+//! through the host when the editor opens).
 //!
 //! # Size and zoom
 //!
@@ -202,7 +205,7 @@ pub fn create(
         spectrogram_texture: None,
         zoom: 1.0,
         styled_zoom: 0.0,
-        show_details: false,
+        show_details: std::env::var_os("LONGTAIL_EDITOR_DETAILS").is_some(),
         controls_height: None,
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),

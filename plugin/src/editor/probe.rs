@@ -7,7 +7,8 @@
 //! that no laid-out text runs past the window: `overflow` is how far the widest and the tallest
 //! content reach past the window's right and bottom edges (0 when everything fits),
 //! `scroll_overflow` how far a scroll area's content is wider than its view (text that does not
-//! wrap), and `scroll_overflow_y` how much taller (the tab scrolls).
+//! wrap), and `scroll_overflow_y` how much taller (the tab scrolls). `meters` holds what the
+//! meters show: each channel's held peak and RMS in dBFS (the CLAP host's editor test).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,6 +26,8 @@ pub(super) struct Probe {
     reach: (f32, f32),
     /// How far a scroll area's content was wider and taller than its view.
     scroll_overflow: (f32, f32),
+    /// The meters as drawn: per side, each channel's held peak and RMS in dBFS.
+    meters: BTreeMap<&'static str, serde_json::Value>,
     last: String,
 }
 
@@ -36,6 +39,7 @@ impl Probe {
             rects: BTreeMap::new(),
             reach: (0.0, 0.0),
             scroll_overflow: (0.0, 0.0),
+            meters: BTreeMap::new(),
             last: String::new(),
         })
     }
@@ -58,6 +62,17 @@ impl Probe {
         self.reach = (
             self.reach.0.max(rect.right()),
             self.reach.1.max(rect.bottom()),
+        );
+    }
+
+    /// The meter of `side` showed these held peaks and RMS levels (linear).
+    pub(super) fn meter(&mut self, side: &'static str, held: &[f32], rms: &[f32]) {
+        let db = |levels: &[f32]| -> Vec<f32> {
+            levels.iter().map(|&l| crate::meters::to_db(l)).collect()
+        };
+        self.meters.insert(
+            side,
+            serde_json::json!({ "peak_db": db(held), "rms_db": db(rms) }),
         );
     }
 
@@ -97,6 +112,7 @@ impl Probe {
             "scroll_overflow": self.scroll_overflow.0.max(0.0),
             "scroll_overflow_y": self.scroll_overflow.1.max(0.0),
             "rects": self.rects,
+            "meters": self.meters,
             "params": values,
         })
         .to_string();

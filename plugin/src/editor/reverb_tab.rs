@@ -288,6 +288,16 @@ impl EditorApp {
             self.zoom,
         );
         self.probe_rect("meter-out", output);
+        if let Some(probe) = &mut self.probe {
+            for (side, levels, hold) in [
+                ("in", &self.monitor.input_levels, &self.meter_holds[0]),
+                ("out", &self.monitor.output_levels, &self.meter_holds[1]),
+            ] {
+                let channels = levels.channels();
+                let rms: Vec<f32> = (0..channels).map(|c| levels.rms(c)).collect();
+                probe.meter(side, &hold.held(channels), &rms);
+            }
+        }
     }
 
     /// The mix and the IR edits: two columns of sliders that share the width, or one above the

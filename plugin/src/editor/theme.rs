@@ -45,6 +45,18 @@ impl Palette {
     pub const ERROR: Color32 = Color32::from_rgb(0xff, 0x7a, 0x6b);
     /// Good news (a nominal thermal state).
     pub const GOOD: Color32 = Color32::from_rgb(0x7c, 0xd6, 0x8c);
+    /// Over what does not play (trimmed parts of the IR).
+    pub const SHADE: Color32 = Color32::from_black_alpha(170);
+    /// Grid lines over pictures.
+    pub const GRID: Color32 = Color32::from_rgba_premultiplied(40, 40, 40, 40);
+
+    /// Between `FIELD` (0) and `ACCENT` (1): a level on a dark cell.
+    pub fn level(at: f32) -> Color32 {
+        let at = at.clamp(0.0, 1.0);
+        let mix = |a: u8, b: u8| (f32::from(a) + (f32::from(b) - f32::from(a)) * at).round() as u8;
+        let (a, b) = (Self::FIELD, Self::ACCENT);
+        Color32::from_rgb(mix(a.r(), b.r()), mix(a.g(), b.g()), mix(a.b(), b.b()))
+    }
 }
 
 /// The type scale, in points (before the zoom).

@@ -1,8 +1,6 @@
 //! The Thermal tab: the CPU and GPU thermal states with their sensors, and what the thermal
 //! policy decided and why.
 
-use egui::Color32;
-
 use super::*;
 use crate::engine::{BackendProbe, RunsOn};
 use crate::thermal::{Action, GpuStatus, Placement};
@@ -43,7 +41,7 @@ impl EditorApp {
                 ui.horizontal(|ui| {
                     state_label(ui, snapshot.gpu);
                     if snapshot.gpu_throttling {
-                        ui.colored_label(Color32::from_rgb(255, 120, 80), "throttling");
+                        ui.colored_label(super::theme::Palette::WARN, "throttling");
                     }
                 });
                 ui.end_row();

@@ -6,6 +6,7 @@ use std::ffi::CStr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
+use clack_extensions::gui::{GuiSize, HostGui, HostGuiImpl};
 use clack_extensions::latency::{HostLatency, HostLatencyImpl, PluginLatency};
 use clack_extensions::params::{
     HostParams, HostParamsImplMainThread, HostParamsImplShared, ParamClearFlags, ParamInfoBuffer,
@@ -70,6 +71,28 @@ impl HostThreadCheckImpl for HostShared {
     fn is_audio_thread(&self) -> bool {
         IS_AUDIO_THREAD.with(Cell::get)
     }
+}
+
+/// The gui extension, which nice-plug's wrapper needs to open its editor (`clap_editor`): a
+/// host with a fixed window that refuses resizes and show/hide requests.
+impl HostGuiImpl for HostShared {
+    fn resize_hints_changed(&self) {}
+
+    fn request_resize(&self, _new_size: GuiSize) -> Result<(), HostError> {
+        Err(HostError::Message(
+            "the test host's window has a fixed size",
+        ))
+    }
+
+    fn request_show(&self) -> Result<(), HostError> {
+        Err(HostError::Message("the test host shows the editor itself"))
+    }
+
+    fn request_hide(&self) -> Result<(), HostError> {
+        Err(HostError::Message("the test host hides the editor itself"))
+    }
+
+    fn closed(&self, _was_destroyed: bool) {}
 }
 
 impl HostParamsImplShared for HostShared {
@@ -141,6 +164,7 @@ impl HostHandlers for Handlers {
 
     fn declare_extensions(builder: &mut HostExtensions<Self>, _shared: &Self::Shared<'_>) {
         builder
+            .register::<HostGui>()
             .register::<HostLatency>()
             .register::<HostState>()
             .register::<HostParams>()
