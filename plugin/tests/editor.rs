@@ -61,6 +61,20 @@ fn layout(inputs: u32, outputs: u32) -> String {
         .expect("an offered layout")
 }
 
+/// Runs a script's `command`, prints its output and fails with it (and `what`) unless it
+/// succeeded; returns its standard output.
+fn run(mut command: Command, what: &str) -> String {
+    let output = command.output().expect("run the script");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{what}: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// One screenshot: `env` sets the editor's LONGTAIL_EDITOR_* and the script's variables.
 fn shoot(dir: &Path, name: &str, env: &[(&str, &str)]) {
     let png = dir.join(name);
@@ -73,14 +87,7 @@ fn shoot(dir: &Path, name: &str, env: &[(&str, &str)]) {
     for (key, value) in env {
         command.env(key, value);
     }
-    let output = command.output().expect("run the screenshot script");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{name} ({env:?}): {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run(command, &format!("{name} ({env:?})"));
     let size = std::fs::metadata(&png).expect("screenshot written").len();
     assert!(
         size > 10_000,
@@ -194,18 +201,11 @@ fn the_mouse_and_the_keyboard_change_parameters_as_a_host_records_them() {
         return;
     }
     let dir = standalone().parent().expect("binary directory").to_owned();
-    let output = Command::new("bash")
+    let mut command = Command::new("bash");
+    command
         .arg(script("editor-interact.sh"))
         .arg(standalone())
-        .arg(&dir)
-        .output()
-        .expect("run the interaction script");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    println!("{stdout}");
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .arg(&dir);
+    let stdout = run(command, "the interaction script");
     assert!(stdout.contains("4 interactions checked"), "{stdout}");
 }

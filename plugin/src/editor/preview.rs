@@ -72,13 +72,12 @@ pub struct PreviewData {
 /// The edits the picture leaves out: the ones drawn over it as handles.
 pub fn picture_edits(edits: &EditSettings) -> EditSettings {
     EditSettings {
-        trim_start_ms: 0.0,
-        trim_end_ms: 0.0,
-        auto_trim_db: None,
-        predelay_ms: 0.0,
-        fade_in_ms: 0.0,
-        fade_out_ms: 0.0,
-        ..*edits
+        reverse: edits.reverse,
+        stretch: edits.stretch,
+        normalize: edits.normalize,
+        low_cut_hz: edits.low_cut_hz,
+        high_cut_hz: edits.high_cut_hz,
+        ..EditSettings::NONE
     }
 }
 

@@ -265,37 +265,24 @@ impl EditorApp {
         (channels * 9.0).clamp(30.0, 90.0) * self.zoom
     }
 
+    /// The input and output meters, side by side, `height` high.
     fn meters(&mut self, ui: &mut egui::Ui, height: f32) {
         let now = Instant::now();
-        self.meter_holds[0].update(&self.monitor.input_levels, now);
-        self.meter_holds[1].update(&self.monitor.output_levels, now);
         let size = Vec2::new(self.meter_side_width(), height);
-        let input = draw_meter(
-            ui,
-            "In",
-            &self.monitor.input_levels,
-            &self.meter_holds[0],
-            size,
-            self.zoom,
-        );
-        self.probe_rect("meter-in", input);
-        let output = draw_meter(
-            ui,
-            "Out",
-            &self.monitor.output_levels,
-            &self.meter_holds[1],
-            size,
-            self.zoom,
-        );
-        self.probe_rect("meter-out", output);
-        if let Some(probe) = &mut self.probe {
-            for (side, levels, hold) in [
-                ("in", &self.monitor.input_levels, &self.meter_holds[0]),
-                ("out", &self.monitor.output_levels, &self.meter_holds[1]),
-            ] {
+        let monitor = Arc::clone(&self.monitor);
+        let sides = [
+            ("In", "meter-in", "in", &monitor.input_levels),
+            ("Out", "meter-out", "out", &monitor.output_levels),
+        ];
+        for (side, (title, rect_name, probe_name, levels)) in sides.into_iter().enumerate() {
+            let hold = &mut self.meter_holds[side];
+            hold.update(levels, now);
+            let rect = draw_meter(ui, title, levels, hold, size, self.zoom);
+            if let Some(probe) = &mut self.probe {
                 let channels = levels.channels();
                 let rms: Vec<f32> = (0..channels).map(|c| levels.rms(c)).collect();
-                probe.meter(side, &hold.held(channels), &rms);
+                probe.meter(probe_name, &hold.held(channels), &rms);
+                probe.rect(rect_name, rect);
             }
         }
     }
