@@ -15,7 +15,10 @@
 //! Xvfb is missing, except under CI (`CI` set), where that is a failure.
 
 #[path = "../clap_host/host.rs"]
-#[expect(dead_code, reason = "the editor test uses a part of the shared CLAP host")]
+#[expect(
+    dead_code,
+    reason = "the editor test uses a part of the shared CLAP host"
+)]
 mod host;
 
 use std::ffi::CStr;
