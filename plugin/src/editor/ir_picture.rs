@@ -120,14 +120,14 @@ impl EditorApp {
         let rate = f64::from(key.sample_rate);
         let timeline = Timeline {
             rect,
-            total_ms: data.picture_frames as f64 * 1e3 / rate,
+            total_ms: data.picture.frames as f64 * 1e3 / rate,
         };
         match IrView::from_index(self.params.editor_ir_view.load(Relaxed)) {
             IrView::Waveform | IrView::Paths => draw_envelope(&painter, rect, data),
             IrView::Spectrogram => {
-                let texture = self.spectrogram_texture(ui, key, data);
+                let texture = self.spectrogram_texture(ui, &data.picture);
                 draw_spectrogram(&painter, rect, data, &texture, self.zoom);
-                draw_decay(&painter, rect, &data.decay_db);
+                draw_decay(&painter, rect, &data.picture.decay_db);
             }
         }
 
@@ -271,25 +271,25 @@ impl EditorApp {
 /// Each channel's level (dB under the IR's peak, over [`PREVIEW_RANGE_DB`]) from the bottom
 /// of its lane; more than two channels share one lane with their loudest.
 fn draw_envelope(painter: &egui::Painter, rect: Rect, data: &PreviewData) {
-    let peak = data
-        .columns
+    let columns_of = &data.picture.columns;
+    let peak = columns_of
         .iter()
         .flatten()
         .fold(1e-9f32, |acc, &(lo, hi)| acc.max(-lo).max(hi));
-    let lanes = if data.columns.len() <= 2 {
-        data.columns.len().max(1)
+    let lanes = if columns_of.len() <= 2 {
+        columns_of.len().max(1)
     } else {
         1
     };
     let lane_height = rect.height() / lanes as f32;
-    let columns = data.columns.first().map_or(0, Vec::len).max(1);
+    let columns = columns_of.first().map_or(0, Vec::len).max(1);
     let step = rect.width() / columns as f32;
     for lane in 0..lanes {
         let bottom = rect.top() + (lane + 1) as f32 * lane_height;
         let channels: Vec<&Vec<(f32, f32)>> = if lanes == 1 {
-            data.columns.iter().collect()
+            columns_of.iter().collect()
         } else {
-            vec![&data.columns[lane]]
+            vec![&columns_of[lane]]
         };
         for col in 0..columns {
             let level = channels
@@ -313,7 +313,7 @@ fn draw_envelope(painter: &egui::Painter, rect: Rect, data: &PreviewData) {
             Pos2::new(rect.left(), bottom - lane_height),
             Pos2::new(rect.right(), bottom),
         );
-        draw_decay(painter, lane_rect, &data.decay_db);
+        draw_decay(painter, lane_rect, &data.picture.decay_db);
     }
 }
 
@@ -431,7 +431,7 @@ fn draw_spectrogram(
         Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0)),
         Color32::WHITE,
     );
-    let s = &preview.spectrogram;
+    let s = &preview.picture.spectrogram;
     let (low, high) = (s.edges_hz[0].ln(), s.edges_hz[s.bands].ln());
     for (hz, label) in [
         (100.0f32, "100 Hz"),

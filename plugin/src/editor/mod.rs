@@ -103,8 +103,8 @@ use draw::*;
 pub use files::{FileOutcome, FileRequest, order_paths, run_file_request};
 use preview::PREVIEW_RANGE_DB;
 pub use preview::{
-    PREVIEW_COLUMNS, Preview, PreviewData, PreviewKey, SPECTROGRAM_BANDS, SPECTROGRAM_COLUMNS,
-    make_preview,
+    PREVIEW_COLUMNS, Picture, Preview, PreviewData, PreviewKey, SPECTROGRAM_BANDS,
+    SPECTROGRAM_COLUMNS, make_preview,
 };
 
 pub use crate::params::DEFAULT_EDITOR_SIZE as DEFAULT_SIZE;
@@ -342,22 +342,17 @@ impl EditorApp {
         }
     }
 
-    /// The spectrogram of `data` as a texture, uploaded once per preview.
-    fn spectrogram_texture(
-        &mut self,
-        ui: &egui::Ui,
-        key: &PreviewKey,
-        data: &PreviewData,
-    ) -> egui::TextureHandle {
+    /// The spectrogram of `picture` as a texture, uploaded once per picture.
+    fn spectrogram_texture(&mut self, ui: &egui::Ui, picture: &Picture) -> egui::TextureHandle {
         match &self.spectrogram_texture {
-            Some((shown, texture)) if shown == key => texture.clone(),
+            Some((shown, texture)) if *shown == picture.key => texture.clone(),
             _ => {
                 let texture = ui.ctx().load_texture(
                     "ir-spectrogram",
-                    spectrogram_image(&data.spectrogram),
+                    spectrogram_image(&picture.spectrogram),
                     egui::TextureOptions::LINEAR,
                 );
-                self.spectrogram_texture = Some((*key, texture.clone()));
+                self.spectrogram_texture = Some((picture.key, texture.clone()));
                 texture
             }
         }
@@ -400,10 +395,16 @@ impl EditorApp {
         }
         let (sender, receiver) = std::sync::mpsc::channel();
         let files = Arc::clone(&self.params.ir_file);
+        let last = match &self.preview {
+            Some(Preview {
+                result: Ok(data), ..
+            }) => Some(Arc::clone(&data.picture)),
+            _ => None,
+        };
         let spawned = std::thread::Builder::new()
             .name("longtail-preview".to_owned())
             .spawn(move || {
-                let _ = sender.send(make_preview(key, &files));
+                let _ = sender.send(make_preview(key, &files, last));
             });
         if spawned.is_ok() {
             self.preview_job = Some(receiver);
@@ -524,12 +525,17 @@ mod tests {
     #[test]
     fn preview_outlines_the_ir_the_engine_plays() {
         let files = IrFileState::default();
-        let plain = make_preview(builtin_key(EditSettings::NONE), &files);
+        let plain = make_preview(builtin_key(EditSettings::NONE), &files, None);
         let data = plain.result.as_ref().expect("built-in prepares");
         let generated = BuiltinIr::SmallRoom.generate(48_000);
         assert_eq!(data.num_frames, generated.len());
         assert_eq!(data.num_channels, generated.channels.len());
-        assert!(data.columns.iter().all(|c| c.len() == PREVIEW_COLUMNS));
+        assert!(
+            data.picture
+                .columns
+                .iter()
+                .all(|c| c.len() == PREVIEW_COLUMNS)
+        );
 
         // A reversed IR's loudest column moves from the start to the end.
         let reversed = make_preview(
@@ -538,9 +544,10 @@ mod tests {
                 ..EditSettings::NONE
             }),
             &files,
+            None,
         );
         let loudest = |data: &PreviewData| {
-            let column = &data.columns[0];
+            let column = &data.picture.columns[0];
             (0..column.len())
                 .max_by(|&a, &b| {
                     let level = |i: usize| (-column[i].0).max(column[i].1);
@@ -551,6 +558,31 @@ mod tests {
         let reversed = reversed.result.expect("reverse prepares");
         assert!(loudest(data) < PREVIEW_COLUMNS / 4);
         assert!(loudest(&reversed) > PREVIEW_COLUMNS * 3 / 4);
+
+        // A trim keeps the picture it is drawn over; a stretch makes a new one.
+        let last = Some(Arc::clone(&data.picture));
+        let trimmed = make_preview(
+            builtin_key(EditSettings {
+                trim_start_ms: 5.0,
+                ..EditSettings::NONE
+            }),
+            &files,
+            last.clone(),
+        );
+        let trimmed = trimmed.result.expect("trim prepares");
+        assert!(trimmed.num_frames < data.num_frames);
+        assert!(Arc::ptr_eq(&trimmed.picture, &data.picture));
+        let stretched = make_preview(
+            builtin_key(EditSettings {
+                stretch: 1.5,
+                ..EditSettings::NONE
+            }),
+            &files,
+            last,
+        );
+        let stretched = stretched.result.expect("stretch prepares");
+        assert!(!Arc::ptr_eq(&stretched.picture, &data.picture));
+        assert!(stretched.picture.frames > data.picture.frames);
     }
 
     #[test]
@@ -566,7 +598,7 @@ mod tests {
             sample_rate: 44_100,
             bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
         };
-        let preview = make_preview(key, &files);
+        let preview = make_preview(key, &files, None);
         let data = preview.result.expect("file prepares");
         assert_eq!(data.name, "ir-16.wav");
 
@@ -583,7 +615,7 @@ mod tests {
 
         // A preview of a file generation that is gone says so instead of showing another IR.
         files.clear();
-        assert!(make_preview(key, &files).result.is_err());
+        assert!(make_preview(key, &files, None).result.is_err());
     }
 
     #[test]

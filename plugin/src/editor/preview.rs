@@ -7,7 +7,10 @@
 //! - the **picture**: the same IR with the edits that cut or shape its ends left out (trims,
 //!   automatic trim, fades, pre-delay), outlined as a waveform, a decay curve and a spectrogram.
 //!   The editor draws those edits over it as handles ([`super::ir_picture`]), so what is cut
-//!   stays visible.
+//!   stays visible. The picture depends on the picture's edits alone, so a preview keeps the
+//!   last one ([`Picture`]) while only a trim, a fade or the pre-delay moves.
+
+use std::sync::Arc;
 
 use super::spectrogram::{Spectrogram, spectrogram};
 use crate::ir::IrLayout;
@@ -55,17 +58,26 @@ pub struct PreviewData {
     pub ir_layout: IrLayout,
     /// Peak of each channel, in dBFS.
     pub channel_peaks_db: Vec<f32>,
-    /// The picture's length in samples at the session rate (stretched, not cut).
-    pub picture_frames: usize,
-    /// Per channel of the picture, `(min, max)` per column.
-    pub columns: Vec<Vec<(f32, f32)>>,
-    /// The picture's energy decay (backward-integrated energy of every channel), in dB under
-    /// the total, per column.
-    pub decay_db: Vec<f32>,
     /// Where the automatic trim ends the IR, in milliseconds of the file's time, when it cuts
     /// before the end trim does.
     pub auto_trim_end_ms: Option<f64>,
-    /// Power over time and frequency of the picture, all channels together.
+    /// The picture, shared with the previous preview where its key is the same.
+    pub picture: Arc<Picture>,
+}
+
+/// The IR with the edits drawn as handles left out ([`picture_edits`]), outlined.
+#[derive(Debug)]
+pub struct Picture {
+    /// What it shows: the preview's key with the picture's edits.
+    pub key: PreviewKey,
+    /// Its length in samples at the session rate (stretched, not cut).
+    pub frames: usize,
+    /// Per channel, `(min, max)` per column.
+    pub columns: Vec<Vec<(f32, f32)>>,
+    /// The energy decay (backward-integrated energy of every channel), in dB under the total,
+    /// per column.
+    pub decay_db: Vec<f32>,
+    /// Power over time and frequency, all channels together.
     pub spectrogram: Spectrogram,
 }
 
@@ -130,21 +142,43 @@ pub const SPECTROGRAM_COLUMNS: usize = 300;
 pub const SPECTROGRAM_BANDS: usize = 72;
 
 /// Prepares the IR `key` describes exactly as the preparation thread does for the engine, and
-/// outlines it. Allocates and may take a while (resampling, filters): off the GUI thread.
-pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
+/// outlines it; the picture is `last`'s where that shows the same. Allocates and may take a
+/// while (resampling, filters): off the GUI thread.
+pub fn make_preview(key: PreviewKey, files: &IrFileState, last: Option<Arc<Picture>>) -> Preview {
     let prepare = |edits: &EditSettings| {
         prepare_ir_for(key.source, edits, key.sample_rate, files, key.bus)
             .map_err(|err| err.to_string())
     };
+    let picture_key = PreviewKey {
+        edits: picture_edits(&key.edits),
+        ..key
+    };
     let result = prepare(&key.edits).and_then(|played| {
-        let picture = prepare(&picture_edits(&key.edits))?;
+        let picture = match last {
+            Some(last) if last.key == picture_key => last,
+            _ => {
+                let ir = prepare(&picture_key.edits)?;
+                Arc::new(Picture {
+                    key: picture_key,
+                    frames: ir.len(),
+                    columns: outline(&ir.channels),
+                    decay_db: decay_curve(&ir.channels),
+                    spectrogram: spectrogram(
+                        &ir.channels,
+                        ir.sample_rate,
+                        SPECTROGRAM_COLUMNS,
+                        SPECTROGRAM_BANDS,
+                    ),
+                })
+            }
+        };
         let edits = &key.edits;
         let rate = f64::from(key.sample_rate);
         let predelay = (edits.predelay_ms * 1e-3 * rate).round() as usize;
         // The played IR's body (without its pre-delay) in the file's time, against what the
         // manual trims keep: where it is shorter, the automatic trim cut it.
         let body_ms = played.len().saturating_sub(predelay) as f64 * 1e3 / rate / edits.stretch;
-        let picture_ms = picture.len() as f64 * 1e3 / rate / edits.stretch;
+        let picture_ms = picture.frames as f64 * 1e3 / rate / edits.stretch;
         let kept_ms = picture_ms - edits.trim_start_ms - edits.trim_end_ms;
         let auto_trim_end_ms = (edits.auto_trim_db.is_some() && body_ms < kept_ms - 0.5)
             .then_some(edits.trim_start_ms + body_ms);
@@ -163,16 +197,8 @@ pub fn make_preview(key: PreviewKey, files: &IrFileState) -> Preview {
                     20.0 * peak.max(1e-9).log10()
                 })
                 .collect(),
-            picture_frames: picture.len(),
-            columns: outline(&picture.channels),
-            decay_db: decay_curve(&picture.channels),
             auto_trim_end_ms,
-            spectrogram: spectrogram(
-                &picture.channels,
-                picture.sample_rate,
-                SPECTROGRAM_COLUMNS,
-                SPECTROGRAM_BANDS,
-            ),
+            picture,
         })
     });
     Preview { key, result }

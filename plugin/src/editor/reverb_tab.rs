@@ -13,8 +13,9 @@ use nice_plug::prelude::*;
 use super::meter_view::draw_meter;
 use super::theme::Palette;
 use super::*;
+use crate::ir::IrError;
 use crate::ir::builtin::BuiltinIr;
-use crate::ir::mapping::map;
+use crate::ir::mapping::{Bus, Mapping, map};
 use crate::params::{IrSourceParam, LatencyModeParam};
 
 /// Rows of each control column, its heading included.
@@ -30,12 +31,22 @@ impl EditorApp {
         let z = self.zoom;
         let top = ui.cursor().top();
         self.ir_bar(ui, setter);
+        // The bus and how the previewed IR maps onto it, once a frame for the details and the
+        // paths view.
+        let bus = matrix_view::current_bus(&self.monitor, &self.params);
+        let mapped = match &self.preview {
+            Some(Preview {
+                result: Ok(data), ..
+            }) => Some(map(data.ir_layout, bus)),
+            _ => None,
+        };
+        let mapped = mapped.as_ref();
         if self.show_details {
             let max_height = (view_height * 0.45).max(60.0);
             egui::ScrollArea::vertical()
                 .id_salt("details")
                 .max_height(max_height)
-                .show(ui, |ui| self.details(ui, setter));
+                .show(ui, |ui| self.details(ui, setter, bus, mapped));
             ui.separator();
         }
 
@@ -55,7 +66,7 @@ impl EditorApp {
             let width =
                 (ui.available_width() - meter_width - 2.0 * ui.spacing().item_spacing.x).max(120.0);
             let size = Vec2::new(width, picture_height);
-            self.picture_area(ui, setter, size);
+            self.picture_area(ui, setter, size, mapped);
             self.meters(ui, picture_height);
         });
         ui.add_space(4.0 * z);
@@ -125,16 +136,16 @@ impl EditorApp {
         });
     }
 
-    /// What folds away: the file options, the bus, the playing IR's figures.
-    fn details(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+    /// What folds away: the file options, the bus (`bus`, and how the previewed IR maps onto
+    /// it), the playing IR's figures.
+    fn details(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        bus: Bus,
+        mapped: Option<&Result<Mapping, IrError>>,
+    ) {
         let file = self.params.ir_file.current();
-        let bus = matrix_view::current_bus(&self.monitor, &self.params);
-        let mapped = match &self.preview {
-            Some(Preview {
-                result: Ok(data), ..
-            }) => Some(map(data.ir_layout, bus)),
-            _ => None,
-        };
         ui.horizontal_wrapped(|ui| {
             let idle = self.file_job.is_none();
             if ui
@@ -197,13 +208,19 @@ impl EditorApp {
                 }
                 _ => None,
             };
-            let shown = data.zip(mapped.as_ref());
+            let shown = data.zip(mapped);
             matrix_view::bus_rows(ui, setter, &self.params, bus, shown);
         });
     }
 
-    /// The picture (waveform, spectrogram or the paths) of `size`.
-    fn picture_area(&mut self, ui: &mut egui::Ui, setter: &ParamSetter, size: Vec2) {
+    /// The picture (waveform, spectrogram or the paths, from `mapped`) of `size`.
+    fn picture_area(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        size: Vec2,
+        mapped: Option<&Result<Mapping, IrError>>,
+    ) {
         let view = IrView::from_index(self.params.editor_ir_view.load(Relaxed));
         let top_down = egui::Layout::top_down(egui::Align::Min);
         let preview = self.preview.take();
@@ -212,19 +229,20 @@ impl EditorApp {
                 result: Ok(data),
                 key,
             }) => {
-                if view == IrView::Paths {
-                    let bus = matrix_view::current_bus(&self.monitor, &self.params);
+                if view == IrView::Paths
+                    && let Some(mapped) = mapped
+                {
                     ui.allocate_ui_with_layout(size, top_down, |ui| {
                         ui.set_min_size(size);
                         egui::ScrollArea::vertical()
                             .id_salt("paths")
                             .max_height(size.y)
-                            .show(ui, |ui| match map(data.ir_layout, bus) {
+                            .show(ui, |ui| match mapped {
                                 Ok(mapping) => {
                                     ui.add(
                                         egui::Label::new(mapping.summary(data.ir_layout)).wrap(),
                                     );
-                                    matrix_view::path_grid(ui, data, &mapping);
+                                    matrix_view::path_grid(ui, data, mapping);
                                 }
                                 Err(err) => {
                                     ui.colored_label(Palette::ERROR, err.to_string());
