@@ -163,6 +163,9 @@ pub enum Blocks {
     Primes,
     /// Seeded random sizes in `[1, max]`.
     Random { max: usize, seed: u64 },
+    /// Whole blocks of this power of two (the engine's quantum) mixed with blocks of the same
+    /// size that arrive in pieces: the fused head and the piecewise head taking turns.
+    Mixed(usize),
 }
 
 impl Blocks {
@@ -175,11 +178,31 @@ impl Blocks {
             _ => 0,
         });
         let primes = [1usize, 7, 13, 127, 509, 2, 61];
+        let mixed = |q: usize| {
+            let half = q / 2;
+            [
+                q,
+                q,
+                half - 19,
+                half + 19,
+                q,
+                1,
+                q - 1,
+                13,
+                q - 13,
+                q,
+                7,
+                half - 7,
+                half,
+                q,
+            ]
+        };
         while covered < total {
             let size = match self {
                 Blocks::Fixed(size) => size,
                 Blocks::Primes => primes[sizes.len() % primes.len()],
                 Blocks::Random { max, .. } => rng.range(1, max),
+                Blocks::Mixed(q) => mixed(q)[sizes.len() % 14],
             }
             .min(total - covered);
             sizes.push(size);
@@ -194,6 +217,7 @@ impl Blocks {
             Blocks::Fixed(size) => size,
             Blocks::Primes => 509,
             Blocks::Random { max, .. } => max,
+            Blocks::Mixed(q) => q,
         }
     }
 }

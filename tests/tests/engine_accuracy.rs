@@ -9,7 +9,7 @@ use longtail_tests::{
     run_without_latency, snr_db,
 };
 
-const BLOCKS: [Blocks; 4] = [
+const BLOCKS: [Blocks; 5] = [
     Blocks::Fixed(1),
     Blocks::Primes,
     Blocks::Fixed(256),
@@ -17,6 +17,8 @@ const BLOCKS: [Blocks; 4] = [
         max: 300,
         seed: RNG_SEED,
     },
+    // A 512 quantum: its head is split between the direct FIR and its FFT blocks.
+    Blocks::Mixed(512),
 ];
 
 fn make_ir(num_channels: usize, len: usize) -> Ir {

@@ -19,8 +19,8 @@
 //! # Signal flow
 //!
 //! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]).
-//! Each output sample is the sum of the head (direct-form FIR over taps `[0, q)`, zero-latency
-//! mode only) and whatever the levels have added for that time to the output channel's
+//! Each output sample is the sum of the head (taps `[0, q)`, zero-latency mode only; see
+//! [`head`]) and whatever the levels have added for that time to the output channel's
 //! accumulator ([`rings::OutputRing`]). Every `q` samples, each level whose partition size divides
 //! the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds
 //! its block `D + latency` samples after its input; worker results are added when they fall due.
@@ -29,7 +29,10 @@
 //! [`upols::UpolsLevel::run_fused`]). A quantum that one call delivers whole is then computed
 //! at its end in the frequency domain, head included, and written straight to the output; a
 //! quantum that arrives in pieces plays level 0's prepared sum through the rings and runs the
-//! direct-form head on each piece. Both give the same signal, so calls of any size may mix.
+//! head on each piece: a direct-form FIR over its first 64 taps, and a small FFT level for the
+//! rest, run at each 64-sample boundary ([`head`]), so a piecewise quantum costs a few times a
+//! whole one instead of `q` taps per sample and path. Both give the same signal, so calls of
+//! any size may mix.
 //!
 //! # Paths and matrices
 //!
@@ -54,11 +57,14 @@
 //! - [`denormals`]: the scope that flushes denormal floats to zero, on every thread that
 //!   convolves.
 //! - [`routing`]: the paths and their summed taps.
+//! - [`error`]: why an engine could not be built.
 //! - [`plan`]: the partition plan (quantum, head, levels, latency).
 //! - [`rings`]: the input history and output accumulator rings.
-//! - [`direct`]: the zero-latency head (direct-form FIR).
+//! - [`direct`]: the zero-latency head's direct-form FIR.
 //! - [`mac`]: the spectral multiply-accumulate kernels.
 //! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
+//! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
+//!   for the rest.
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
@@ -72,8 +78,10 @@
 
 pub mod denormals;
 pub mod direct;
+pub mod error;
 pub mod governor;
 pub mod gpu_placement;
+pub mod head;
 pub mod load_policy;
 pub mod mac;
 pub mod pace;
@@ -85,16 +93,16 @@ pub mod upols;
 pub mod worker;
 
 use realfft::RealFftPlanner;
-use thiserror::Error;
 
 use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
-use direct::DirectHead;
+pub use error::EngineError;
 pub use gpu_placement::{
     AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, GpuPolicy, Workload, cpu_costs,
     cpu_partition_cost_ns, gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
 };
 use gpu_placement::{gpu_fits, results_on_time};
+use head::{Head, HeadShape};
 pub use pace::{HostPace, Wait};
 pub use plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
 pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
@@ -173,35 +181,6 @@ pub struct LateStats {
     pub wait_total_ns: u64,
 }
 
-/// Why an engine could not be built.
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum EngineError {
-    #[error("{num_inputs} in / {num_outputs} out is not supported; 1 to {MAX_CHANNELS} each")]
-    UnsupportedChannels {
-        num_inputs: usize,
-        num_outputs: usize,
-    },
-    #[error(
-        "a {inputs} x {outputs} matrix IR needs {inputs} inputs and {outputs} outputs, \
-         not {num_inputs} in / {num_outputs} out"
-    )]
-    MatrixMismatch {
-        inputs: usize,
-        outputs: usize,
-        num_inputs: usize,
-        num_outputs: usize,
-    },
-    /// The IR cannot play on this bus, or is over the budget ([`crate::ir::mapping`]).
-    #[error("{0}")]
-    Mapping(String),
-    #[error("the IR is empty")]
-    EmptyIr,
-    #[error("the maximum block size must be at least 1")]
-    ZeroBlockSize,
-    #[error("cannot start a worker thread: {0}")]
-    Thread(String),
-}
-
 /// A stagger phase for the `instance_idx`-th engine of a process: spread over the largest
 /// partition size by the golden ratio, so any number of instances stays evenly spread.
 pub fn stagger_phase(instance_idx: u64, max_partition_size: usize) -> u64 {
@@ -232,7 +211,7 @@ pub struct Engine {
     config: EngineConfig,
     /// Number of paths after routing.
     num_paths: usize,
-    head: DirectHead,
+    head: Head,
     levels: Vec<LevelRunner>,
     /// Offline rendering: wait for worker results instead of applying the late policy.
     offline: bool,
@@ -306,7 +285,16 @@ impl Engine {
         check_budget(unique, ir.len(), ir.sample_rate)
             .map_err(|err| EngineError::Mapping(err.to_string()))?;
 
-        let head = DirectHead::new(plan.head_taps, &paths, &path_taps);
+        let mut planner = RealFftPlanner::new();
+        let head_shape = HeadShape {
+            num_taps: plan.head_taps,
+            paths: &paths,
+            path_taps: &path_taps,
+            shared: &shared,
+            num_inputs,
+            num_outputs,
+        };
+        let head = Head::new(&mut planner, head_shape);
         let (gpu, mut build_reason) = match executor {
             Executor::Gpu(policy) if plan.levels.len() > 1 => {
                 let workload = gpu_workload(&plan, num_inputs, num_outputs, unique);
@@ -319,7 +307,6 @@ impl Engine {
             Executor::Workers => (None, "CPU: the Backend parameter".into()),
             Executor::Inline => (None, "CPU: inline executor".into()),
         };
-        let mut planner = RealFftPlanner::new();
         let mut levels = Vec::with_capacity(plan.levels.len());
         for (level_idx, level) in plan.levels.iter().enumerate() {
             let upols = UpolsLevel::new(
@@ -408,8 +395,7 @@ impl Engine {
             .levels
             .iter()
             .map(|level| plan.output_delay(level))
-            .max()
-            .unwrap_or(0);
+            .fold(head.max_ahead(), usize::max);
         let gpu = gpu.map(|(hub, _)| hub);
         if let Some(hub) = &gpu {
             let workers = levels
@@ -685,7 +671,6 @@ impl Engine {
             // Work in sub-blocks that end on quantum boundaries, where levels may run.
             let to_boundary = quantum - (self.time % quantum as u64) as usize;
             let len = to_boundary.min(num_frames - done);
-            let range = done..done + len;
 
             // Level 0 with the fused head: a quantum that this call delivers whole is computed
             // in the frequency domain, head taps included; one that arrives in pieces plays
@@ -702,6 +687,15 @@ impl Engine {
             {
                 level.flush_pending(self.time, &mut self.output_rings);
             }
+            // The head plays the rest, in pieces that end on its block boundaries.
+            let len = if whole_quantum {
+                len
+            } else {
+                self.head
+                    .prepare(self.time, &self.input_rings, &mut self.output_rings);
+                self.head.piece_len(self.time, len)
+            };
+            let range = done..done + len;
 
             for (ring, input) in self.input_rings.iter_mut().zip(inputs) {
                 for (offset, &sample) in input[range.clone()].iter().enumerate() {
@@ -778,6 +772,7 @@ impl Engine {
                 LevelRunner::Worker(worker) => worker.reset(),
             }
         }
+        self.head.reset();
         self.pace.forget();
         self.time = self.stagger;
     }
@@ -785,6 +780,7 @@ impl Engine {
     /// Test hook: fills every scratch buffer with `value`. Results must not change.
     #[doc(hidden)]
     pub fn poison_scratch(&mut self, value: f32) {
+        self.head.poison_scratch(value);
         for level in &mut self.levels {
             if let LevelRunner::Inline(level) = level {
                 level.poison_scratch(value);

@@ -315,7 +315,8 @@ impl UpolsLevel {
             }
             self.compute(&windows[..inputs.len()], &mut slices[..self.num_outputs]);
         }
-        let output_start = chunk_end - self.partition_size as u64 + self.output_delay as u64;
+        // `D + latency >= P` for every level; the head's blocks run from time 0.
+        let output_start = chunk_end + (self.output_delay - self.partition_size) as u64;
         for (ring, chunk) in outputs
             .iter_mut()
             .zip(result.chunks_exact(self.partition_size))
@@ -438,13 +439,20 @@ impl UpolsLevel {
     /// chunk that ends at `chunk_end` and prepares the next quantum's partition sum (still in the
     /// frequency domain). Does not allocate.
     pub fn advance(&mut self, chunk_end: u64, inputs: &[InputRing]) {
+        self.push_chunk(chunk_end, inputs);
+        self.prepare_pending();
+    }
+
+    /// Transforms the input chunk that ends at `chunk_end` into the newest FDL slot, and
+    /// nothing else: for a level whose FDL is brought up to date before it runs (the head's
+    /// blocks, [`super::head`]). Does not allocate.
+    pub fn push_chunk(&mut self, chunk_end: u64, inputs: &[InputRing]) {
         let window_len = 2 * self.partition_size;
         let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
         for (window, ring) in windows.iter_mut().zip(inputs) {
             *window = ring.window(chunk_end, window_len);
         }
         self.forward(&windows[..inputs.len()]);
-        self.prepare_pending();
     }
 
     /// Fused head, start of a quantum that arrives in pieces: the prepared partition sum goes
