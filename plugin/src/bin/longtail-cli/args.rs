@@ -178,7 +178,7 @@ pub(crate) enum Command {
         /// the plugin is not told about), `ahead:SECONDS[xSTARTS]` (anticipative processing:
         /// STARTS times the host stops for 250 ms, then runs SECONDS ahead as fast as it can and
         /// keeps that lead) or `split:PERIOD` (each device period of PERIOD samples as calls of
-        /// --block back to back). Every pace but offline runs the engines in real-time mode,
+        /// --block back to back, PERIOD announced as the largest block). Every pace but offline runs the engines in real-time mode,
         /// where a call waits for a late result only while the host is ahead of real time
         /// ("waits", "wait_max_us"; see the README's "When the machine is too slow").
         #[arg(long, value_parser = Pace::parse)]

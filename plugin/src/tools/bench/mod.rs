@@ -397,7 +397,11 @@ fn run_on_thread(
     let rss_before = crate::tools::resources::Resources::sample().rss_kb;
     let setup_start = Instant::now();
     let engine_config = EngineConfig {
-        max_block_size: block,
+        // A host that splits its periods announces the period as its largest block.
+        max_block_size: match config.pace {
+            Pace::Split { period } => period.max(block),
+            _ => block,
+        },
         num_inputs: num_channels,
         num_outputs,
         latency_mode: config.latency_mode,

@@ -23,7 +23,8 @@ pub enum Pace {
     /// that lead at real-time pace (REAPER, Bitwig).
     Ahead { seconds: f64, starts: u32 },
     /// One device period of `period` samples split into calls of the block size, delivered back
-    /// to back, each period at its deadline (automation splitting, sub-blocks).
+    /// to back, each period at its deadline (automation splitting, sub-blocks). The engines
+    /// are told the period as the largest block, as such a host tells the plugin.
     Split { period: usize },
 }
 
