@@ -124,17 +124,9 @@ impl Head {
         self.newest = Some(start);
     }
 
-    /// Adds the head's sample-by-sample part for output `output_idx` and the samples of times
-    /// `[start, start + output.len())` to `output`; the input rings must hold those samples.
-    /// Does not allocate.
-    pub fn add_output(
-        &self,
-        output_idx: usize,
-        start: u64,
-        inputs: &[InputRing],
-        output: &mut [f32],
-    ) {
-        self.direct.add_output(output_idx, start, inputs, output);
+    /// The sample-by-sample part, for the samples of a piece once their input is in the rings.
+    pub fn direct(&self) -> &DirectHead {
+        &self.direct
     }
 
     /// Forgets the input history. Does not allocate.

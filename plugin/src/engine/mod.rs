@@ -713,6 +713,7 @@ impl Engine {
                 output.fill(0.0);
                 if !whole_quantum {
                     self.head
+                        .direct()
                         .add_output(output_idx, self.time, &self.input_rings, output);
                 }
                 ring.drain_add(self.time, output);
