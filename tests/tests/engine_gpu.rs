@@ -85,14 +85,17 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
             "{report:?} plan {}",
             engine.plan().describe()
         );
-        // What the editor sees, level by level: the head's level on the audio thread, big
-        // levels on the GPU, the rest on CPU workers.
+        // What the editor sees, level by level: the head's level and those with too little
+        // slack for a worker on the audio thread, big levels on the GPU, the rest on CPU
+        // workers.
         let probe = engine.backend_probe();
         let levels = probe.levels();
         assert_eq!(levels.len(), engine.plan().levels.len());
         assert_eq!(levels[0].runs_on, RunsOn::AudioThread);
-        for level in &levels[1..] {
-            let want = if level.partition_size >= GPU_MIN_PARTITION {
+        for (idx, level) in levels.iter().enumerate().skip(1) {
+            let want = if engine.plan().on_audio_thread(idx) {
+                RunsOn::AudioThread
+            } else if level.partition_size >= GPU_MIN_PARTITION {
                 RunsOn::Gpu
             } else {
                 RunsOn::CpuWorker

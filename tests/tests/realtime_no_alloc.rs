@@ -173,8 +173,9 @@ fn watchdog(seconds: u64) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
 
 #[test]
 fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
-    // Level 0 of 64 samples (inline), larger levels up to 1024 samples on workers.
-    let ir_len = 20_000;
+    // Level 0 of 64 samples and the small levels on the audio thread, levels of 1024 samples
+    // on workers (an IR long enough that the model wants them).
+    let ir_len = 40_000;
     let ir = Ir::new(
         "stall",
         RATE,

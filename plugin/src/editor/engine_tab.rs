@@ -125,6 +125,10 @@ impl EditorApp {
                             "GPU: {}, {slack_ms:.1} ms of slack",
                             adapter.as_deref().unwrap_or("?")
                         ),
+                        _ if plan.on_audio_thread(idx) => format!(
+                            "audio thread, spread over {} blocks",
+                            level.partition_size / plan.quantum
+                        ),
                         Some(RunsOn::AudioThread) => "audio thread (inline)".to_owned(),
                         _ => format!("CPU worker, {slack_ms:.1} ms of slack"),
                     };

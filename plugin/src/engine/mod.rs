@@ -11,10 +11,12 @@
 //! They wait for a worker result only where the host leaves time: offline mode waits for every
 //! result, and real-time mode waits, within a bound, while the host runs ahead of real time
 //! ([`pace`]); at real-time pace they never wait. Level 0 and the head always run inside
-//! `process()`; later levels run on their workers, which get the plan's `D - P` samples of
-//! slack as their deadline, with the late policy of [`worker::late_policy`]. With
-//! [`Executor::Inline`] every level runs inside `process()` when its chunk completes (the
-//! reference executor).
+//! `process()`, and so do the later levels whose `D - P` samples of slack are too few for a
+//! worker ([`PlanLimits::min_worker_slack`]): each period of such a level is spread over the
+//! quanta of its slack ([`spread`]), a steady share per call. The others run on their
+//! workers, which get the slack as their deadline, with the late policy of
+//! [`worker::late_policy`]. With [`Executor::Inline`] every level runs inside `process()`
+//! whole when its chunk completes (the reference executor).
 
 //! # Signal flow
 //!
@@ -65,9 +67,12 @@
 //! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
 //! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
 //!   for the rest.
+//! - [`spread`]: a level on the audio thread, its period spread over the quanta of its slack.
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
+//! - [`runner`]: one level and where it runs (whole, spread or on a worker), and what it
+//!   does at each quantum boundary.
 //! - [`load_policy`]: Auto for the whole process: when the big levels of the engines Auto
 //!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
@@ -89,6 +94,8 @@ pub mod plan;
 pub mod probe;
 pub mod rings;
 pub mod routing;
+pub mod runner;
+pub mod spread;
 pub mod upols;
 pub mod worker;
 
@@ -109,6 +116,8 @@ pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
 use probe::{ProbeInner, ProbeLevel};
 use rings::{InputRing, OutputRing};
 pub use routing::{MAX_CHANNELS, Path, route, route_plain};
+use runner::LevelRunner;
+use spread::SpreadLevel;
 use upols::UpolsLevel;
 use worker::{GpuHome, WorkerLevel};
 
@@ -130,12 +139,14 @@ pub struct EngineConfig {
 }
 
 /// Where the levels after the first one run. Level 0 and the head always run on the audio
-/// thread.
+/// thread, and so do the levels with too little slack for a worker, spread over their period
+/// ([`spread`]; whole with [`Executor::Inline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Executor {
     /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
     Inline,
-    /// One worker thread per level, with the late policy of [`worker::late_policy`].
+    /// One worker thread per level with a worker's slack, with the late policy of
+    /// [`worker::late_policy`].
     Workers,
     /// Worker threads, and the levels the GPU can take on the process's GPU hub, each with its
     /// worker thread as a warm CPU standby (see [`worker::gpu`]).
@@ -144,25 +155,6 @@ pub enum Executor {
 
 /// Where an engine's worker levels run, and why.
 static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// One level and where it runs.
-enum LevelRunner {
-    Inline(Box<UpolsLevel>),
-    Worker(WorkerLevel),
-}
-
-impl LevelRunner {
-    fn is_worker(&self) -> bool {
-        matches!(self, Self::Worker(_))
-    }
-
-    fn partition_size(&self) -> usize {
-        match self {
-            Self::Inline(level) => level.partition_size(),
-            Self::Worker(level) => level.partition_size(),
-        }
-    }
-}
 
 /// Lateness counters of an engine's worker levels, summed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -342,7 +334,11 @@ impl Engine {
                 ),
                 _ => false,
             });
-            let runner = if level_idx > 0 && executor != Executor::Inline {
+            let runner = if level_idx == 0 || executor == Executor::Inline {
+                LevelRunner::Inline(Box::new(upols))
+            } else if plan.on_audio_thread(level_idx) {
+                LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))
+            } else {
                 let worker = match (on_gpu, executor) {
                     (Some((hub, options)), Executor::Gpu(policy)) => {
                         let partition_size = level.partition_size;
@@ -384,13 +380,20 @@ impl Engine {
                 }
                 .map_err(|err| EngineError::Thread(err.to_string()))?;
                 LevelRunner::Worker(worker)
-            } else {
-                LevelRunner::Inline(Box::new(upols))
             };
             levels.push(runner);
         }
 
-        let history = (2 * plan.max_partition_size()).max(plan.quantum);
+        // A spread level may transform its chunk's `2P` window up to `P - q` samples later.
+        let spread_history = levels
+            .iter()
+            .filter(|level| matches!(level, LevelRunner::Spread(_)))
+            .map(|level| 3 * level.partition_size())
+            .max()
+            .unwrap_or(0);
+        let history = (2 * plan.max_partition_size())
+            .max(spread_history)
+            .max(plan.quantum);
         let max_ahead = plan
             .levels
             .iter()
@@ -432,10 +435,7 @@ impl Engine {
                     partition_size: level.partition_size,
                     num_partitions: level.num_partitions,
                     slack_samples: plan.slack_samples(level),
-                    worker: match runner {
-                        LevelRunner::Worker(worker) => Some(worker.probe()),
-                        LevelRunner::Inline(_) => None,
-                    },
+                    worker: runner.worker().map(WorkerLevel::probe),
                     started_on_gpu: matches!(runner, LevelRunner::Worker(w) if w.started_on_gpu()),
                 })
                 .collect(),
@@ -545,14 +545,14 @@ impl Engine {
         use std::sync::atomic::Ordering::Relaxed;
         self.levels
             .iter()
-            .filter_map(|level| match level {
-                LevelRunner::Worker(worker) => Some((
+            .filter_map(LevelRunner::worker)
+            .map(|worker| {
+                (
                     worker.partition_size(),
                     worker.stats().late_results.load(Relaxed),
                     worker.stats().dropped_chunks.load(Relaxed),
                     worker.stats().wakes.load(Relaxed),
-                )),
-                LevelRunner::Inline(_) => None,
+                )
             })
             .collect()
     }
@@ -617,12 +617,8 @@ impl Engine {
     ) -> u64 {
         self.levels
             .iter()
-            .map(|level| match level {
-                LevelRunner::Worker(worker) => {
-                    counter(worker.stats()).load(std::sync::atomic::Ordering::Relaxed)
-                }
-                LevelRunner::Inline(_) => 0,
-            })
+            .filter_map(LevelRunner::worker)
+            .map(|worker| counter(worker.stats()).load(std::sync::atomic::Ordering::Relaxed))
             .sum()
     }
 
@@ -731,32 +727,18 @@ impl Engine {
                 );
             }
             if self.time.is_multiple_of(quantum as u64) {
-                // Every level whose chunk just completed contributes to future output.
+                // Every level whose chunk just completed contributes to future output; spread
+                // levels take their share of the period in progress.
                 for level in &mut self.levels {
-                    let chunk_done = self.time.is_multiple_of(level.partition_size() as u64);
-                    match level {
-                        LevelRunner::Inline(level) if level.has_fused_head() => {
-                            // A whole quantum already advanced the level in `run_fused`.
-                            if !whole_quantum {
-                                level.advance(self.time, &self.input_rings);
-                            }
-                        }
-                        LevelRunner::Inline(level) if chunk_done => {
-                            level.run(self.time, &self.input_rings, &mut self.output_rings);
-                        }
-                        LevelRunner::Inline(_) => {}
-                        LevelRunner::Worker(worker) => {
-                            // Results due before the next boundary must be in the rings now.
-                            let horizon = self.time + quantum as u64;
-                            let rings = &mut self.output_rings;
-                            worker.collect(self.time, horizon, rings, &mut wait);
-                            let inputs = &self.input_rings;
-                            worker.feed(self.time, quantum, inputs, rings, &mut wait);
-                            if chunk_done {
-                                worker.submit(self.time, wait);
-                            }
-                        }
-                    }
+                    let (inputs, outputs) = (&self.input_rings, &mut self.output_rings);
+                    level.at_boundary(
+                        self.time,
+                        quantum,
+                        whole_quantum,
+                        inputs,
+                        outputs,
+                        &mut wait,
+                    );
                 }
             }
         }
@@ -767,12 +749,7 @@ impl Engine {
     pub fn reset(&mut self) {
         self.input_rings.iter_mut().for_each(InputRing::clear);
         self.output_rings.iter_mut().for_each(OutputRing::clear);
-        for level in &mut self.levels {
-            match level {
-                LevelRunner::Inline(level) => level.reset(),
-                LevelRunner::Worker(worker) => worker.reset(),
-            }
-        }
+        self.levels.iter_mut().for_each(LevelRunner::reset);
         self.head.reset();
         self.pace.forget();
         self.time = self.stagger;
@@ -783,9 +760,7 @@ impl Engine {
     pub fn poison_scratch(&mut self, value: f32) {
         self.head.poison_scratch(value);
         for level in &mut self.levels {
-            if let LevelRunner::Inline(level) = level {
-                level.poison_scratch(value);
-            }
+            level.poison_scratch(value);
         }
     }
 }

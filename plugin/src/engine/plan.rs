@@ -23,7 +23,11 @@
 //! `num_partitions` partitions and IR offset `D`. A level's input chunk `[T - P, T)` is complete
 //! at time `T`; the first output sample it contributes to is `T - P + D + latency`. Levels after
 //! the first have `D >= 2P`, so their results are needed `D - P >= P` samples after their input
-//! is complete: that slack is the deadline a background executor gets (the worker issue).
+//! is complete: that slack is the deadline of whichever executor runs the level. A level of up
+//! to [`MAX_SPREAD_PARTITION`] samples starts at `D = 2P`, and where its slack is under
+//! [`PlanLimits::min_worker_slack`] it runs on the audio thread, its period spread over the
+//! quanta of its slack ([`super::spread`]); bigger levels start where they have a worker's
+//! slack, and run on workers (or the GPU).
 //!
 //! # The cost model
 //!
@@ -35,11 +39,11 @@
 //!            + JOB_FLOPS / P                    waking a worker and switching to it, per run
 //! ```
 //!
-//! (the last term only for levels on workers, i.e. all but level 0). The MAC term wants big
-//! partitions, the FFT and job terms want few levels. Each level after the first starts at
-//! `D = 2P` and partition sizes grow by 2, 4 or 8 ([`GROWTH_FACTORS`]) up to
+//! (the last term only for levels on workers). The MAC term wants big
+//! partitions, the FFT and job terms want few levels. Each level after the first starts as
+//! early as the rule above allows and partition sizes grow by 2, 4 or 8 ([`GROWTH_FACTORS`]) up to
 //! [`PlanLimits::max_partition_size`]; a level either grows (covering exactly the span up to
-//! where the next size may start, `2 * P_next`) or covers the rest of the IR. The plan is the
+//! where the next size may start) or covers the rest of the IR. The plan is the
 //! cheapest chain of such choices ([`PartitionPlan::estimated_cost`]), found by exhaustive
 //! search over the few dozen chains there are. Short IRs end up with one or two levels, long
 //! ones grow to the cap; zita-convolver's fixed x4 growth is one of the chains considered.
@@ -100,6 +104,10 @@ pub const DEFAULT_QUANTUM: usize = 64;
 /// Default least slack of a worker level: 1536 samples, 32 ms at 48 kHz, more than the
 /// longest stalls seen on a loaded 2-core VM (16 instances of a 10 s IR at 64-sample blocks).
 pub const DEFAULT_MIN_WORKER_SLACK: usize = 1536;
+/// Largest partition size of a level after the first that runs on the audio thread, spread
+/// over its period, when its slack is too small for a worker: bigger levels keep a worker's
+/// slack, so the GPU may take them (its levels start at 1024).
+pub const MAX_SPREAD_PARTITION: usize = 512;
 /// Default cap on partition sizes.
 pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 
@@ -163,6 +171,9 @@ pub struct PartitionPlan {
     pub ir_len: usize,
     /// The FFT levels, in order of IR offset; empty when the head covers the whole IR.
     pub levels: Vec<Level>,
+    /// Least slack of a level that runs on a worker ([`PlanLimits::min_worker_slack`]): a
+    /// level after the first with less runs on the audio thread, spread over its period.
+    pub min_worker_slack: usize,
 }
 
 impl PartitionPlan {
@@ -205,6 +216,10 @@ impl PartitionPlan {
                 ir_len,
                 max_partition_size,
                 min_worker_slack: limits.min_worker_slack,
+                latency: match latency_mode {
+                    LatencyMode::Zero => 0,
+                    LatencyMode::LowCpu => quantum,
+                },
                 weights,
             };
             cheapest_levels(quantum, offset, &shape, true).1
@@ -218,6 +233,7 @@ impl PartitionPlan {
             head_taps,
             ir_len,
             levels,
+            min_worker_slack: limits.min_worker_slack,
         }
     }
 
@@ -226,8 +242,20 @@ impl PartitionPlan {
         self.levels
             .iter()
             .enumerate()
-            .map(|(idx, level)| level_cost(level.partition_size, level.num_partitions, idx > 0))
+            .map(|(idx, level)| {
+                let on_worker = !self.on_audio_thread(idx);
+                level_cost(level.partition_size, level.num_partitions, on_worker)
+            })
             .sum()
+    }
+
+    /// Whether level `level_idx` runs on the audio thread whatever the executor: level 0, whose
+    /// result is due as its chunk completes, and every level with less slack than
+    /// [`Self::min_worker_slack`], whose period is spread over the quanta of its slack
+    /// ([`super::spread`]). The others run on workers (or the GPU), or inline with the inline
+    /// executor.
+    pub fn on_audio_thread(&self, level_idx: usize) -> bool {
+        level_idx == 0 || self.slack_samples(&self.levels[level_idx]) < self.min_worker_slack
     }
 
     /// Latency the plugin reports to the host, in samples (`0`, or `q` in low-CPU mode).
@@ -313,19 +341,27 @@ struct ChainLimits {
     ir_len: usize,
     max_partition_size: usize,
     min_worker_slack: usize,
+    /// The plan's latency (the quantum in low-CPU mode, else 0).
+    latency: usize,
     weights: CostWeights,
 }
 
-/// Where a worker level of `size` may start after a level of `previous_size` that starts at
-/// `previous_offset`: `D >= 2P` and `D - P >= min_worker_slack`, on the previous level's
-/// partition grid so the levels tile the IR.
+/// Where a level of `size` may start after a level of `previous_size` that starts at
+/// `previous_offset`, on the previous level's partition grid so the levels tile the IR:
+/// `D >= 2P` (a period of slack) for a level the audio thread may spread
+/// ([`MAX_SPREAD_PARTITION`]), and also `D - P >= min_worker_slack` for a bigger one, which
+/// runs on a worker.
 fn level_start(
     size: usize,
     previous_size: usize,
     previous_offset: usize,
     min_worker_slack: usize,
 ) -> usize {
-    let earliest = (2 * size).max(size + min_worker_slack);
+    let earliest = if size <= MAX_SPREAD_PARTITION {
+        2 * size
+    } else {
+        (2 * size).max(size + min_worker_slack)
+    };
     previous_offset
         + earliest
             .saturating_sub(previous_offset)
@@ -348,8 +384,11 @@ fn cheapest_levels(
         ir_offset: offset,
     };
     let rest = (ir_len - offset).div_ceil(partition_size);
+    // A level after the first with less slack than a worker needs runs on the audio thread,
+    // spread over its period: no job to hand over.
+    let on_worker = !first && offset + limits.latency - partition_size >= limits.min_worker_slack;
     let cost = |num_partitions| {
-        weighted_level_cost(partition_size, num_partitions, !first, limits.weights)
+        weighted_level_cost(partition_size, num_partitions, on_worker, limits.weights)
     };
     let mut best = (cost(rest), vec![level(rest)]);
     for factor in GROWTH_FACTORS {
@@ -479,17 +518,20 @@ mod tests {
         check_invariants(&plan);
         let sizes: Vec<usize> = plan.levels.iter().map(|l| l.partition_size).collect();
         assert_eq!(sizes, vec![64, 512, 4096, 16384]);
-        // Level 1 starts where it has DEFAULT_MIN_WORKER_SLACK of slack, not at 2P = 1024.
+        // Level 1 starts at 2P = 1024 with less slack than a worker gets: it runs on the
+        // audio thread, spread over its period; level 2 has a worker's slack.
         assert_eq!(
             plan.levels[0],
             Level {
                 partition_size: 64,
-                num_partitions: 31,
+                num_partitions: 15,
                 ir_offset: 64
             }
         );
-        assert_eq!(plan.levels[1].ir_offset, 2048);
-        assert!(plan.slack_samples(&plan.levels[1]) >= DEFAULT_MIN_WORKER_SLACK);
+        assert_eq!(plan.levels[1].ir_offset, 1024);
+        assert!(plan.on_audio_thread(1));
+        assert!(!plan.on_audio_thread(2));
+        assert!(plan.slack_samples(&plan.levels[2]) >= DEFAULT_MIN_WORKER_SLACK);
         assert_eq!(plan.levels[3].ir_offset, 32768);
         assert_eq!(
             plan.levels[3].num_partitions,
@@ -581,9 +623,15 @@ mod tests {
                         };
                         let plan = PartitionPlan::new(ir_len, max_block, latency_mode, limits);
                         check_invariants(&plan);
-                        for level in plan.levels.iter().skip(1) {
-                            assert!(
-                                plan.slack_samples(level) >= DEFAULT_MIN_WORKER_SLACK,
+                        // Every level after the first has a period of slack at least: a
+                        // spread level finishes within it; a worker level has the least
+                        // slack a worker gets.
+                        for (idx, level) in plan.levels.iter().enumerate().skip(1) {
+                            let slack = plan.slack_samples(level);
+                            assert!(slack >= level.partition_size, "{}", plan.describe());
+                            assert_eq!(
+                                plan.on_audio_thread(idx),
+                                slack < DEFAULT_MIN_WORKER_SLACK,
                                 "{}",
                                 plan.describe()
                             );

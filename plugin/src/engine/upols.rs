@@ -164,6 +164,8 @@ pub struct UpolsLevel {
     num_outputs: usize,
     /// Whether any path writes each output channel.
     output_has_paths: Vec<bool>,
+    /// Indices into `paths` of each output channel's paths, in path order.
+    output_paths: Vec<Vec<usize>>,
     /// `2P` samples for the FFTs' time-domain side.
     real_scratch_buffer: Vec<f32>,
     /// The spectral MAC for this CPU (see [`best_mac_kernel`]).
@@ -225,8 +227,10 @@ impl UpolsLevel {
             };
         }
         let mut output_has_paths = vec![false; num_outputs];
-        for path in paths {
+        let mut output_paths = vec![Vec::new(); num_outputs];
+        for (path_idx, path) in paths.iter().enumerate() {
             output_has_paths[path.output_idx] = true;
+            output_paths[path.output_idx].push(path_idx);
         }
 
         Self {
@@ -245,6 +249,7 @@ impl UpolsLevel {
             path_spectrum: spectrum_of_path,
             num_outputs,
             output_has_paths,
+            output_paths,
             real_scratch_buffer: vec![0.0; fft_size],
             mac_kernel: best_mac_kernel(),
             complex_fft_buffer: vec![Complex::default(); num_bins],
@@ -348,54 +353,103 @@ impl UpolsLevel {
 
     /// Step 1: one forward FFT per input channel into the newest FDL slot.
     fn forward(&mut self, windows: &[&[f32]]) {
-        let num_bins = self.num_bins;
+        self.advance_fdl();
+        for (input_idx, window) in windows.iter().enumerate() {
+            self.forward_input(input_idx, window);
+        }
+    }
+
+    /// Makes the next FDL slot the newest, for a period's forward transforms. Does not
+    /// allocate.
+    pub fn advance_fdl(&mut self) {
         self.fdl_head = (self.fdl_head + 1) % self.num_partitions;
+    }
+
+    /// Step 1 for one input channel: its window of `2P` samples (oldest first) transformed
+    /// into the newest FDL slot. Does not allocate.
+    pub fn forward_input(&mut self, input_idx: usize, window: &[f32]) {
+        let num_bins = self.num_bins;
         let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
-        for (window, fdl) in windows.iter().zip(&mut self.fdl) {
-            self.real_scratch_buffer
-                .copy_from_slice(&window[..2 * self.partition_size]);
-            let _ = self.r2c_plan.process_with_scratch(
-                &mut self.real_scratch_buffer,
-                &mut self.complex_fft_buffer,
-                &mut self.fft_scratch_buffer,
-            );
-            for ((re, im), bin) in fdl.re[slot.clone()]
-                .iter_mut()
-                .zip(&mut fdl.im[slot.clone()])
-                .zip(&self.complex_fft_buffer)
-            {
-                *re = bin.re;
-                *im = bin.im;
-            }
+        self.real_scratch_buffer
+            .copy_from_slice(&window[..2 * self.partition_size]);
+        let _ = self.r2c_plan.process_with_scratch(
+            &mut self.real_scratch_buffer,
+            &mut self.complex_fft_buffer,
+            &mut self.fft_scratch_buffer,
+        );
+        let fdl = &mut self.fdl[input_idx];
+        for ((re, im), bin) in fdl.re[slot.clone()]
+            .iter_mut()
+            .zip(&mut fdl.im[slot])
+            .zip(&self.complex_fft_buffer)
+        {
+            *re = bin.re;
+            *im = bin.im;
         }
     }
 
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
     /// partitions.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
-        let num_bins = self.num_bins;
-        for (path, &spectrum_idx) in self.paths.iter().zip(&self.path_spectrum) {
-            if path.output_idx != output_idx {
-                continue;
-            }
-            let spectra = &self.spectra[spectrum_idx];
-            let fdl = &self.fdl[path.input_idx];
+        for path_pos in 0..self.output_paths[output_idx].len() {
             for partition_idx in 0..self.num_partitions {
-                // Partition j meets the input spectrum of j chunks ago.
-                let slot_idx =
-                    (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
-                let x = slot_idx * num_bins..(slot_idx + 1) * num_bins;
-                let h = partition_idx * num_bins..(partition_idx + 1) * num_bins;
-                (self.mac_kernel)(
-                    &mut acc.re,
-                    &mut acc.im,
-                    &fdl.re[x.clone()],
-                    &fdl.im[x],
-                    &spectra.re[h.clone()],
-                    &spectra.im[h],
-                );
+                self.mac_term(output_idx, path_pos, partition_idx, acc);
             }
         }
+    }
+
+    /// One term of step 2: the `path_pos`-th path of `output_idx`, partition `partition_idx`,
+    /// which meets the input spectrum of `partition_idx` chunks ago.
+    fn mac_term(
+        &self,
+        output_idx: usize,
+        path_pos: usize,
+        partition_idx: usize,
+        acc: &mut SplitSpectra,
+    ) {
+        let num_bins = self.num_bins;
+        let path_idx = self.output_paths[output_idx][path_pos];
+        let spectra = &self.spectra[self.path_spectrum[path_idx]];
+        let fdl = &self.fdl[self.paths[path_idx].input_idx];
+        let slot_idx = (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
+        let x = slot_idx * num_bins..(slot_idx + 1) * num_bins;
+        let h = partition_idx * num_bins..(partition_idx + 1) * num_bins;
+        (self.mac_kernel)(
+            &mut acc.re,
+            &mut acc.im,
+            &fdl.re[x.clone()],
+            &fdl.im[x],
+            &spectra.re[h.clone()],
+            &spectra.im[h],
+        );
+    }
+
+    /// Number of paths into `output_idx`.
+    pub fn num_output_paths(&self, output_idx: usize) -> usize {
+        self.output_paths[output_idx].len()
+    }
+
+    /// Clears the accumulator, for an output's first [`Self::mac_step`]. Does not allocate.
+    pub fn clear_acc(&mut self) {
+        self.acc.re.fill(0.0);
+        self.acc.im.fill(0.0);
+    }
+
+    /// One term of step 2 into the level's accumulator (see [`Self::mac_term`]), in the order
+    /// [`Self::compute`] takes them. Does not allocate.
+    pub fn mac_step(&mut self, output_idx: usize, path_pos: usize, partition_idx: usize) {
+        let mut acc = std::mem::take(&mut self.acc);
+        self.mac_term(output_idx, path_pos, partition_idx, &mut acc);
+        self.acc = acc;
+    }
+
+    /// Step 3 on the accumulator: the valid `P` samples of the output whose terms it holds.
+    /// Does not allocate.
+    pub fn inverse_acc(&mut self) -> &[f32] {
+        let acc = std::mem::take(&mut self.acc);
+        self.inverse(&acc);
+        self.acc = acc;
+        &self.real_scratch_buffer[self.partition_size..]
     }
 
     /// Step 3: the inverse FFT of `acc`; returns the valid part of the circular convolution
@@ -488,18 +542,17 @@ impl UpolsLevel {
                 continue;
             }
             let acc = &mut pending[output_idx];
-            for (path, head) in self.paths.iter().zip(&self.head_spectra) {
-                if path.output_idx == output_idx {
-                    let fdl = &self.fdl[path.input_idx];
-                    (self.mac_kernel)(
-                        &mut acc.re,
-                        &mut acc.im,
-                        &fdl.re[x.clone()],
-                        &fdl.im[x.clone()],
-                        &head.re,
-                        &head.im,
-                    );
-                }
+            for &path_idx in &self.output_paths[output_idx] {
+                let head = &self.head_spectra[path_idx];
+                let fdl = &self.fdl[self.paths[path_idx].input_idx];
+                (self.mac_kernel)(
+                    &mut acc.re,
+                    &mut acc.im,
+                    &fdl.re[x.clone()],
+                    &fdl.im[x.clone()],
+                    &head.re,
+                    &head.im,
+                );
             }
             for (out, wet) in output.iter_mut().zip(self.inverse(&pending[output_idx])) {
                 *out += wet;
@@ -552,11 +605,17 @@ impl UpolsLevel {
     /// Test hook: fills every scratch buffer with `value`, to prove that no result depends on
     /// what scratch held before.
     pub fn poison_scratch(&mut self, value: f32) {
+        self.poison_transform_scratch(value);
+        self.acc.re.fill(value);
+        self.acc.im.fill(value);
+    }
+
+    /// Test hook: [`Self::poison_scratch`] but for the accumulator, which holds an output's sum
+    /// between the steps of a spread period ([`super::spread`]).
+    pub fn poison_transform_scratch(&mut self, value: f32) {
         self.real_scratch_buffer.fill(value);
         self.complex_fft_buffer.fill(Complex::new(value, value));
         self.fft_scratch_buffer.fill(Complex::new(value, value));
-        self.acc.re.fill(value);
-        self.acc.im.fill(value);
         self.output_buffer.fill(value);
     }
 }

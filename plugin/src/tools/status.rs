@@ -105,27 +105,30 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         .levels
         .iter()
         .enumerate()
-        .map(|(idx, _)| {
-            if idx == 0 {
-                "audio thread"
-            } else {
-                "cpu worker"
-            }
+        .map(|(idx, _)| match idx {
+            0 => "audio thread",
+            _ if plan.on_audio_thread(idx) => "audio thread, spread over its period",
+            _ => "cpu worker",
         })
         .collect();
+    let num_workers = (0..plan.levels.len())
+        .filter(|&idx| !plan.on_audio_thread(idx))
+        .count();
     match request.executor {
         Executor::Gpu(policy) => match open_gpu(policy, request.paths.max(1) * ir_len, workload) {
             Ok((hub, _)) => {
                 let calibration = hub.calibration();
-                for (idx, level) in plan.levels.iter().enumerate().skip(1) {
-                    if level_goes_to_gpu(
-                        policy,
-                        &calibration,
-                        level.partition_size,
-                        plan.slack_samples(level),
-                        request.block,
-                        request.rate,
-                    ) {
+                for (idx, level) in plan.levels.iter().enumerate() {
+                    if !plan.on_audio_thread(idx)
+                        && level_goes_to_gpu(
+                            policy,
+                            &calibration,
+                            level.partition_size,
+                            plan.slack_samples(level),
+                            request.block,
+                            request.rate,
+                        )
+                    {
                         runs_on[idx] = "gpu";
                     }
                 }
@@ -134,11 +137,10 @@ pub fn gather(request: StatusRequest) -> StatusReport {
                     GpuPolicy::Auto => format!(
                         "GPU: {on_gpu} of {} worker levels (Auto: slack for 4 x p99.9 round \
                          trip + one block, partitions of 1024+)",
-                        plan.levels.len().saturating_sub(1)
+                        num_workers
                     ),
                     GpuPolicy::Forced { .. } => format!(
-                        "GPU: {on_gpu} of {} worker levels (forced: partitions of 1024+)",
-                        plan.levels.len().saturating_sub(1)
+                        "GPU: {on_gpu} of {num_workers} worker levels (forced: partitions of 1024+)"
                     ),
                 };
                 gpu.chosen = Some(hub.adapter().clone());

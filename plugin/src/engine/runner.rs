@@ -1,0 +1,101 @@
+//! One level of an engine and where it runs: on the audio thread whole when its chunk
+//! completes (level 0, and every level with the inline executor), on the audio thread spread
+//! over its period ([`super::spread`]), or on a worker ([`super::worker`]).
+//!
+//! Uses the rings, the FFT levels, the spread levels, the pace and the workers.
+
+use super::pace::Wait;
+use super::rings::{InputRing, OutputRing};
+use super::spread::SpreadLevel;
+use super::upols::UpolsLevel;
+use super::worker::WorkerLevel;
+
+/// One level and where it runs.
+pub enum LevelRunner {
+    /// Whole, on the audio thread, when its chunk completes.
+    Inline(Box<UpolsLevel>),
+    /// On the audio thread, spread over the quanta of its period.
+    Spread(Box<SpreadLevel>),
+    /// On its worker thread (or the GPU hub).
+    Worker(WorkerLevel),
+}
+
+impl LevelRunner {
+    /// Whether the level runs on a worker.
+    pub fn is_worker(&self) -> bool {
+        matches!(self, Self::Worker(_))
+    }
+
+    /// The worker, where the level runs on one.
+    pub fn worker(&self) -> Option<&WorkerLevel> {
+        match self {
+            Self::Worker(worker) => Some(worker),
+            Self::Inline(_) | Self::Spread(_) => None,
+        }
+    }
+
+    /// Partition size `P`.
+    pub fn partition_size(&self) -> usize {
+        match self {
+            Self::Inline(level) => level.partition_size(),
+            Self::Spread(level) => level.partition_size(),
+            Self::Worker(level) => level.partition_size(),
+        }
+    }
+
+    /// At the quantum boundary `time` (the input is in the rings up to it; `quantum` samples
+    /// to the next boundary): the level's share of work. A level with a fused head is advanced
+    /// unless `whole_quantum` says `run_fused` did it; an inline level runs when its chunk
+    /// completes; a spread level takes this boundary's steps; a worker level's due results are
+    /// collected, its input fed and, when its chunk completes, the chunk submitted, waiting as
+    /// `wait` allows. Does not allocate.
+    pub fn at_boundary(
+        &mut self,
+        time: u64,
+        quantum: usize,
+        whole_quantum: bool,
+        inputs: &[InputRing],
+        outputs: &mut [OutputRing],
+        wait: &mut Wait,
+    ) {
+        let chunk_done = time.is_multiple_of(self.partition_size() as u64);
+        match self {
+            Self::Inline(level) if level.has_fused_head() => {
+                // A whole quantum already advanced the level in `run_fused`.
+                if !whole_quantum {
+                    level.advance(time, inputs);
+                }
+            }
+            Self::Inline(level) if chunk_done => level.run(time, inputs, outputs),
+            Self::Inline(_) => {}
+            Self::Spread(level) => level.run(time, inputs, outputs),
+            Self::Worker(worker) => {
+                // Results due before the next boundary must be in the rings now.
+                let horizon = time + quantum as u64;
+                worker.collect(time, horizon, outputs, wait);
+                worker.feed(time, quantum, inputs, outputs, wait);
+                if chunk_done {
+                    worker.submit(time, *wait);
+                }
+            }
+        }
+    }
+
+    /// Forgets history and pending work. Does not allocate.
+    pub fn reset(&mut self) {
+        match self {
+            Self::Inline(level) => level.reset(),
+            Self::Spread(level) => level.reset(),
+            Self::Worker(worker) => worker.reset(),
+        }
+    }
+
+    /// Test hook: fills the audio thread's scratch buffers with `value`.
+    pub fn poison_scratch(&mut self, value: f32) {
+        match self {
+            Self::Inline(level) => level.poison_scratch(value),
+            Self::Spread(level) => level.poison_scratch(value),
+            Self::Worker(_) => {}
+        }
+    }
+}

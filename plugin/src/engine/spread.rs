@@ -1,0 +1,295 @@
+//! A level that runs on the audio thread with its period spread over the quanta of its slack.
+//!
+//! A level of partition size `P` after the first has `D >= 2P`: the result of the chunk that
+//! completes at `T` is first needed at `T + D - P >= T + P`. A worker may use that slack; so may
+//! the audio thread, a slice at a time. A [`SpreadLevel`] cuts each period into its steps, in
+//! the order [`UpolsLevel::compute`] takes them (each input's forward transform, each output's
+//! partition products, path by path, and its inverse transform), and at each of the `P / q`
+//! quantum boundaries from `T` on it takes steps until the estimated work done reaches that
+//! boundary's share of the period; the last boundary before the next chunk finishes it. Each
+//! output's `P` samples go to its output ring as soon as its inverse transform is done, before
+//! the first of them is due.
+//!
+//! So a level whose slack is too small for a worker ([`super::plan::PartitionPlan::on_audio_thread`])
+//! costs the audio thread a steady share of each quantum instead of a spike every `P` samples,
+//! and no hand-over. The steps and their order are those of a whole period, and where they fall
+//! depends only on the time: the output is bit for bit that of the level run whole when its
+//! chunk completes, whatever the host's block sizes.
+//!
+//! Uses the rings and the FFT levels ([`super::upols`]).
+
+use super::rings::{InputRing, OutputRing};
+use super::upols::UpolsLevel;
+
+/// The next step of a period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// No period in progress.
+    Idle,
+    /// The forward transform of one input channel's window.
+    Forward { input_idx: usize },
+    /// One partition product of one path into an output's sum.
+    Mac {
+        output_idx: usize,
+        path_pos: usize,
+        partition_idx: usize,
+    },
+    /// The inverse transform of an output's sum, and its samples into the output ring.
+    Inverse { output_idx: usize },
+}
+
+/// A level on the audio thread, its period spread over `P / q` quanta.
+pub struct SpreadLevel {
+    level: UpolsLevel,
+    num_inputs: usize,
+    /// Boundaries a period is spread over: `P / q`.
+    slices: u64,
+    quantum: u64,
+    /// Where the period in progress started (its chunk's end).
+    chunk_end: u64,
+    next: Step,
+    /// Estimated work done in this period, and in a whole period (see [`Self::new`]).
+    done_cost: u64,
+    period_cost: u64,
+    fft_cost: u64,
+    mac_cost: u64,
+}
+
+impl SpreadLevel {
+    /// Spreads `level`, whose inputs are `num_inputs` channels, over the quanta of size
+    /// `quantum` of each period. The work is estimated with the plan's cost model: a real FFT
+    /// of size `2P` as `5 P log2(2P)` flops, a partition product as `8 (P + 1)`.
+    pub fn new(level: UpolsLevel, num_inputs: usize, quantum: usize) -> Self {
+        let size = level.partition_size();
+        let fft_cost = 5 * size as u64 * u64::from((2 * size).ilog2());
+        let mac_cost = 8 * (size as u64 + 1);
+        let outputs = (0..level.num_outputs()).map(|idx| level.num_output_paths(idx) as u64);
+        let mut period_cost = num_inputs as u64 * fft_cost;
+        for paths in outputs.filter(|&paths| paths > 0) {
+            period_cost += paths * level.num_partitions() as u64 * mac_cost + fft_cost;
+        }
+        Self {
+            slices: (size / quantum).max(1) as u64,
+            quantum: quantum as u64,
+            level,
+            num_inputs,
+            chunk_end: 0,
+            next: Step::Idle,
+            done_cost: 0,
+            period_cost,
+            fft_cost,
+            mac_cost,
+        }
+    }
+
+    /// Partition size `P`.
+    pub fn partition_size(&self) -> usize {
+        self.level.partition_size()
+    }
+
+    /// At a quantum boundary `time` (the input is in the rings up to it): starts a period when
+    /// a chunk completes, and does this boundary's share of the period in progress. Does not
+    /// allocate.
+    pub fn run(&mut self, time: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
+        if time.is_multiple_of(self.level.partition_size() as u64) {
+            // A period is always finished by now; this only guards the rule.
+            self.take_steps(u64::MAX, inputs, outputs);
+            self.chunk_end = time;
+            self.done_cost = 0;
+            self.level.advance_fdl();
+            self.next = Step::Forward { input_idx: 0 };
+        }
+        if self.next == Step::Idle {
+            return;
+        }
+        let slice = (time - self.chunk_end) / self.quantum + 1;
+        let budget = if slice >= self.slices {
+            u64::MAX
+        } else {
+            self.period_cost * slice / self.slices
+        };
+        self.take_steps(budget, inputs, outputs);
+    }
+
+    /// Takes steps until `budget` of the period's work is done, or the period is.
+    fn take_steps(&mut self, budget: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
+        let size = self.level.partition_size();
+        while self.done_cost < budget {
+            self.next = match self.next {
+                Step::Idle => return,
+                Step::Forward { input_idx } => {
+                    let window = inputs[input_idx].window(self.chunk_end, 2 * size);
+                    self.level.forward_input(input_idx, window);
+                    self.done_cost += self.fft_cost;
+                    if input_idx + 1 < self.num_inputs {
+                        Step::Forward {
+                            input_idx: input_idx + 1,
+                        }
+                    } else {
+                        self.first_step_of(0)
+                    }
+                }
+                Step::Mac {
+                    output_idx,
+                    path_pos,
+                    partition_idx,
+                } => {
+                    self.level.mac_step(output_idx, path_pos, partition_idx);
+                    self.done_cost += self.mac_cost;
+                    if partition_idx + 1 < self.level.num_partitions() {
+                        Step::Mac {
+                            output_idx,
+                            path_pos,
+                            partition_idx: partition_idx + 1,
+                        }
+                    } else if path_pos + 1 < self.level.num_output_paths(output_idx) {
+                        Step::Mac {
+                            output_idx,
+                            path_pos: path_pos + 1,
+                            partition_idx: 0,
+                        }
+                    } else {
+                        Step::Inverse { output_idx }
+                    }
+                }
+                Step::Inverse { output_idx } => {
+                    let start = self.chunk_end + (self.level.output_delay() - size) as u64;
+                    outputs[output_idx].add(start, self.level.inverse_acc());
+                    self.done_cost += self.fft_cost;
+                    self.first_step_of(output_idx + 1)
+                }
+            };
+        }
+    }
+
+    /// The first step of the first output from `output_idx` on that has paths (clearing the
+    /// sum for it), or [`Step::Idle`].
+    fn first_step_of(&mut self, output_idx: usize) -> Step {
+        let next_output = (output_idx..self.level.num_outputs())
+            .find(|&idx| self.level.num_output_paths(idx) > 0);
+        match next_output {
+            Some(output_idx) => {
+                self.level.clear_acc();
+                Step::Mac {
+                    output_idx,
+                    path_pos: 0,
+                    partition_idx: 0,
+                }
+            }
+            None => Step::Idle,
+        }
+    }
+
+    /// Forgets the period in progress and clears the FDLs. Does not allocate.
+    pub fn reset(&mut self) {
+        self.level.reset();
+        self.next = Step::Idle;
+        self.done_cost = 0;
+    }
+
+    /// Test hook: see [`UpolsLevel::poison_scratch`]. The accumulator is scratch only
+    /// between outputs: from an output's first product to its inverse transform it holds the
+    /// output's sum.
+    pub fn poison_scratch(&mut self, value: f32) {
+        match self.next {
+            Step::Idle | Step::Forward { .. } => self.level.poison_scratch(value),
+            Step::Mac { .. } | Step::Inverse { .. } => self.level.poison_transform_scratch(value),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use realfft::RealFftPlanner;
+
+    use super::*;
+    use crate::engine::routing::Path;
+    use crate::engine::upols::LevelShape;
+    use crate::rng::Rng;
+
+    fn level(
+        paths: &[Path],
+        taps: &[Vec<f32>],
+        num_inputs: usize,
+        num_outputs: usize,
+    ) -> UpolsLevel {
+        let path_taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let shared: Vec<usize> = (0..paths.len()).collect();
+        UpolsLevel::new(
+            &mut RealFftPlanner::new(),
+            LevelShape {
+                partition_size: 256,
+                num_partitions: 3,
+                ir_offset: 512,
+                output_delay: 512,
+                num_inputs,
+                num_outputs,
+            },
+            paths,
+            &path_taps,
+            &shared,
+        )
+    }
+
+    /// Spread over quanta of 64, a level gives bit for bit what it gives run whole when each
+    /// chunk completes, and has each block in the rings before its first sample is due.
+    #[test]
+    fn spread_periods_match_whole_runs_bit_for_bit() {
+        let mut rng = Rng::new(7);
+        let (num_inputs, num_outputs) = (3, 2);
+        // Output 0 from inputs 0 and 2, output 1 from input 1; no path from input 2 to 1.
+        let paths = [
+            Path {
+                input_idx: 0,
+                output_idx: 0,
+            },
+            Path {
+                input_idx: 1,
+                output_idx: 1,
+            },
+            Path {
+                input_idx: 2,
+                output_idx: 0,
+            },
+        ];
+        let taps: Vec<Vec<f32>> = (0..paths.len())
+            .map(|_| (0..1400).map(|_| rng.bipolar()).collect())
+            .collect();
+        let mut whole = level(&paths, &taps, num_inputs, num_outputs);
+        let mut spread = SpreadLevel::new(
+            level(&paths, &taps, num_inputs, num_outputs),
+            num_inputs,
+            64,
+        );
+        let mut inputs: Vec<InputRing> = (0..num_inputs).map(|_| InputRing::new(1024)).collect();
+        let mut whole_out: Vec<OutputRing> =
+            (0..num_outputs).map(|_| OutputRing::new(1024)).collect();
+        let mut spread_out: Vec<OutputRing> =
+            (0..num_outputs).map(|_| OutputRing::new(1024)).collect();
+        let (mut a, mut b) = (vec![0.0; 64], vec![0.0; 64]);
+        let mut any = false;
+        for quantum_idx in 0..200u64 {
+            let start = quantum_idx * 64;
+            // What is due in this quantum was added by earlier boundaries.
+            for (whole, spread) in whole_out.iter_mut().zip(&mut spread_out) {
+                a.fill(0.0);
+                b.fill(0.0);
+                whole.drain_add(start, &mut a);
+                spread.drain_add(start, &mut b);
+                assert_eq!(a, b, "quantum {quantum_idx}");
+                any |= a.iter().any(|&s| s != 0.0);
+            }
+            for ring in &mut inputs {
+                for offset in 0..64 {
+                    ring.write(start + offset, rng.bipolar());
+                }
+            }
+            let time = start + 64;
+            if time.is_multiple_of(256) {
+                whole.run(time, &inputs, &mut whole_out);
+            }
+            spread.run(time, &inputs, &mut spread_out);
+        }
+        assert!(any);
+    }
+}
