@@ -17,8 +17,8 @@ const BLOCKS: [Blocks; 5] = [
         max: 300,
         seed: RNG_SEED,
     },
-    // A 512 quantum: its head is split between the direct FIR and its FFT blocks.
-    Blocks::Mixed(512),
+    // The largest quantum, 1024: its head is split between the direct FIR and its FFT blocks.
+    Blocks::Mixed(1024),
 ];
 
 fn make_ir(num_channels: usize, len: usize) -> Ir {

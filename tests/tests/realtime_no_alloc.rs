@@ -18,9 +18,9 @@ use longtail_tests::{
 use nice_assert_no_alloc::assert_no_alloc;
 
 const RATE: u32 = 48_000;
-/// A power of two: a 512 quantum, whose head runs in two parts on ragged calls
+/// A power of two: the largest quantum, 1024, whose head runs in two parts on ragged calls
 /// (`engine::head`).
-const MAX_BLOCK: usize = 512;
+const MAX_BLOCK: usize = 1024;
 
 fn config(latency_mode: LatencyMode) -> EngineConfig {
     EngineConfig {
