@@ -216,10 +216,7 @@ impl PartitionPlan {
                 ir_len,
                 max_partition_size,
                 min_worker_slack: limits.min_worker_slack,
-                latency: match latency_mode {
-                    LatencyMode::Zero => 0,
-                    LatencyMode::LowCpu => quantum,
-                },
+                latency: latency_for(latency_mode, quantum),
                 weights,
             };
             cheapest_levels(quantum, offset, &shape, true).1
@@ -255,15 +252,18 @@ impl PartitionPlan {
     /// ([`super::spread`]). The others run on workers (or the GPU), or inline with the inline
     /// executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
-        level_idx == 0 || self.slack_samples(&self.levels[level_idx]) < self.min_worker_slack
+        let level = &self.levels[level_idx];
+        !runs_on_worker(
+            level_idx == 0,
+            level,
+            self.latency_samples(),
+            self.min_worker_slack,
+        )
     }
 
     /// Latency the plugin reports to the host, in samples (`0`, or `q` in low-CPU mode).
     pub fn latency_samples(&self) -> usize {
-        match self.latency_mode {
-            LatencyMode::Zero => 0,
-            LatencyMode::LowCpu => self.quantum,
-        }
+        latency_for(self.latency_mode, self.quantum)
     }
 
     /// Delay from a level's input time to its output time, `D + latency`. Always at least the
@@ -346,6 +346,22 @@ struct ChainLimits {
     weights: CostWeights,
 }
 
+/// The plan's latency in samples: `0`, or the quantum in low-CPU mode.
+fn latency_for(latency_mode: LatencyMode, quantum: usize) -> usize {
+    match latency_mode {
+        LatencyMode::Zero => 0,
+        LatencyMode::LowCpu => quantum,
+    }
+}
+
+/// Whether a level runs on a worker (or the GPU, or inline with the inline executor): not the
+/// first level, whose result is due as its chunk completes, nor a level with less slack
+/// (`D + latency - P`) than `min_worker_slack`, which the audio thread spreads over its period.
+/// The one rule for both the planner's costs and [`PartitionPlan::on_audio_thread`].
+fn runs_on_worker(first: bool, level: &Level, latency: usize, min_worker_slack: usize) -> bool {
+    !first && level.ir_offset + latency - level.partition_size >= min_worker_slack
+}
+
 /// Where a level of `size` may start after a level of `previous_size` that starts at
 /// `previous_offset`, on the previous level's partition grid so the levels tile the IR:
 /// `D >= 2P` (a period of slack) for a level the audio thread may spread
@@ -384,9 +400,8 @@ fn cheapest_levels(
         ir_offset: offset,
     };
     let rest = (ir_len - offset).div_ceil(partition_size);
-    // A level after the first with less slack than a worker needs runs on the audio thread,
-    // spread over its period: no job to hand over.
-    let on_worker = !first && offset + limits.latency - partition_size >= limits.min_worker_slack;
+    // A level on the audio thread (spread over its period, after the first) hands no job over.
+    let on_worker = runs_on_worker(first, &level(rest), limits.latency, limits.min_worker_slack);
     let cost = |num_partitions| {
         weighted_level_cost(partition_size, num_partitions, on_worker, limits.weights)
     };

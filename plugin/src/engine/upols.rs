@@ -162,8 +162,6 @@ pub struct UpolsLevel {
     path_spectrum: Vec<usize>,
     /// Number of output channels.
     num_outputs: usize,
-    /// Whether any path writes each output channel.
-    output_has_paths: Vec<bool>,
     /// Indices into `paths` of each output channel's paths, in path order.
     output_paths: Vec<Vec<usize>>,
     /// `2P` samples for the FFTs' time-domain side.
@@ -226,10 +224,8 @@ impl UpolsLevel {
                 spectrum_of_path[shared[path_idx]]
             };
         }
-        let mut output_has_paths = vec![false; num_outputs];
         let mut output_paths = vec![Vec::new(); num_outputs];
         for (path_idx, path) in paths.iter().enumerate() {
-            output_has_paths[path.output_idx] = true;
             output_paths[path.output_idx].push(path_idx);
         }
 
@@ -248,7 +244,6 @@ impl UpolsLevel {
             paths: paths.to_vec(),
             path_spectrum: spectrum_of_path,
             num_outputs,
-            output_has_paths,
             output_paths,
             real_scratch_buffer: vec![0.0; fft_size],
             mac_kernel: best_mac_kernel(),
@@ -339,7 +334,7 @@ impl UpolsLevel {
         self.forward(windows);
         let mut acc = std::mem::take(&mut self.acc);
         for (output_idx, output) in outputs.iter_mut().enumerate() {
-            if !self.output_has_paths[output_idx] {
+            if self.output_paths[output_idx].is_empty() {
                 output.fill(0.0);
                 continue;
             }
@@ -515,7 +510,7 @@ impl UpolsLevel {
     pub fn flush_pending(&mut self, start: u64, outputs: &mut [OutputRing]) {
         let pending = std::mem::take(&mut self.pending);
         for (output_idx, ring) in outputs.iter_mut().enumerate() {
-            if self.output_has_paths[output_idx] {
+            if !self.output_paths[output_idx].is_empty() {
                 ring.add(start, self.inverse(&pending[output_idx]));
             }
         }
@@ -538,7 +533,7 @@ impl UpolsLevel {
         let x = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
         let mut pending = std::mem::take(&mut self.pending);
         for (output_idx, output) in outputs.iter_mut().enumerate() {
-            if !self.output_has_paths[output_idx] {
+            if self.output_paths[output_idx].is_empty() {
                 continue;
             }
             let acc = &mut pending[output_idx];
@@ -568,7 +563,7 @@ impl UpolsLevel {
         for (output_idx, acc) in pending.iter_mut().enumerate() {
             acc.re.fill(0.0);
             acc.im.fill(0.0);
-            if self.output_has_paths[output_idx] {
+            if !self.output_paths[output_idx].is_empty() {
                 self.mac_partitions(output_idx, acc);
             }
         }
