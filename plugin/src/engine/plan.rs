@@ -275,7 +275,7 @@ impl PartitionPlan {
     /// Samples between a level's input chunk completing and its first output sample being
     /// needed: the deadline of whichever executor runs it.
     pub fn slack_samples(&self, level: &Level) -> usize {
-        self.output_delay(level) - level.partition_size
+        slack(level, self.latency_samples())
     }
 
     /// Largest partition size in the plan (the quantum when there are no levels).
@@ -359,7 +359,13 @@ fn latency_for(latency_mode: LatencyMode, quantum: usize) -> usize {
 /// (`D + latency - P`) than `min_worker_slack`, which the audio thread spreads over its period.
 /// The one rule for both the planner's costs and [`PartitionPlan::on_audio_thread`].
 fn runs_on_worker(first: bool, level: &Level, latency: usize, min_worker_slack: usize) -> bool {
-    !first && level.ir_offset + latency - level.partition_size >= min_worker_slack
+    !first && slack(level, latency) >= min_worker_slack
+}
+
+/// Samples between a level's input chunk completing and its first output sample being needed,
+/// `D + latency - P`, with the plan's `latency`.
+fn slack(level: &Level, latency: usize) -> usize {
+    level.ir_offset + latency - level.partition_size
 }
 
 /// Where a level of `size` may start after a level of `previous_size` that starts at

@@ -160,9 +160,8 @@ pub struct UpolsLevel {
     paths: Vec<Path>,
     /// Index into `spectra` of each path's IR.
     path_spectrum: Vec<usize>,
-    /// Number of output channels.
-    num_outputs: usize,
-    /// Indices into `paths` of each output channel's paths, in path order.
+    /// Indices into `paths` of each output channel's paths, in path order (one list per output
+    /// channel, empty where no path writes it).
     output_paths: Vec<Vec<usize>>,
     /// `2P` samples for the FFTs' time-domain side.
     real_scratch_buffer: Vec<f32>,
@@ -243,7 +242,6 @@ impl UpolsLevel {
             spectra: spectra.into(),
             paths: paths.to_vec(),
             path_spectrum: spectrum_of_path,
-            num_outputs,
             output_paths,
             real_scratch_buffer: vec![0.0; fft_size],
             mac_kernel: best_mac_kernel(),
@@ -268,7 +266,7 @@ impl UpolsLevel {
 
     /// Number of output channels this level writes.
     pub fn num_outputs(&self) -> usize {
-        self.num_outputs
+        self.output_paths.len()
     }
 
     /// Number of partitions `n`.
@@ -283,7 +281,7 @@ impl UpolsLevel {
             partition_size: self.partition_size,
             num_partitions: self.num_partitions,
             num_inputs,
-            num_outputs: self.num_outputs,
+            num_outputs: self.num_outputs(),
             paths: self
                 .paths
                 .iter()
@@ -313,7 +311,7 @@ impl UpolsLevel {
             {
                 *slice = chunk;
             }
-            self.compute(&windows[..inputs.len()], &mut slices[..self.num_outputs]);
+            self.compute(&windows[..inputs.len()], &mut slices[..self.num_outputs()]);
         }
         // `D + latency >= P` for every level; the head's blocks run from time 0.
         let output_start = chunk_end + (self.output_delay - self.partition_size) as u64;
@@ -474,7 +472,7 @@ impl UpolsLevel {
             .iter()
             .map(|taps| transform_partitions(planner, taps, 0, 1, self.partition_size))
             .collect();
-        self.pending = (0..self.num_outputs)
+        self.pending = (0..self.num_outputs())
             .map(|_| SplitSpectra::zeroed(1, self.num_bins))
             .collect();
     }
