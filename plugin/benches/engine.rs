@@ -1,11 +1,11 @@
-//! Steady-state pieces of the engine, timed by criterion: the spectral MAC (scalar reference
-//! and the kernel this CPU uses), one level's FFT round, and the audio thread's callback.
+//! Steady-state pieces of the engine, timed by criterion: the spectral MAC (scalar reference,
+//! the kernel this CPU uses and its two-period pair), one level's FFT round, and the audio thread's callback.
 //! Run with `cargo bench -p longtail`. Timings only; correctness lives in the tests.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use longtail::engine::mac::{best_mac_kernel, spectral_mac};
+use longtail::engine::mac::{Acc, Spectrum, best_mac_kernels, spectral_mac};
 use longtail::engine::upols::{LevelShape, UpolsLevel};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, Path, PlanLimits};
 use longtail::ir::Ir;
@@ -20,35 +20,39 @@ fn noise(len: usize, seed: u64) -> Vec<f32> {
 fn mac(c: &mut Criterion) {
     // One partition of the largest level: 16384 + 1 bins.
     let num_bins = 16_385;
-    let (x_re, x_im, h_re, h_im) = (
-        noise(num_bins, 1),
-        noise(num_bins, 2),
-        noise(num_bins, 3),
-        noise(num_bins, 4),
-    );
-    let (mut acc_re, mut acc_im) = (vec![0.0f32; num_bins], vec![0.0f32; num_bins]);
-    c.bench_function("spectral_mac/scalar/16385", |b| {
-        b.iter(|| {
-            spectral_mac(
-                &mut acc_re,
-                &mut acc_im,
-                black_box(&x_re),
-                &x_im,
-                &h_re,
-                &h_im,
-            )
-        })
+    let data: Vec<Vec<f32>> = (1..=6).map(|seed| noise(num_bins, seed)).collect();
+    let x = Spectrum {
+        re: &data[0],
+        im: &data[1],
+    };
+    let y = Spectrum {
+        re: &data[2],
+        im: &data[3],
+    };
+    let h = Spectrum {
+        re: &data[4],
+        im: &data[5],
+    };
+    let mut accs = vec![vec![0.0f32; num_bins]; 4];
+    let [a_re, a_im, b_re, b_im] = &mut accs[..] else {
+        unreachable!()
+    };
+    c.bench_function("spectral_mac/scalar/16385", |bench| {
+        bench.iter(|| spectral_mac(Acc { re: a_re, im: a_im }, black_box(x), h))
     });
-    let kernel = best_mac_kernel();
-    c.bench_function("spectral_mac/best/16385", |b| {
-        b.iter(|| {
-            kernel(
-                &mut acc_re,
-                &mut acc_im,
-                black_box(&x_re),
-                &x_im,
-                &h_re,
-                &h_im,
+    let kernels = best_mac_kernels();
+    c.bench_function("spectral_mac/best/16385", |bench| {
+        bench.iter(|| (kernels.single)(Acc { re: a_re, im: a_im }, black_box(x), h))
+    });
+    // Two periods' products of one partition: against two calls of the single kernel.
+    c.bench_function("spectral_mac/best_pair/16385", |bench| {
+        bench.iter(|| {
+            (kernels.pair)(
+                Acc { re: a_re, im: a_im },
+                black_box(x),
+                Acc { re: b_re, im: b_im },
+                y,
+                h,
             )
         })
     });

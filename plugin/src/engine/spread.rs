@@ -13,8 +13,10 @@
 //! So a level whose slack is too small for a worker ([`super::plan::PartitionPlan::on_audio_thread`])
 //! costs the audio thread a steady share of each quantum instead of a spike every `P` samples,
 //! and no hand-over. The steps and their order are those of a whole period, and where they fall
-//! depends only on the time: the output is bit for bit that of the level run whole when its
-//! chunk completes, whatever the host's block sizes.
+//! depends only on the time, so the output is the same bit for bit whatever the host's block
+//! sizes. It is that of the level run whole when its chunk completes to float rounding only:
+//! run whole, a level sums half of each period's terms a period ahead
+//! ([`UpolsLevel::compute`]), which a spread period, cut into steps, does not.
 //!
 //! Uses the rings and the FFT levels ([`super::upols`]).
 
@@ -231,10 +233,11 @@ mod tests {
         )
     }
 
-    /// Spread over quanta of 64, a level gives bit for bit what it gives run whole when each
-    /// chunk completes, and has each block in the rings before its first sample is due.
+    /// Spread over quanta of 64, a level gives what it gives run whole when each chunk
+    /// completes (to float rounding: run whole, a level sums half of each period's terms a
+    /// period ahead), and has each block in the rings before its first sample is due.
     #[test]
-    fn spread_periods_match_whole_runs_bit_for_bit() {
+    fn spread_periods_match_whole_runs() {
         let mut rng = Rng::new(7);
         let (num_inputs, num_outputs) = (3, 2);
         // Output 0 from inputs 0 and 2, output 1 from input 1; no path from input 2 to 1.
@@ -276,7 +279,10 @@ mod tests {
                 b.fill(0.0);
                 whole.drain_add(start, &mut a);
                 spread.drain_add(start, &mut b);
-                assert_eq!(a, b, "quantum {quantum_idx}");
+                for (x, y) in a.iter().zip(&b) {
+                    // Sums of 3 x 1400 products below 1 in magnitude, in two orders.
+                    assert!((x - y).abs() <= 1e-4, "quantum {quantum_idx}: {x} vs {y}");
+                }
                 any |= a.iter().any(|&s| s != 0.0);
             }
             for ring in &mut inputs {
