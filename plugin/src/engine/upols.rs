@@ -419,21 +419,25 @@ impl UpolsLevel {
     ) {
         let (num_bins, num_partitions) = (self.num_bins, self.num_partitions);
         let parity = (self.period % 2) as usize;
-        let slot = |age: usize| (self.fdl_head + num_partitions - age) % num_partitions;
         for &path_idx in &self.output_paths[output_idx] {
             let spectra = &self.spectra[self.path_spectrum[path_idx]];
             let fdl = &self.fdl[self.paths[path_idx].input_idx];
             for partition_idx in 0..num_partitions {
-                let x = fdl.block(slot(partition_idx), num_bins);
+                let x = fdl.block(self.slot_of_age(partition_idx), num_bins);
                 let h = spectra.block(partition_idx, num_bins);
                 if partition_idx > 0 && partition_idx % 2 == parity {
-                    let x_next = fdl.block(slot(partition_idx - 1), num_bins);
+                    let x_next = fdl.block(self.slot_of_age(partition_idx - 1), num_bins);
                     (self.mac.pair)(acc.acc(), x, next.acc(), x_next, h);
                 } else if partition_idx == 0 || !carried {
                     (self.mac.single)(acc.acc(), x, h);
                 }
             }
         }
+    }
+
+    /// The FDL slot of the input spectrum `age` periods old (0: the newest).
+    fn slot_of_age(&self, age: usize) -> usize {
+        (self.fdl_head + self.num_partitions - age) % self.num_partitions
     }
 
     /// Step 1: one forward FFT per input channel into the newest FDL slot.
@@ -497,10 +501,9 @@ impl UpolsLevel {
         let path_idx = self.output_paths[output_idx][path_pos];
         let spectra = &self.spectra[self.path_spectrum[path_idx]];
         let fdl = &self.fdl[self.paths[path_idx].input_idx];
-        let slot_idx = (self.fdl_head + self.num_partitions - partition_idx) % self.num_partitions;
         (self.mac.single)(
             acc.acc(),
-            fdl.block(slot_idx, num_bins),
+            fdl.block(self.slot_of_age(partition_idx), num_bins),
             spectra.block(partition_idx, num_bins),
         );
     }
