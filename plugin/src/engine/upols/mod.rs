@@ -11,7 +11,8 @@
 //!    input's FDL slot, shared by every path from that input;
 //! 2. each output channel accumulates `sum_j X[now - j] * H_path[j]` over its paths and
 //!    partitions (the spectral multiply-accumulate, split real/imaginary arrays); run whole
-//!    ([`UpolsLevel::compute`]), a level reads each partition's spectra once for two periods;
+//!    ([`UpolsLevel::compute`]), a dense level past [`CARRY_MIN_SPECTRA_BYTES`] reads each
+//!    partition's spectra once for two periods;
 //! 3. the sum goes back through one c2r per output; its last `P` samples (the valid part of the
 //!    circular convolution) are added to the output ring at `T - P + delay`.
 //!
@@ -25,6 +26,20 @@ use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use super::mac::{Acc, MacKernels, Spectrum, best_mac_kernels};
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
+
+/// The IR spectra a level must hold, in bytes, before [`UpolsLevel::compute`] carries half of
+/// each period's terms to the next: below it they stay in a core's cache (2 x 1 MiB L2 on the
+/// bench machine), reading them costs little, and carrying only adds the next period's stores.
+pub const CARRY_MIN_SPECTRA_BYTES: usize = 4 << 20;
+
+/// Whether a level carries (see [`UpolsLevel::compute`]): at least two partitions, the IR
+/// spectra past [`CARRY_MIN_SPECTRA_BYTES`], and more of them than input spectra, as in a
+/// dense matrix (a pair read saves an IR block but adds an input block, so diagonal paths,
+/// one IR per input, gain nothing).
+fn carries(num_partitions: usize, num_spectra: usize, num_inputs: usize, num_bins: usize) -> bool {
+    let bytes = num_spectra * num_partitions * num_bins * 2 * size_of::<f32>();
+    num_partitions >= 2 && num_spectra > num_inputs && bytes >= CARRY_MIN_SPECTRA_BYTES
+}
 
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`.
 #[derive(Debug, Clone, Default)]
@@ -191,8 +206,8 @@ pub struct UpolsLevel {
     fft_scratch_buffer: Vec<Complex<f32>>,
     /// Accumulator of one output channel's spectrum.
     acc: SplitSpectra,
-    /// Per output channel (none where `n < 2`), the terms of the next period that
-    /// [`Self::compute`] summed ahead of time (see there).
+    /// Per output channel, the terms of the next period that [`Self::compute`] summed ahead of
+    /// time (see there); none where the level does not carry ([`carries`]).
     carry: Vec<SplitSpectra>,
     /// FDL advances since construction.
     period: u64,
@@ -253,6 +268,7 @@ impl UpolsLevel {
             output_paths[path.output_idx].push(path_idx);
         }
 
+        let carrying = carries(num_partitions, spectra.len(), num_inputs, num_bins);
         Self {
             partition_size,
             num_partitions,
@@ -273,7 +289,7 @@ impl UpolsLevel {
             complex_fft_buffer: vec![Complex::default(); num_bins],
             fft_scratch_buffer: vec![Complex::default(); scratch_len],
             acc: SplitSpectra::zeroed(1, num_bins),
-            carry: if num_partitions >= 2 {
+            carry: if carrying {
                 (0..num_outputs)
                     .map(|_| SplitSpectra::zeroed(1, num_bins))
                     .collect()
@@ -286,6 +302,20 @@ impl UpolsLevel {
             pending: Vec::new(),
             output_buffer: vec![0.0; num_outputs * partition_size],
         }
+    }
+
+    /// Whether [`Self::compute`] carries terms to the next period ([`carries`]).
+    pub fn carries(&self) -> bool {
+        !self.carry.is_empty()
+    }
+
+    /// Carries terms whatever the level's size, so tests can check carrying on small levels.
+    #[cfg(test)]
+    fn carrying(mut self) -> Self {
+        self.carry = (0..self.output_paths.len())
+            .map(|_| SplitSpectra::zeroed(1, self.num_bins))
+            .collect();
+        self
     }
 
     /// Partition size `P`.
@@ -363,8 +393,8 @@ impl UpolsLevel {
     /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
     /// that chunk's contribution. Does not allocate.
     ///
-    /// Where the spectra outgrow the cache, reading them is what a period costs, so each
-    /// partition read serves two periods: period `t` needs `H[j] * X[t - j]` for every `j`,
+    /// Where the IR spectra outgrow the cache, reading them is what a period costs, so in a
+    /// dense matrix ([`carries`]) each partition read serves two periods: period `t` needs `H[j] * X[t - j]` for every `j`,
     /// and for `j >= 1` the next period's term `H[j] * X[t + 1 - j]` is known too. Period `t`
     /// reads partition 0 and the partitions `j >= 1` with `j = t (mod 2)`, adding each to this
     /// period's sum and to the next one's (`carry`); the other half came carried from period
@@ -705,86 +735,4 @@ impl UpolsLevel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::Rng;
-
-    /// Run whole, a level carries half of each period's terms to the next; step by step
-    /// ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing. Both
-    /// give the same output, to float rounding, across gaps (chunks the late policy dropped)
-    /// and a reset, for odd and even partition counts.
-    #[test]
-    fn carried_terms_match_periods_summed_whole() {
-        let mut rng = Rng::new(11);
-        let (partition_size, num_inputs, num_outputs) = (32, 2, 3);
-        // Output 2 has no path; output 1 has one from each input.
-        let paths = [(0, 0), (0, 1), (1, 1), (1, 0)].map(|(input_idx, output_idx)| Path {
-            input_idx,
-            output_idx,
-        });
-        for num_partitions in [2, 3, 4, 5] {
-            let taps: Vec<Vec<f32>> = (0..paths.len())
-                .map(|_| {
-                    (0..num_partitions * partition_size)
-                        .map(|_| rng.bipolar())
-                        .collect()
-                })
-                .collect();
-            let path_taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
-            let shape = LevelShape {
-                partition_size,
-                num_partitions,
-                ir_offset: 0,
-                output_delay: partition_size,
-                num_inputs,
-                num_outputs,
-            };
-            let shared: Vec<usize> = (0..paths.len()).collect();
-            let mut planner = RealFftPlanner::new();
-            let mut whole = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
-            let mut steps = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
-            let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
-            for period in 0..60 {
-                match period {
-                    12 => [&mut whole, &mut steps].map(|level| level.push_silence(1)),
-                    25 => [&mut whole, &mut steps].map(|level| level.push_silence(3)),
-                    40 => [&mut whole, &mut steps].map(UpolsLevel::reset),
-                    _ => [(), ()],
-                };
-                let windows: Vec<Vec<f32>> = (0..num_inputs)
-                    .map(|_| (0..2 * partition_size).map(|_| rng.bipolar()).collect())
-                    .collect();
-                let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-                let mut output_refs: Vec<&mut [f32]> =
-                    outputs.iter_mut().map(Vec::as_mut_slice).collect();
-                whole.compute(&window_refs, &mut output_refs);
-
-                steps.advance_fdl();
-                for (input_idx, window) in windows.iter().enumerate() {
-                    steps.forward_input(input_idx, window);
-                }
-                for (output_idx, output) in outputs.iter().enumerate() {
-                    let wanted: Vec<f32> = if steps.num_output_paths(output_idx) == 0 {
-                        vec![0.0; partition_size]
-                    } else {
-                        steps.clear_acc();
-                        for path_pos in 0..steps.num_output_paths(output_idx) {
-                            for partition_idx in 0..num_partitions {
-                                steps.mac_step(output_idx, path_pos, partition_idx);
-                            }
-                        }
-                        steps.inverse_acc().to_vec()
-                    };
-                    for (got, want) in output.iter().zip(&wanted) {
-                        // Sums of 2 x 5 x 32 products below 1 in magnitude, in two orders.
-                        assert!(
-                            (got - want).abs() <= 1e-4,
-                            "n={num_partitions} period {period} output {output_idx}: \
-                             {got} vs {want}"
-                        );
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,100 @@
+//! The carried MAC against periods summed step by step, and where a level carries.
+
+use super::*;
+use crate::rng::Rng;
+
+/// Run whole, a carrying level carries half of each period's terms to the next; step by step
+/// ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing. Both
+/// give the same output, to float rounding, across gaps (chunks the late policy dropped)
+/// and a reset, for odd and even partition counts.
+#[test]
+fn carried_terms_match_periods_summed_whole() {
+    let mut rng = Rng::new(11);
+    let (partition_size, num_inputs, num_outputs) = (32, 2, 3);
+    // Output 2 has no path; output 1 has one from each input.
+    let paths = [(0, 0), (0, 1), (1, 1), (1, 0)].map(|(input_idx, output_idx)| Path {
+        input_idx,
+        output_idx,
+    });
+    for num_partitions in [2, 3, 4, 5] {
+        let taps: Vec<Vec<f32>> = (0..paths.len())
+            .map(|_| {
+                (0..num_partitions * partition_size)
+                    .map(|_| rng.bipolar())
+                    .collect()
+            })
+            .collect();
+        let path_taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let shape = LevelShape {
+            partition_size,
+            num_partitions,
+            ir_offset: 0,
+            output_delay: partition_size,
+            num_inputs,
+            num_outputs,
+        };
+        let shared: Vec<usize> = (0..paths.len()).collect();
+        let mut planner = RealFftPlanner::new();
+        let mut whole =
+            UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying();
+        let mut steps = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
+        assert!(whole.carries() && !steps.carries());
+        let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
+        for period in 0..60 {
+            match period {
+                12 => [&mut whole, &mut steps].map(|level| level.push_silence(1)),
+                25 => [&mut whole, &mut steps].map(|level| level.push_silence(3)),
+                40 => [&mut whole, &mut steps].map(UpolsLevel::reset),
+                _ => [(), ()],
+            };
+            let windows: Vec<Vec<f32>> = (0..num_inputs)
+                .map(|_| (0..2 * partition_size).map(|_| rng.bipolar()).collect())
+                .collect();
+            let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
+            let mut output_refs: Vec<&mut [f32]> =
+                outputs.iter_mut().map(Vec::as_mut_slice).collect();
+            whole.compute(&window_refs, &mut output_refs);
+
+            steps.advance_fdl();
+            for (input_idx, window) in windows.iter().enumerate() {
+                steps.forward_input(input_idx, window);
+            }
+            for (output_idx, output) in outputs.iter().enumerate() {
+                let wanted: Vec<f32> = if steps.num_output_paths(output_idx) == 0 {
+                    vec![0.0; partition_size]
+                } else {
+                    steps.clear_acc();
+                    for path_pos in 0..steps.num_output_paths(output_idx) {
+                        for partition_idx in 0..num_partitions {
+                            steps.mac_step(output_idx, path_pos, partition_idx);
+                        }
+                    }
+                    steps.inverse_acc().to_vec()
+                };
+                for (got, want) in output.iter().zip(&wanted) {
+                    // Sums of 2 x 5 x 32 products below 1 in magnitude, in two orders.
+                    assert!(
+                        (got - want).abs() <= 1e-4,
+                        "n={num_partitions} period {period} output {output_idx}: \
+                         {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Only dense levels whose IR spectra outgrow the cache carry: the last level of a dense
+/// 4 x 4 matrix of 2 s at block 128 (16 spectra of 10 x 8193 bins, 10 MiB), not its level
+/// before (1.5 MiB), nor a stereo reverb's biggest level of a 10 s IR (one IR per input).
+#[test]
+fn carries_only_dense_levels_past_the_cache() {
+    assert!(carries(10, 16, 4, 8193));
+    assert!(!carries(6, 16, 4, 2049));
+    assert!(!carries(28, 2, 2, 16385));
+    assert!(carries(28, 4, 2, 16385), "true stereo");
+    assert!(
+        !carries(1, 256, 16, 32769),
+        "one partition has no next period to carry to"
+    );
+}
