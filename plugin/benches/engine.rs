@@ -62,6 +62,16 @@ fn mac(c: &mut Criterion) {
             (kernels.single)(Acc { re: b_re, im: b_im }, black_box(y), h);
         })
     });
+    // Two partitions into one sum, against two calls of the single kernel.
+    c.bench_function("spectral_mac/best_single_two_terms/16385", |bench| {
+        bench.iter(|| {
+            (kernels.single)(Acc { re: a_re, im: a_im }, black_box(x), h);
+            (kernels.single)(Acc { re: a_re, im: a_im }, black_box(y), x);
+        })
+    });
+    c.bench_function("spectral_mac/best_dual/16385", |bench| {
+        bench.iter(|| (kernels.dual)(Acc { re: a_re, im: a_im }, [black_box(x), y], [h, x]))
+    });
     c.bench_function("spectral_mac/best_pair/16385", |bench| {
         bench.iter(|| {
             (kernels.pair)(

@@ -511,9 +511,24 @@ impl UpolsLevel {
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
     /// partitions.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
-        for path_pos in 0..self.output_paths[output_idx].len() {
-            for partition_idx in 0..self.num_partitions {
-                self.mac_term(output_idx, path_pos, partition_idx, acc);
+        let num_bins = self.num_bins;
+        for &path_idx in &self.output_paths[output_idx] {
+            let spectra = &self.spectra[self.path_spectrum[path_idx]];
+            let fdl = &self.fdl[self.paths[path_idx].input_idx];
+            let term = |j| {
+                (
+                    fdl.block(self.slot_of_age(j), num_bins),
+                    spectra.block(j, num_bins),
+                )
+            };
+            // Two partitions per pass over the sum (four measured no faster), the odd one alone.
+            for j in (1..self.num_partitions).step_by(2) {
+                let [a, b] = [j - 1, j].map(term);
+                (self.mac.dual)(acc.acc(), [a.0, b.0], [a.1, b.1]);
+            }
+            if self.num_partitions % 2 == 1 {
+                let (x, h) = term(self.num_partitions - 1);
+                (self.mac.single)(acc.acc(), x, h);
             }
         }
     }

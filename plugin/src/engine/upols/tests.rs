@@ -38,14 +38,16 @@ fn carried_terms_match_periods_summed_whole() {
         let mut whole =
             UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying();
         let mut steps = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
-        assert!(whole.carries() && !steps.carries());
+        let mut plain = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
+        assert!(whole.carries() && !steps.carries() && !plain.carries());
+        let mut plain_outputs = vec![vec![0.0; partition_size]; num_outputs];
         let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
         for period in 0..60 {
             match period {
-                12 => [&mut whole, &mut steps].map(|level| level.push_silence(1)),
-                25 => [&mut whole, &mut steps].map(|level| level.push_silence(3)),
-                40 => [&mut whole, &mut steps].map(UpolsLevel::reset),
-                _ => [(), ()],
+                12 => [&mut whole, &mut steps, &mut plain].map(|level| level.push_silence(1)),
+                25 => [&mut whole, &mut steps, &mut plain].map(|level| level.push_silence(3)),
+                40 => [&mut whole, &mut steps, &mut plain].map(UpolsLevel::reset),
+                _ => [(), (), ()],
             };
             let windows: Vec<Vec<f32>> = (0..num_inputs)
                 .map(|_| (0..2 * partition_size).map(|_| rng.bipolar()).collect())
@@ -54,6 +56,9 @@ fn carried_terms_match_periods_summed_whole() {
             let mut output_refs: Vec<&mut [f32]> =
                 outputs.iter_mut().map(Vec::as_mut_slice).collect();
             whole.compute(&window_refs, &mut output_refs);
+            let mut output_refs: Vec<&mut [f32]> =
+                plain_outputs.iter_mut().map(Vec::as_mut_slice).collect();
+            plain.compute(&window_refs, &mut output_refs);
 
             steps.advance_fdl();
             for (input_idx, window) in windows.iter().enumerate() {
@@ -71,6 +76,12 @@ fn carried_terms_match_periods_summed_whole() {
                     }
                     steps.inverse_acc().to_vec()
                 };
+                // Not carrying, a level walks its partitions two at a time (the dual kernel),
+                // which sums in the order of one at a time: the same bits.
+                assert_eq!(
+                    plain_outputs[output_idx], wanted,
+                    "n={num_partitions} {period}"
+                );
                 for (got, want) in output.iter().zip(&wanted) {
                     // Sums of 2 x 5 x 32 products below 1 in magnitude, in two orders.
                     assert!(
