@@ -83,12 +83,6 @@ fn madd<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FUSED { a.mul_add(b, c) } else { a * b + c }
 }
 
-/// The loop of [`spectral_mac`]: the multi-term loop with one term.
-#[inline(always)]
-fn mac_body<const FUSED: bool>(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    mac_terms_body::<FUSED, 1>(acc, [x], [h]);
-}
-
 /// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products.
 #[inline(always)]
 fn mac_pair_body<const FUSED: bool>(
@@ -145,7 +139,7 @@ fn mac_terms_body<const FUSED: bool, const K: usize>(
 /// `acc += x * h` over split complex arrays: the hot loop of every level, and the scalar
 /// reference of the SIMD kernel (the compiler vectorises it for the baseline target).
 pub fn spectral_mac(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    mac_body::<false>(acc, x, h);
+    mac_terms_body::<false, 1>(acc, [x], [h]);
 }
 
 /// `a += x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair kernel.
@@ -199,7 +193,7 @@ fn spectral_mac_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn spectral_mac_avx2_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    mac_body::<true>(acc, x, h);
+    mac_terms_body::<true, 1>(acc, [x], [h]);
 }
 
 /// [`spectral_mac_pair`] compiled for AVX2 with fused multiply-adds.

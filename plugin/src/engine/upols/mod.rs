@@ -41,6 +41,13 @@ fn carries(num_partitions: usize, num_spectra: usize, num_inputs: usize, num_bin
     num_partitions >= 2 && num_spectra > num_inputs && bytes >= CARRY_MIN_SPECTRA_BYTES
 }
 
+/// One spectrum per output channel for the terms a carrying level sums ahead.
+fn carry_buffers(num_outputs: usize, num_bins: usize) -> Vec<SplitSpectra> {
+    (0..num_outputs)
+        .map(|_| SplitSpectra::zeroed(1, num_bins))
+        .collect()
+}
+
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`.
 #[derive(Debug, Clone, Default)]
 struct SplitSpectra {
@@ -290,9 +297,7 @@ impl UpolsLevel {
             fft_scratch_buffer: vec![Complex::default(); scratch_len],
             acc: SplitSpectra::zeroed(1, num_bins),
             carry: if carrying {
-                (0..num_outputs)
-                    .map(|_| SplitSpectra::zeroed(1, num_bins))
-                    .collect()
+                carry_buffers(num_outputs, num_bins)
             } else {
                 Vec::new()
             },
@@ -305,16 +310,15 @@ impl UpolsLevel {
     }
 
     /// Whether [`Self::compute`] carries terms to the next period ([`carries`]).
-    pub fn carries(&self) -> bool {
+    #[cfg(test)]
+    fn carries(&self) -> bool {
         !self.carry.is_empty()
     }
 
     /// Carries terms whatever the level's size, so tests can check carrying on small levels.
     #[cfg(test)]
     fn carrying(mut self) -> Self {
-        self.carry = (0..self.output_paths.len())
-            .map(|_| SplitSpectra::zeroed(1, self.num_bins))
-            .collect();
+        self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
         self
     }
 
@@ -394,13 +398,14 @@ impl UpolsLevel {
     /// that chunk's contribution. Does not allocate.
     ///
     /// Where the IR spectra outgrow the cache, reading them is what a period costs, so in a
-    /// dense matrix ([`carries`]) each partition read serves two periods: period `t` needs `H[j] * X[t - j]` for every `j`,
-    /// and for `j >= 1` the next period's term `H[j] * X[t + 1 - j]` is known too. Period `t`
-    /// reads partition 0 and the partitions `j >= 1` with `j = t (mod 2)`, adding each to this
-    /// period's sum and to the next one's (`carry`); the other half came carried from period
-    /// `t - 1`. About `(n + 1) / 2` partitions are read per period instead of `n`, the same
-    /// arithmetic, split evenly over the periods. A period that follows anything but this
-    /// method's own (the first, one after a gap or a reset) has nothing carried and reads all.
+    /// dense matrix ([`carries`]) each partition read serves two periods: period `t` needs
+    /// `H[j] * X[t - j]` for every `j`, and for `j >= 1` the next period's term
+    /// `H[j] * X[t + 1 - j]` is known too. Period `t` reads partition 0 and the partitions
+    /// `j >= 1` with `j = t (mod 2)`, adding each to this period's sum and to the next one's
+    /// (`carry`); the other half came carried from period `t - 1`. About `(n + 1) / 2`
+    /// partitions are read per period instead of `n`, the same arithmetic, split evenly over
+    /// the periods. A period that follows anything but this method's own (the first, one after
+    /// a gap or a reset) has nothing carried and reads all.
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
         self.forward(windows);
         let carried = self.carry_period == Some(self.period);
@@ -447,22 +452,30 @@ impl UpolsLevel {
         next: &mut SplitSpectra,
         carried: bool,
     ) {
-        let (num_bins, num_partitions) = (self.num_bins, self.num_partitions);
         let parity = (self.period % 2) as usize;
         for &path_idx in &self.output_paths[output_idx] {
-            let spectra = &self.spectra[self.path_spectrum[path_idx]];
             let fdl = &self.fdl[self.paths[path_idx].input_idx];
-            for partition_idx in 0..num_partitions {
-                let x = fdl.block(self.slot_of_age(partition_idx), num_bins);
-                let h = spectra.block(partition_idx, num_bins);
+            for partition_idx in 0..self.num_partitions {
+                let (x, h) = self.term(path_idx, partition_idx);
                 if partition_idx > 0 && partition_idx % 2 == parity {
-                    let x_next = fdl.block(self.slot_of_age(partition_idx - 1), num_bins);
+                    let x_next = fdl.block(self.slot_of_age(partition_idx - 1), self.num_bins);
                     (self.mac.pair)(acc.acc(), x, next.acc(), x_next, h);
                 } else if partition_idx == 0 || !carried {
                     (self.mac.single)(acc.acc(), x, h);
                 }
             }
         }
+    }
+
+    /// The spectra of one term of step 2 for path `path_idx`: the input spectrum
+    /// `partition_idx` periods old and the IR spectrum of partition `partition_idx`.
+    fn term(&self, path_idx: usize, partition_idx: usize) -> (Spectrum<'_>, Spectrum<'_>) {
+        let fdl = &self.fdl[self.paths[path_idx].input_idx];
+        let spectra = &self.spectra[self.path_spectrum[path_idx]];
+        (
+            fdl.block(self.slot_of_age(partition_idx), self.num_bins),
+            spectra.block(partition_idx, self.num_bins),
+        )
     }
 
     /// The FDL slot of the input spectrum `age` periods old (0: the newest).
@@ -511,16 +524,8 @@ impl UpolsLevel {
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
     /// partitions.
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
-        let num_bins = self.num_bins;
         for &path_idx in &self.output_paths[output_idx] {
-            let spectra = &self.spectra[self.path_spectrum[path_idx]];
-            let fdl = &self.fdl[self.paths[path_idx].input_idx];
-            let term = |j| {
-                (
-                    fdl.block(self.slot_of_age(j), num_bins),
-                    spectra.block(j, num_bins),
-                )
-            };
+            let term = |j| self.term(path_idx, j);
             // Two partitions per pass over the sum (four measured no faster), the odd one alone.
             for j in (1..self.num_partitions).step_by(2) {
                 let [a, b] = [j - 1, j].map(term);
@@ -542,15 +547,8 @@ impl UpolsLevel {
         partition_idx: usize,
         acc: &mut SplitSpectra,
     ) {
-        let num_bins = self.num_bins;
-        let path_idx = self.output_paths[output_idx][path_pos];
-        let spectra = &self.spectra[self.path_spectrum[path_idx]];
-        let fdl = &self.fdl[self.paths[path_idx].input_idx];
-        (self.mac.single)(
-            acc.acc(),
-            fdl.block(self.slot_of_age(partition_idx), num_bins),
-            spectra.block(partition_idx, num_bins),
-        );
+        let (x, h) = self.term(self.output_paths[output_idx][path_pos], partition_idx);
+        (self.mac.single)(acc.acc(), x, h);
     }
 
     /// Number of paths into `output_idx`.
