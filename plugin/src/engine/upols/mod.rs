@@ -20,12 +20,14 @@
 
 use std::sync::Arc;
 
+use realfft::RealFftPlanner;
 use realfft::num_complex::Complex;
-use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
+use rustfft::FftPlanner;
 
 use super::mac::{Acc, MacKernels, Spectrum, best_mac_kernels};
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
+use super::split_fft::SplitRealFft;
 
 /// The IR spectra a level must hold, in bytes, before [`UpolsLevel::compute`] carries half of
 /// each period's terms to the next: below it they stay in a core's cache (2 x 1 MiB L2 on the
@@ -186,8 +188,8 @@ pub struct UpolsLevel {
     num_bins: usize,
     /// Samples from an input time to the output time it contributes to (`D + latency`).
     output_delay: usize,
-    r2c_plan: Arc<dyn RealToComplex<f32>>,
-    c2r_plan: Arc<dyn ComplexToReal<f32>>,
+    /// The period's transforms, straight to and from split spectra.
+    fft: SplitRealFft,
     /// FDL per input channel, indexed `[slot_idx * num_bins + bin_idx]`.
     fdl: Vec<SplitSpectra>,
     /// Slot of the newest input spectrum in every FDL.
@@ -207,10 +209,6 @@ pub struct UpolsLevel {
     real_scratch_buffer: Vec<f32>,
     /// The spectral MAC kernels for this CPU (see [`best_mac_kernels`]).
     mac: MacKernels,
-    /// `P + 1` bins for the FFTs' frequency-domain side.
-    complex_fft_buffer: Vec<Complex<f32>>,
-    /// Scratch for realfft, sized for the larger of the two plans.
-    fft_scratch_buffer: Vec<Complex<f32>>,
     /// Accumulator of one output channel's spectrum.
     acc: SplitSpectra,
     /// Per output channel, the terms of the next period that [`Self::compute`] summed ahead of
@@ -249,9 +247,8 @@ impl UpolsLevel {
         } = shape;
         let fft_size = 2 * partition_size;
         let num_bins = partition_size + 1;
-        let r2c_plan = planner.plan_fft_forward(fft_size);
-        let c2r_plan = planner.plan_fft_inverse(fft_size);
-        let scratch_len = r2c_plan.get_scratch_len().max(c2r_plan.get_scratch_len());
+        // realfft transforms the IR once; the periods go through `SplitRealFft`.
+        let fft = SplitRealFft::new(&mut FftPlanner::new(), fft_size);
 
         debug_assert_eq!(shared.len(), path_taps.len());
         let mut spectra = Vec::new();
@@ -281,8 +278,7 @@ impl UpolsLevel {
             num_partitions,
             num_bins,
             output_delay,
-            r2c_plan,
-            c2r_plan,
+            fft,
             fdl: (0..num_inputs)
                 .map(|_| SplitSpectra::zeroed(num_partitions, num_bins))
                 .collect(),
@@ -293,8 +289,6 @@ impl UpolsLevel {
             output_paths,
             real_scratch_buffer: vec![0.0; fft_size],
             mac: best_mac_kernels(),
-            complex_fft_buffer: vec![Complex::default(); num_bins],
-            fft_scratch_buffer: vec![Complex::default(); scratch_len],
             acc: SplitSpectra::zeroed(1, num_bins),
             carry: if carrying {
                 carry_buffers(num_outputs, num_bins)
@@ -501,24 +495,15 @@ impl UpolsLevel {
     /// Step 1 for one input channel: its window of `2P` samples (oldest first) transformed
     /// into the newest FDL slot. Does not allocate.
     pub fn forward_input(&mut self, input_idx: usize, window: &[f32]) {
-        let num_bins = self.num_bins;
-        let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
+        let slot = self.fdl_head * self.num_bins..(self.fdl_head + 1) * self.num_bins;
         self.real_scratch_buffer
             .copy_from_slice(&window[..2 * self.partition_size]);
-        let _ = self.r2c_plan.process_with_scratch(
-            &mut self.real_scratch_buffer,
-            &mut self.complex_fft_buffer,
-            &mut self.fft_scratch_buffer,
-        );
         let fdl = &mut self.fdl[input_idx];
-        for ((re, im), bin) in fdl.re[slot.clone()]
-            .iter_mut()
-            .zip(&mut fdl.im[slot])
-            .zip(&self.complex_fft_buffer)
-        {
-            *re = bin.re;
-            *im = bin.im;
-        }
+        self.fft.forward(
+            &mut self.real_scratch_buffer,
+            &mut fdl.re[slot.clone()],
+            &mut fdl.im[slot],
+        );
     }
 
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
@@ -582,18 +567,8 @@ impl UpolsLevel {
     /// Step 3: the inverse FFT of `acc`; returns the valid part of the circular convolution
     /// (its last `P` samples).
     fn inverse(&mut self, acc: &SplitSpectra) -> &[f32] {
-        for ((bin, re), im) in self.complex_fft_buffer.iter_mut().zip(&acc.re).zip(&acc.im) {
-            *bin = Complex::new(*re, *im);
-        }
-        // A real signal's DC and Nyquist bins are real; rounding may leave a tiny imaginary
-        // part that realfft would reject, so clear it.
-        self.complex_fft_buffer[0].im = 0.0;
-        self.complex_fft_buffer[self.num_bins - 1].im = 0.0;
-        let _ = self.c2r_plan.process_with_scratch(
-            &mut self.complex_fft_buffer,
-            &mut self.real_scratch_buffer,
-            &mut self.fft_scratch_buffer,
-        );
+        self.fft
+            .inverse(&acc.re, &acc.im, &mut self.real_scratch_buffer);
         &self.real_scratch_buffer[self.partition_size..]
     }
 
@@ -741,8 +716,7 @@ impl UpolsLevel {
     /// between the steps of a spread period ([`super::spread`]).
     pub fn poison_transform_scratch(&mut self, value: f32) {
         self.real_scratch_buffer.fill(value);
-        self.complex_fft_buffer.fill(Complex::new(value, value));
-        self.fft_scratch_buffer.fill(Complex::new(value, value));
+        self.fft.poison(value);
         self.output_buffer.fill(value);
     }
 }
