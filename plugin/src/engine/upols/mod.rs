@@ -413,8 +413,8 @@ impl UpolsLevel {
             match carry.get_mut(output_idx) {
                 Some(next) => {
                     if carried {
-                        acc.re.copy_from_slice(&next.re);
-                        acc.im.copy_from_slice(&next.im);
+                        // The carried sum becomes this period's; `next` gets the old buffer.
+                        std::mem::swap(&mut acc, next);
                     } else {
                         acc.re.fill(0.0);
                         acc.im.fill(0.0);
