@@ -1,16 +1,20 @@
 //! Steady-state pieces of the engine, timed by criterion: the spectral MAC (scalar reference,
-//! the kernel this CPU uses and its two-period pair), one level's FFT round, and the audio thread's callback.
+//! the kernel this CPU uses and its two-period pair), a period's real FFTs (against realfft with
+//! the passes it needs around it), one level's FFT round, and the audio thread's callback.
 //! Run with `cargo bench -p longtail`. Timings only; correctness lives in the tests.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use longtail::engine::mac::{Acc, Spectrum, best_mac_kernels, spectral_mac};
+use longtail::engine::split_fft::SplitRealFft;
 use longtail::engine::upols::{LevelShape, UpolsLevel};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, Path, PlanLimits};
 use longtail::ir::Ir;
 use longtail::rng::Rng;
 use realfft::RealFftPlanner;
+use realfft::num_complex::Complex;
+use rustfft::FftPlanner;
 
 fn noise(len: usize, seed: u64) -> Vec<f32> {
     let mut rng = Rng::new(seed);
@@ -85,6 +89,52 @@ fn mac(c: &mut Criterion) {
     });
 }
 
+/// One forward and one inverse real FFT between samples and split spectra, as a level runs
+/// them each period: `SplitRealFft`, and realfft with the split and interleave passes.
+fn period_fft(c: &mut Criterion) {
+    let mut group = c.benchmark_group("period_fft");
+    for fft_size in [2048, 32768] {
+        let num_bins = fft_size / 2 + 1;
+        let signal = noise(fft_size, 3);
+        let (mut input, mut output) = (signal.clone(), vec![0.0; fft_size]);
+        let (mut re, mut im) = (vec![0.0; num_bins], vec![0.0; num_bins]);
+        let mut split = SplitRealFft::new(&mut FftPlanner::new(), fft_size);
+        group.bench_function(format!("split_real_fft/{fft_size}"), |b| {
+            b.iter(|| {
+                input.copy_from_slice(&signal);
+                split.forward(&mut input, &mut re, &mut im);
+                split.inverse(&re, &im, &mut output);
+                black_box(&output);
+            })
+        });
+        let mut planner = RealFftPlanner::<f32>::new();
+        let (r2c, c2r) = (
+            planner.plan_fft_forward(fft_size),
+            planner.plan_fft_inverse(fft_size),
+        );
+        let mut bins = vec![Complex::default(); num_bins];
+        let mut scratch =
+            vec![Complex::default(); r2c.get_scratch_len().max(c2r.get_scratch_len())];
+        group.bench_function(format!("realfft_and_passes/{fft_size}"), |b| {
+            b.iter(|| {
+                input.copy_from_slice(&signal);
+                let _ = r2c.process_with_scratch(&mut input, &mut bins, &mut scratch);
+                for ((re, im), bin) in re.iter_mut().zip(&mut im).zip(&bins) {
+                    (*re, *im) = (bin.re, bin.im);
+                }
+                for ((bin, re), im) in bins.iter_mut().zip(&re).zip(&im) {
+                    *bin = Complex::new(*re, *im);
+                }
+                bins[0].im = 0.0;
+                bins[num_bins - 1].im = 0.0;
+                let _ = c2r.process_with_scratch(&mut bins, &mut output, &mut scratch);
+                black_box(&output);
+            })
+        });
+    }
+    group.finish();
+}
+
 fn level_round(c: &mut Criterion) {
     for (partition_size, num_partitions) in [(1024, 6), (16_384, 28)] {
         let taps = [
@@ -110,7 +160,7 @@ fn level_round(c: &mut Criterion) {
             num_outputs: 2,
         };
         let mut level = UpolsLevel::new(
-            &mut RealFftPlanner::new(),
+            &mut FftPlanner::new(),
             shape,
             &paths,
             &[&taps[0], &taps[1]],
@@ -153,5 +203,5 @@ fn audio_thread_callback(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, mac, level_round, audio_thread_callback);
+criterion_group!(benches, mac, period_fft, level_round, audio_thread_callback);
 criterion_main!(benches);

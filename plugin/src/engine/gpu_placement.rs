@@ -7,7 +7,7 @@
 //! Uses the GPU crate, the FFT levels ([`super::upols`]) and the paths ([`super::routing`]) to
 //! measure the CPU; the engine and its workers use it, never the other way round.
 
-use realfft::RealFftPlanner;
+use rustfft::FftPlanner;
 
 use super::plan::PartitionPlan;
 use super::routing::Path;
@@ -295,7 +295,7 @@ fn time_level(inputs: usize, outputs: usize, paths: &[Path], partitions: usize) 
     let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
     let shared: Vec<usize> = (0..paths.len()).collect();
     let mut level = UpolsLevel::new(
-        &mut RealFftPlanner::new(),
+        &mut FftPlanner::new(),
         upols::LevelShape {
             partition_size: P,
             num_partitions: partitions,

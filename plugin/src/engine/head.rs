@@ -16,7 +16,7 @@
 //! Both parts give the taps' exact convolution (up to rounding), so every split of the host's
 //! calls gives the same signal. Uses the rings, the routing and the FFT level.
 
-use realfft::RealFftPlanner;
+use rustfft::FftPlanner;
 
 use super::direct::DirectHead;
 use super::rings::{InputRing, OutputRing};
@@ -50,7 +50,7 @@ pub struct HeadShape<'a> {
 
 impl Head {
     /// Allocates and plans FFTs; call off the audio thread.
-    pub fn new(planner: &mut RealFftPlanner<f32>, shape: HeadShape) -> Self {
+    pub fn new(planner: &mut FftPlanner<f32>, shape: HeadShape) -> Self {
         let direct = DirectHead::new(
             shape.num_taps.min(DIRECT_TAPS),
             shape.paths,

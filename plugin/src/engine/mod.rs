@@ -101,7 +101,7 @@ pub mod spread;
 pub mod upols;
 pub mod worker;
 
-use realfft::RealFftPlanner;
+use rustfft::FftPlanner;
 
 use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
@@ -279,7 +279,7 @@ impl Engine {
         check_budget(unique, ir.len(), ir.sample_rate)
             .map_err(|err| EngineError::Mapping(err.to_string()))?;
 
-        let mut planner = RealFftPlanner::new();
+        let mut planner = FftPlanner::new();
         let head_shape = HeadShape {
             num_taps: plan.head_taps,
             paths: &paths,
@@ -321,7 +321,7 @@ impl Engine {
             // and in zero-latency mode it can take over the head's taps for whole quanta.
             let mut upols = upols;
             if level_idx == 0 && latency_mode == LatencyMode::Zero {
-                upols.enable_fused_head(&mut planner, &path_taps);
+                upols.enable_fused_head(&path_taps);
             }
             let slack = plan.output_delay(level) - level.partition_size;
             // Forced: every level big enough; Auto: only where the measured round trip fits.

@@ -1,5 +1,6 @@
-//! The real FFT of a level's periods, straight between real samples and the split real and
-//! imaginary arrays the spectral MAC reads ([`super::mac`]).
+//! The real FFTs of a level (its IR partitions at build, its inputs and sums every period),
+//! straight between real samples and the split real and imaginary arrays the spectral MAC
+//! reads ([`super::mac`]).
 //!
 //! A real signal of `2P` samples is transformed as `P` complex samples (even samples real, odd
 //! samples imaginary) by rustfft, and one pass of twiddles separates the two halves' spectra.

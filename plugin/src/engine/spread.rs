@@ -202,7 +202,7 @@ impl SpreadLevel {
 
 #[cfg(test)]
 mod tests {
-    use realfft::RealFftPlanner;
+    use rustfft::FftPlanner;
 
     use super::*;
     use crate::engine::routing::Path;
@@ -218,7 +218,7 @@ mod tests {
         let path_taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
         let shared: Vec<usize> = (0..paths.len()).collect();
         UpolsLevel::new(
-            &mut RealFftPlanner::new(),
+            &mut FftPlanner::new(),
             LevelShape {
                 partition_size: 256,
                 num_partitions: 3,

@@ -20,8 +20,6 @@
 
 use std::sync::Arc;
 
-use realfft::RealFftPlanner;
-use realfft::num_complex::Complex;
 use rustfft::FftPlanner;
 
 use super::mac::{Acc, MacKernels, Spectrum, best_mac_kernels};
@@ -86,7 +84,7 @@ impl SplitSpectra {
 /// Spectra of `count` partitions of `size` taps from `taps[offset..]` (zero-padded to `2 * size`
 /// and past the end of `taps`), scaled by the inverse FFT's `1 / 2P`. Allocates.
 fn transform_partitions(
-    planner: &mut RealFftPlanner<f32>,
+    fft: &mut SplitRealFft,
     taps: &[f32],
     offset: usize,
     count: usize,
@@ -94,10 +92,7 @@ fn transform_partitions(
 ) -> SplitSpectra {
     let fft_size = 2 * size;
     let num_bins = size + 1;
-    let r2c_plan = planner.plan_fft_forward(fft_size);
     let mut real_buffer = vec![0.0; fft_size];
-    let mut complex_buffer = vec![Complex::default(); num_bins];
-    let mut scratch = vec![Complex::default(); r2c_plan.get_scratch_len()];
     let scale = 1.0 / fft_size as f32;
     let mut spectra = SplitSpectra::zeroed(count, num_bins);
     for partition_idx in 0..count {
@@ -105,17 +100,10 @@ fn transform_partitions(
         let start = (offset + partition_idx * size).min(taps.len());
         let end = (start + size).min(taps.len());
         real_buffer[..end - start].copy_from_slice(&taps[start..end]);
-        // The buffers are sized for this plan, so this cannot fail.
-        let _ = r2c_plan.process_with_scratch(&mut real_buffer, &mut complex_buffer, &mut scratch);
         let block = partition_idx * num_bins..(partition_idx + 1) * num_bins;
-        for ((re, im), bin) in spectra.re[block.clone()]
-            .iter_mut()
-            .zip(&mut spectra.im[block])
-            .zip(&complex_buffer)
-        {
-            *re = bin.re * scale;
-            *im = bin.im * scale;
-        }
+        let (re, im) = (&mut spectra.re[block.clone()], &mut spectra.im[block]);
+        fft.forward(&mut real_buffer, re, im);
+        re.iter_mut().chain(im).for_each(|value| *value *= scale);
     }
     spectra
 }
@@ -231,7 +219,7 @@ impl UpolsLevel {
     /// gives, per path, the first path with the same taps ([`super::routing::shared_spectra`]):
     /// those paths share one spectrum. Allocates and plans FFTs; call off the audio thread.
     pub fn new(
-        planner: &mut RealFftPlanner<f32>,
+        planner: &mut FftPlanner<f32>,
         shape: LevelShape,
         paths: &[Path],
         path_taps: &[&[f32]],
@@ -247,8 +235,7 @@ impl UpolsLevel {
         } = shape;
         let fft_size = 2 * partition_size;
         let num_bins = partition_size + 1;
-        // realfft transforms the IR once; the periods go through `SplitRealFft`.
-        let fft = SplitRealFft::new(&mut FftPlanner::new(), fft_size);
+        let mut fft = SplitRealFft::new(planner, fft_size);
 
         debug_assert_eq!(shared.len(), path_taps.len());
         let mut spectra = Vec::new();
@@ -256,7 +243,7 @@ impl UpolsLevel {
         for (path_idx, taps) in path_taps.iter().enumerate() {
             spectrum_of_path[path_idx] = if shared[path_idx] == path_idx {
                 spectra.push(transform_partitions(
-                    planner,
+                    &mut fft,
                     taps,
                     ir_offset,
                     num_partitions,
@@ -575,11 +562,11 @@ impl UpolsLevel {
     /// Makes this level (level 0 of a zero-latency plan, `D = P`) able to compute the head taps
     /// `[0, P)` as one more partition in the frequency domain, for quanta that a host call
     /// delivers whole (see [`Self::run_fused`]). Allocates; call off the audio thread.
-    pub fn enable_fused_head(&mut self, planner: &mut RealFftPlanner<f32>, path_taps: &[&[f32]]) {
+    pub fn enable_fused_head(&mut self, path_taps: &[&[f32]]) {
         debug_assert_eq!(self.output_delay, self.partition_size);
         self.head_spectra = path_taps
             .iter()
-            .map(|taps| transform_partitions(planner, taps, 0, 1, self.partition_size))
+            .map(|taps| transform_partitions(&mut self.fft, taps, 0, 1, self.partition_size))
             .collect();
         self.pending = (0..self.num_outputs())
             .map(|_| SplitSpectra::zeroed(1, self.num_bins))

@@ -34,7 +34,7 @@ fn carried_terms_match_periods_summed_whole() {
             num_outputs,
         };
         let shared: Vec<usize> = (0..paths.len()).collect();
-        let mut planner = RealFftPlanner::new();
+        let mut planner = FftPlanner::new();
         let mut whole =
             UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying();
         let mut steps = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
