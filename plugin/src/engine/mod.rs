@@ -64,7 +64,7 @@
 //! - [`rings`]: the input history and output accumulator rings.
 //! - [`direct`]: the zero-latency head's direct-form FIR.
 //! - [`mac`]: the spectral multiply-accumulate kernels.
-//! - [`split_fft`]: the real FFTs of a period, between samples and split spectra.
+//! - [`split_fft`]: a level's real FFTs, between samples and split spectra.
 //! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
 //! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
 //!   for the rest.

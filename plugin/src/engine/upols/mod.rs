@@ -176,7 +176,7 @@ pub struct UpolsLevel {
     num_bins: usize,
     /// Samples from an input time to the output time it contributes to (`D + latency`).
     output_delay: usize,
-    /// The period's transforms, straight to and from split spectra.
+    /// The level's transforms (its IR at build, its periods), to and from split spectra.
     fft: SplitRealFft,
     /// FDL per input channel, indexed `[slot_idx * num_bins + bin_idx]`.
     fdl: Vec<SplitSpectra>,
