@@ -208,6 +208,7 @@ fn pre_body(re: &[f32], im: &[f32], buffer: &mut [Complex<f32>], twiddles: &Twid
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     /// The DFT of `x` in f64, bins `0..=N/2`.
     fn dft(x: &[f32]) -> Vec<(f64, f64)> {
@@ -222,14 +223,10 @@ mod tests {
             .collect()
     }
 
-    fn signal(len: usize, seed: u32) -> Vec<f32> {
-        let mut state = seed;
-        (0..len)
-            .map(|_| {
-                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-            })
-            .collect()
+    /// Seeded noise in `[-0.5, 0.5)`.
+    fn signal(len: usize, seed: u64) -> Vec<f32> {
+        let mut rng = Rng::new(seed);
+        (0..len).map(|_| 0.5 * rng.bipolar()).collect()
     }
 
     #[test]
@@ -237,7 +234,7 @@ mod tests {
         let mut planner = FftPlanner::new();
         for fft_size in [2, 4, 16, 64, 2048] {
             let mut fft = SplitRealFft::new(&mut planner, fft_size);
-            let x = signal(fft_size, fft_size as u32);
+            let x = signal(fft_size, fft_size as u64);
             let (mut re, mut im) = (vec![0.0; fft.num_bins()], vec![0.0; fft.num_bins()]);
             fft.poison(f32::NAN);
             fft.forward(&mut x.clone(), &mut re, &mut im);
