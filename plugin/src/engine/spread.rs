@@ -4,11 +4,11 @@
 //! completes at `T` is first needed at `T + D - P >= T + P`. A worker may use that slack; so may
 //! the audio thread, a slice at a time. A [`SpreadLevel`] cuts each period into its steps, in
 //! the order [`UpolsLevel::compute`] takes them (each input's forward transform, each output's
-//! partition products, path by path, and its inverse transform), and at each of the `P / q`
-//! quantum boundaries from `T` on it takes steps until the estimated work done reaches that
-//! boundary's share of the period; the last boundary before the next chunk finishes it. Each
-//! output's `P` samples go to its output ring as soon as its inverse transform is done, before
-//! the first of them is due.
+//! partition products path by path, two per pass over its sum, and its inverse transform), and at
+//! each of the `P / q` quantum boundaries from `T` on it takes steps until the estimated work
+//! done reaches that boundary's share of the period; the last boundary before the next chunk
+//! finishes it. Each output's `P` samples go to its output ring as soon as its inverse
+//! transform is done, before the first of them is due.
 //!
 //! So a level whose slack is too small for a worker ([`super::plan::PartitionPlan::on_audio_thread`])
 //! costs the audio thread a steady share of each quantum instead of a spike every `P` samples,
@@ -30,12 +30,9 @@ enum Step {
     Idle,
     /// The forward transform of one input channel's window.
     Forward { input_idx: usize },
-    /// One partition product of one path into an output's sum.
-    Mac {
-        output_idx: usize,
-        path_pos: usize,
-        partition_idx: usize,
-    },
+    /// The partition products of an output's sum from its term `term_idx` on, two at a time
+    /// ([`UpolsLevel::mac_step`]).
+    Mac { output_idx: usize, term_idx: usize },
     /// The inverse transform of an output's sum, and its samples into the output ring.
     Inverse { output_idx: usize },
 }
@@ -65,10 +62,10 @@ impl SpreadLevel {
         let size = level.partition_size();
         let fft_cost = 5 * size as u64 * u64::from((2 * size).ilog2());
         let mac_cost = 8 * (size as u64 + 1);
-        let outputs = (0..level.num_outputs()).map(|idx| level.num_output_paths(idx) as u64);
+        let outputs = (0..level.num_outputs()).map(|idx| level.num_output_terms(idx) as u64);
         let mut period_cost = num_inputs as u64 * fft_cost;
-        for paths in outputs.filter(|&paths| paths > 0) {
-            period_cost += paths * level.num_partitions() as u64 * mac_cost + fft_cost;
+        for terms in outputs.filter(|&terms| terms > 0) {
+            period_cost += terms * mac_cost + fft_cost;
         }
         Self {
             slices: (size / quantum).max(1) as u64,
@@ -133,22 +130,14 @@ impl SpreadLevel {
                 }
                 Step::Mac {
                     output_idx,
-                    path_pos,
-                    partition_idx,
+                    term_idx,
                 } => {
-                    self.level.mac_step(output_idx, path_pos, partition_idx);
-                    self.done_cost += self.mac_cost;
-                    if partition_idx + 1 < self.level.num_partitions() {
+                    let taken = self.level.mac_step(output_idx, term_idx);
+                    self.done_cost += taken as u64 * self.mac_cost;
+                    if term_idx + taken < self.level.num_output_terms(output_idx) {
                         Step::Mac {
                             output_idx,
-                            path_pos,
-                            partition_idx: partition_idx + 1,
-                        }
-                    } else if path_pos + 1 < self.level.num_output_paths(output_idx) {
-                        Step::Mac {
-                            output_idx,
-                            path_pos: path_pos + 1,
-                            partition_idx: 0,
+                            term_idx: term_idx + taken,
                         }
                     } else {
                         Step::Inverse { output_idx }
@@ -168,14 +157,13 @@ impl SpreadLevel {
     /// sum for it), or [`Step::Idle`].
     fn first_step_of(&mut self, output_idx: usize) -> Step {
         let next_output = (output_idx..self.level.num_outputs())
-            .find(|&idx| self.level.num_output_paths(idx) > 0);
+            .find(|&idx| self.level.num_output_terms(idx) > 0);
         match next_output {
             Some(output_idx) => {
                 self.level.clear_acc();
                 Step::Mac {
                     output_idx,
-                    path_pos: 0,
-                    partition_idx: 0,
+                    term_idx: 0,
                 }
             }
             None => Step::Idle,

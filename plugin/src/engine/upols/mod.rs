@@ -494,38 +494,41 @@ impl UpolsLevel {
     }
 
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
-    /// partitions.
+    /// partitions, two terms per pass over the sum (four measured no faster).
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
-        for &path_idx in &self.output_paths[output_idx] {
-            let term = |j| self.term(path_idx, j);
-            // Two partitions per pass over the sum (four measured no faster), the odd one alone.
-            for j in (1..self.num_partitions).step_by(2) {
-                let [a, b] = [j - 1, j].map(term);
-                (self.mac.dual)(acc.acc(), [a.0, b.0], [a.1, b.1]);
-            }
-            if self.num_partitions % 2 == 1 {
-                let (x, h) = term(self.num_partitions - 1);
-                (self.mac.single)(acc.acc(), x, h);
-            }
+        let num_terms = self.num_output_terms(output_idx);
+        let mut term_idx = 0;
+        while term_idx < num_terms {
+            term_idx += self.mac_terms(output_idx, term_idx, acc);
         }
     }
 
-    /// One term of step 2: the `path_pos`-th path of `output_idx`, partition `partition_idx`,
-    /// which meets the input spectrum of `partition_idx` chunks ago.
-    fn mac_term(
-        &self,
-        output_idx: usize,
-        path_pos: usize,
-        partition_idx: usize,
-        acc: &mut SplitSpectra,
-    ) {
-        let (x, h) = self.term(self.output_paths[output_idx][path_pos], partition_idx);
-        (self.mac.single)(acc.acc(), x, h);
+    /// Terms `term_idx` and `term_idx + 1` of output `output_idx`'s step 2 into `acc` in one
+    /// pass (the dual kernel), or only `term_idx` where it is the last; returns how many. The
+    /// terms are numbered path by path, partition by partition (see [`Self::output_term`]);
+    /// two at a time or one at a time, they are summed in the same order, to the same bits.
+    fn mac_terms(&self, output_idx: usize, term_idx: usize, acc: &mut SplitSpectra) -> usize {
+        let (x, h) = self.output_term(output_idx, term_idx);
+        if term_idx + 1 < self.num_output_terms(output_idx) {
+            let (x_next, h_next) = self.output_term(output_idx, term_idx + 1);
+            (self.mac.dual)(acc.acc(), [x, x_next], [h, h_next]);
+            2
+        } else {
+            (self.mac.single)(acc.acc(), x, h);
+            1
+        }
     }
 
-    /// Number of paths into `output_idx`.
-    pub fn num_output_paths(&self, output_idx: usize) -> usize {
-        self.output_paths[output_idx].len()
+    /// The spectra of term `term_idx` of output `output_idx`'s step 2: its path
+    /// `term_idx / n` (of the paths into it, in routing order), partition `term_idx % n`.
+    fn output_term(&self, output_idx: usize, term_idx: usize) -> (Spectrum<'_>, Spectrum<'_>) {
+        let path_idx = self.output_paths[output_idx][term_idx / self.num_partitions];
+        self.term(path_idx, term_idx % self.num_partitions)
+    }
+
+    /// Number of terms of `output_idx`'s step 2: its paths times the partitions.
+    pub fn num_output_terms(&self, output_idx: usize) -> usize {
+        self.output_paths[output_idx].len() * self.num_partitions
     }
 
     /// Clears the accumulator, for an output's first [`Self::mac_step`]. Does not allocate.
@@ -534,12 +537,14 @@ impl UpolsLevel {
         self.acc.im.fill(0.0);
     }
 
-    /// One term of step 2 into the level's accumulator (see [`Self::mac_term`]), in the order
-    /// [`Self::compute`] takes them. Does not allocate.
-    pub fn mac_step(&mut self, output_idx: usize, path_pos: usize, partition_idx: usize) {
+    /// Term `term_idx` of output `output_idx`'s step 2, and the next where there is one, into
+    /// the level's accumulator (see [`Self::mac_terms`]), in the order [`Self::compute`] takes
+    /// them; returns how many. Does not allocate.
+    pub fn mac_step(&mut self, output_idx: usize, term_idx: usize) -> usize {
         let mut acc = std::mem::take(&mut self.acc);
-        self.mac_term(output_idx, path_pos, partition_idx, &mut acc);
+        let taken = self.mac_terms(output_idx, term_idx, &mut acc);
         self.acc = acc;
+        taken
     }
 
     /// Step 3 on the accumulator: the valid `P` samples of the output whose terms it holds.

@@ -65,19 +65,18 @@ fn carried_terms_match_periods_summed_whole() {
                 steps.forward_input(input_idx, window);
             }
             for (output_idx, output) in outputs.iter().enumerate() {
-                let wanted: Vec<f32> = if steps.num_output_paths(output_idx) == 0 {
+                let wanted: Vec<f32> = if steps.num_output_terms(output_idx) == 0 {
                     vec![0.0; partition_size]
                 } else {
                     steps.clear_acc();
-                    for path_pos in 0..steps.num_output_paths(output_idx) {
-                        for partition_idx in 0..num_partitions {
-                            steps.mac_step(output_idx, path_pos, partition_idx);
-                        }
+                    let mut term_idx = 0;
+                    while term_idx < steps.num_output_terms(output_idx) {
+                        term_idx += steps.mac_step(output_idx, term_idx);
                     }
                     steps.inverse_acc().to_vec()
                 };
-                // Not carrying, a level walks its partitions two at a time (the dual kernel),
-                // which sums in the order of one at a time: the same bits.
+                // Not carrying, a level run whole takes its terms two at a time in the order
+                // the steps take them: the same bits.
                 assert_eq!(
                     plain_outputs[output_idx], wanted,
                     "n={num_partitions} {period}"
