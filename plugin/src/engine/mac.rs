@@ -1,7 +1,7 @@
 //! The spectral multiply-accumulate (`acc += x * h` over split complex arrays), the hot loop
 //! of every level; its dual (`acc += x_a * h_a + x_b * h_b`: two partitions for one pass over
 //! the sum); and its pair (`a += x_a * h`, `b += x_b * h`: one IR partition read for two
-//! periods). Each is written once and compiled twice: a scalar reference that the compiler
+//! periods), also with a leading term of `a` in the same pass. Each is written once and compiled twice: a scalar reference that the compiler
 //! vectorises for the baseline target, and the same for AVX2 with fused multiply-adds, chosen
 //! once per level.
 //!
@@ -21,7 +21,9 @@
 //! figure. What lowers the cost of big matrices is reading fewer spectra: fewer, bigger
 //! partitions ([`super::plan`]), and each partition read once for two periods (the pair
 //! kernel, see [`super::upols::UpolsLevel::compute`]), which took 5 to 10 % off dense 12 x 12
-//! and 16 x 16 matrices at 1024-sample blocks.
+//! and 16 x 16 matrices at 1024-sample blocks. Such a level adds partition 0 alone to a period's
+//! sum; folded into the next term's pass (the dual or the lead pair), it took 1 to 11 % off
+//! dense 12 x 12 and 16 x 16 matrices at 64 and 1024 samples, for the same bits.
 //!
 //! Uses nothing else of the engine.
 
@@ -46,6 +48,11 @@ pub type MacKernel = fn(Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 /// partition for one read of its spectrum ([`super::upols`]'s carried terms).
 pub type MacPairKernel = fn(Acc<'_>, Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 
+/// `a += x_0 * h_0 + x_a * h` and `b += x_b * h`: the pair with a leading term of `a` folded
+/// into its pass (a carrying level's partition 0 before its first carried partition).
+pub type MacLeadPairKernel =
+    fn(Acc<'_>, (Spectrum<'_>, Spectrum<'_>), Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
+
 /// `acc += sum_k x[k] * h[k]`: `K` partitions into one sum, which is read and written once
 /// instead of `K` times (the sum, not the spectra, is what an in-cache MAC moves most).
 pub type MacTermsKernel<const K: usize> = fn(Acc<'_>, [Spectrum<'_>; K], [Spectrum<'_>; K]);
@@ -55,6 +62,7 @@ pub type MacTermsKernel<const K: usize> = fn(Acc<'_>, [Spectrum<'_>; K], [Spectr
 pub struct MacKernels {
     pub single: MacKernel,
     pub pair: MacPairKernel,
+    pub lead_pair: MacLeadPairKernel,
     pub dual: MacTermsKernel<2>,
 }
 
@@ -66,12 +74,14 @@ pub fn best_mac_kernels() -> MacKernels {
         return MacKernels {
             single: spectral_mac_fma,
             pair: spectral_mac_pair_fma,
+            lead_pair: spectral_mac_lead_pair_fma,
             dual: spectral_mac_terms_fma::<2>,
         };
     }
     MacKernels {
         single: spectral_mac,
         pair: spectral_mac_pair,
+        lead_pair: spectral_mac_lead_pair,
         dual: spectral_mac_terms::<2>,
     }
 }
@@ -83,10 +93,13 @@ fn madd<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FUSED { a.mul_add(b, c) } else { a * b + c }
 }
 
-/// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products.
+/// The loop of [`spectral_mac_pair`] (no lead) and [`spectral_mac_lead_pair`] (one): each bin
+/// of `h` is loaded once for both products, and `a` gets the `LEAD` terms first, in the order
+/// separate calls would add them.
 #[inline(always)]
-fn mac_pair_body<const FUSED: bool>(
+fn mac_pair_body<const FUSED: bool, const LEAD: usize>(
     a: Acc<'_>,
+    lead: [(Spectrum<'_>, Spectrum<'_>); LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
@@ -94,14 +107,25 @@ fn mac_pair_body<const FUSED: bool>(
 ) {
     let len = a.re.len();
     let (a_re, a_im, b_re, b_im) = (a.re, &mut a.im[..len], &mut b.re[..len], &mut b.im[..len]);
+    let lead_x_re = lead.map(|(x, _)| &x.re[..len]);
+    let lead_x_im = lead.map(|(x, _)| &x.im[..len]);
+    let lead_h_re = lead.map(|(_, h)| &h.re[..len]);
+    let lead_h_im = lead.map(|(_, h)| &h.im[..len]);
     let (xa_re, xa_im) = (&x_a.re[..len], &x_a.im[..len]);
     let (xb_re, xb_im) = (&x_b.re[..len], &x_b.im[..len]);
     let (h_re, h_im) = (&h.re[..len], &h.im[..len]);
     for bin_idx in 0..len {
+        let (mut re, mut im) = (a_re[bin_idx], a_im[bin_idx]);
+        for k in 0..LEAD {
+            let (xr, xi) = (lead_x_re[k][bin_idx], lead_x_im[k][bin_idx]);
+            let (gr, gi) = (lead_h_re[k][bin_idx], lead_h_im[k][bin_idx]);
+            re = madd::<FUSED>(xr, gr, madd::<FUSED>(-xi, gi, re));
+            im = madd::<FUSED>(xr, gi, madd::<FUSED>(xi, gr, im));
+        }
         let (hr, hi) = (h_re[bin_idx], h_im[bin_idx]);
         let (ar, ai) = (xa_re[bin_idx], xa_im[bin_idx]);
-        a_re[bin_idx] = madd::<FUSED>(ar, hr, madd::<FUSED>(-ai, hi, a_re[bin_idx]));
-        a_im[bin_idx] = madd::<FUSED>(ar, hi, madd::<FUSED>(ai, hr, a_im[bin_idx]));
+        a_re[bin_idx] = madd::<FUSED>(ar, hr, madd::<FUSED>(-ai, hi, re));
+        a_im[bin_idx] = madd::<FUSED>(ar, hi, madd::<FUSED>(ai, hr, im));
         let (br, bi) = (xb_re[bin_idx], xb_im[bin_idx]);
         b_re[bin_idx] = madd::<FUSED>(br, hr, madd::<FUSED>(-bi, hi, b_re[bin_idx]));
         b_im[bin_idx] = madd::<FUSED>(br, hi, madd::<FUSED>(bi, hr, b_im[bin_idx]));
@@ -150,7 +174,19 @@ pub fn spectral_mac_pair(
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<false>(a, x_a, b, x_b, h);
+    mac_pair_body::<false, 0>(a, [], x_a, b, x_b, h);
+}
+
+/// `a += x_0 * h_0 + x_a * h` and `b += x_b * h`, the scalar reference of the SIMD kernel.
+pub fn spectral_mac_lead_pair(
+    a: Acc<'_>,
+    lead: (Spectrum<'_>, Spectrum<'_>),
+    x_a: Spectrum<'_>,
+    b: Acc<'_>,
+    x_b: Spectrum<'_>,
+    h: Spectrum<'_>,
+) {
+    mac_pair_body::<false, 1>(a, [lead], x_a, b, x_b, h);
 }
 
 /// Portable `acc += sum_k x[k] * h[k]`, split real and imaginary arrays.
@@ -218,7 +254,34 @@ fn spectral_mac_pair_avx2_fma(
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<true>(a, x_a, b, x_b, h);
+    mac_pair_body::<true, 0>(a, [], x_a, b, x_b, h);
+}
+
+/// [`spectral_mac_lead_pair`] compiled for AVX2 with fused multiply-adds.
+#[cfg(target_arch = "x86_64")]
+fn spectral_mac_lead_pair_fma(
+    a: Acc<'_>,
+    lead: (Spectrum<'_>, Spectrum<'_>),
+    x_a: Spectrum<'_>,
+    b: Acc<'_>,
+    x_b: Spectrum<'_>,
+    h: Spectrum<'_>,
+) {
+    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
+    unsafe { spectral_mac_lead_pair_avx2_fma(a, lead, x_a, b, x_b, h) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn spectral_mac_lead_pair_avx2_fma(
+    a: Acc<'_>,
+    lead: (Spectrum<'_>, Spectrum<'_>),
+    x_a: Spectrum<'_>,
+    b: Acc<'_>,
+    x_b: Spectrum<'_>,
+    h: Spectrum<'_>,
+) {
+    mac_pair_body::<true, 1>(a, [lead], x_a, b, x_b, h);
 }
 
 #[cfg(test)]
@@ -229,6 +292,16 @@ mod tests {
         Acc { re, im }
     }
 
+    /// The scalar references, whatever this CPU offers.
+    fn scalar_kernels() -> MacKernels {
+        MacKernels {
+            single: spectral_mac,
+            pair: spectral_mac_pair,
+            lead_pair: spectral_mac_lead_pair,
+            dual: spectral_mac_terms::<2>,
+        }
+    }
+
     fn spectrum<'a>(re: &'a [f32], im: &'a [f32]) -> Spectrum<'a> {
         Spectrum { re, im }
     }
@@ -236,14 +309,7 @@ mod tests {
     #[test]
     fn mac_matches_complex_multiplication() {
         // (1 + 2i)(3 + 4i) = -5 + 10i, added to (1 + 1i); (2 - 1i)(3 + 4i) = 10 + 5i.
-        let kernels = [
-            MacKernels {
-                single: spectral_mac,
-                pair: spectral_mac_pair,
-                dual: spectral_mac_terms::<2>,
-            },
-            best_mac_kernels(),
-        ];
+        let kernels = [scalar_kernels(), best_mac_kernels()];
         for kernels in kernels {
             let (x, h) = (spectrum(&[1.0], &[2.0]), spectrum(&[3.0], &[4.0]));
             let (mut re, mut im) = ([1.0f32], [1.0f32]);
@@ -331,18 +397,51 @@ mod tests {
         let [g_re, g_im, h_re, h_im] = [data(), data(), data(), data()];
         let (x, y) = (spectrum(&x_re, &x_im), spectrum(&y_re, &y_im));
         let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
-        let scalar = MacKernels {
-            single: spectral_mac,
-            pair: spectral_mac_pair,
-            dual: spectral_mac_terms::<2>,
-        };
-        for kernels in [scalar, best_mac_kernels()] {
+        for kernels in [scalar_kernels(), best_mac_kernels()] {
             let [mut a_re, mut a_im] = [data(), data()];
             let [mut b_re, mut b_im] = [a_re.clone(), a_im.clone()];
             (kernels.dual)(acc(&mut a_re, &mut a_im), [x, y], [g, h]);
             (kernels.single)(acc(&mut b_re, &mut b_im), x, g);
             (kernels.single)(acc(&mut b_re, &mut b_im), y, h);
             assert_eq!((a_re, a_im), (b_re, b_im));
+        }
+    }
+
+    /// The lead pair adds its leading term to `a` before the pair's, in the order a single call
+    /// then the pair would: a carrying level folds them into one pass for the same bits.
+    #[test]
+    fn the_lead_pair_kernel_is_a_single_then_the_pair() {
+        let mut rng = crate::rng::Rng::new(13);
+        let mut data = || (0..100).map(|_| rng.bipolar()).collect::<Vec<f32>>();
+        let [w_re, w_im, x_re, x_im, y_re, y_im] = [data(), data(), data(), data(), data(), data()];
+        let [g_re, g_im, h_re, h_im] = [data(), data(), data(), data()];
+        let (w, x, y) = (
+            spectrum(&w_re, &w_im),
+            spectrum(&x_re, &x_im),
+            spectrum(&y_re, &y_im),
+        );
+        let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
+        for kernels in [scalar_kernels(), best_mac_kernels()] {
+            let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
+            let [mut c_re, mut c_im, mut d_re, mut d_im] =
+                [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
+            (kernels.lead_pair)(
+                acc(&mut a_re, &mut a_im),
+                (w, g),
+                x,
+                acc(&mut b_re, &mut b_im),
+                y,
+                h,
+            );
+            (kernels.single)(acc(&mut c_re, &mut c_im), w, g);
+            (kernels.pair)(
+                acc(&mut c_re, &mut c_im),
+                x,
+                acc(&mut d_re, &mut d_im),
+                y,
+                h,
+            );
+            assert_eq!((a_re, a_im, b_re, b_im), (c_re, c_im, d_re, d_im));
         }
     }
 }

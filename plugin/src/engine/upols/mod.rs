@@ -425,7 +425,9 @@ impl UpolsLevel {
 
     /// Step 2 for one output channel, carrying half of the next period's terms (see
     /// [`Self::compute`]): `acc` gets this period's terms but those in it already (`carried`),
-    /// `next` the next period's terms of the partitions read.
+    /// `next` the next period's terms of the partitions read. A term of `acc` alone waits for
+    /// the next one and goes with it in one pass over the sum (the dual or the lead pair
+    /// kernel), in the same order, for the same bits.
     fn mac_partitions_carrying(
         &self,
         output_idx: usize,
@@ -434,17 +436,31 @@ impl UpolsLevel {
         carried: bool,
     ) {
         let parity = (self.period % 2) as usize;
+        let mut waiting: Option<(Spectrum<'_>, Spectrum<'_>)> = None;
         for &path_idx in &self.output_paths[output_idx] {
             let fdl = &self.fdl[self.paths[path_idx].input_idx];
             for partition_idx in 0..self.num_partitions {
                 let (x, h) = self.term(path_idx, partition_idx);
                 if partition_idx > 0 && partition_idx % 2 == parity {
                     let x_next = fdl.block(self.slot_of_age(partition_idx - 1), self.num_bins);
-                    (self.mac.pair)(acc.acc(), x, next.acc(), x_next, h);
+                    match waiting.take() {
+                        Some(lead) => {
+                            (self.mac.lead_pair)(acc.acc(), lead, x, next.acc(), x_next, h)
+                        }
+                        None => (self.mac.pair)(acc.acc(), x, next.acc(), x_next, h),
+                    }
                 } else if partition_idx == 0 || !carried {
-                    (self.mac.single)(acc.acc(), x, h);
+                    match waiting.take() {
+                        Some((x_lead, h_lead)) => {
+                            (self.mac.dual)(acc.acc(), [x_lead, x], [h_lead, h]);
+                        }
+                        None => waiting = Some((x, h)),
+                    }
                 }
             }
+        }
+        if let Some((x, h)) = waiting {
+            (self.mac.single)(acc.acc(), x, h);
         }
     }
 
