@@ -477,7 +477,14 @@ impl UpolsLevel {
 
     /// The FDL slot of the input spectrum `age` periods old (0: the newest).
     fn slot_of_age(&self, age: usize) -> usize {
-        (self.fdl_head + self.num_partitions - age) % self.num_partitions
+        // `fdl_head` and `age` are below `n`: one subtraction instead of a division per term.
+        debug_assert!(age < self.num_partitions && self.fdl_head < self.num_partitions);
+        let slot = self.fdl_head + self.num_partitions - age;
+        if slot >= self.num_partitions {
+            slot - self.num_partitions
+        } else {
+            slot
+        }
     }
 
     /// Step 1: one forward FFT per input channel into the newest FDL slot.
@@ -512,34 +519,52 @@ impl UpolsLevel {
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
     /// partitions, two terms per pass over the sum (four measured no faster).
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
-        let num_terms = self.num_output_terms(output_idx);
-        let mut term_idx = 0;
-        while term_idx < num_terms {
-            term_idx += self.mac_terms(output_idx, term_idx, acc);
+        // The terms two at a time in the order of [`Self::mac_terms`], walked without dividing.
+        let mut waiting: Option<(Spectrum<'_>, Spectrum<'_>)> = None;
+        for &path_idx in &self.output_paths[output_idx] {
+            for partition_idx in 0..self.num_partitions {
+                let (x, h) = self.term(path_idx, partition_idx);
+                match waiting.take() {
+                    Some((x_lead, h_lead)) => {
+                        (self.mac.dual)(acc.acc(), [x_lead, x], [h_lead, h]);
+                    }
+                    None => waiting = Some((x, h)),
+                }
+            }
+        }
+        if let Some((x, h)) = waiting {
+            (self.mac.single)(acc.acc(), x, h);
         }
     }
 
     /// Terms `term_idx` and `term_idx + 1` of output `output_idx`'s step 2 into `acc` in one
     /// pass (the dual kernel), or only `term_idx` where it is the last; returns how many. The
-    /// terms are numbered path by path, partition by partition (see [`Self::output_term`]);
-    /// two at a time or one at a time, they are summed in the same order, to the same bits.
+    /// terms are numbered path by path (in routing order), partition by partition: term `t` is
+    /// path `t / n`'s partition `t % n`. Two at a time or one at a time, they are summed in the
+    /// same order, to the same bits.
     fn mac_terms(&self, output_idx: usize, term_idx: usize, acc: &mut SplitSpectra) -> usize {
-        let (x, h) = self.output_term(output_idx, term_idx);
-        if term_idx + 1 < self.num_output_terms(output_idx) {
-            let (x_next, h_next) = self.output_term(output_idx, term_idx + 1);
-            (self.mac.dual)(acc.acc(), [x, x_next], [h, h_next]);
-            2
+        let paths = &self.output_paths[output_idx];
+        let (path_pos, partition_idx) = (
+            term_idx / self.num_partitions,
+            term_idx % self.num_partitions,
+        );
+        let (x, h) = self.term(paths[path_pos], partition_idx);
+        let next = if partition_idx + 1 < self.num_partitions {
+            Some((path_pos, partition_idx + 1))
         } else {
-            (self.mac.single)(acc.acc(), x, h);
-            1
+            (path_pos + 1 < paths.len()).then_some((path_pos + 1, 0))
+        };
+        match next {
+            Some((path_pos, partition_idx)) => {
+                let (x_next, h_next) = self.term(paths[path_pos], partition_idx);
+                (self.mac.dual)(acc.acc(), [x, x_next], [h, h_next]);
+                2
+            }
+            None => {
+                (self.mac.single)(acc.acc(), x, h);
+                1
+            }
         }
-    }
-
-    /// The spectra of term `term_idx` of output `output_idx`'s step 2: its path
-    /// `term_idx / n` (of the paths into it, in routing order), partition `term_idx % n`.
-    fn output_term(&self, output_idx: usize, term_idx: usize) -> (Spectrum<'_>, Spectrum<'_>) {
-        let path_idx = self.output_paths[output_idx][term_idx / self.num_partitions];
-        self.term(path_idx, term_idx % self.num_partitions)
     }
 
     /// Number of terms of `output_idx`'s step 2: its paths times the partitions.
