@@ -22,8 +22,8 @@
 //! partitions ([`super::plan`]), and each partition read once for two periods (the pair
 //! kernel, see [`super::upols::UpolsLevel::compute`]), which took 5 to 10 % off dense 12 x 12
 //! and 16 x 16 matrices at 1024-sample blocks. Such a level adds partition 0 alone to a period's
-//! sum; folded into the next term's pass (the dual or the lead pair), it took 1 to 11 % off
-//! dense 12 x 12 and 16 x 16 matrices at 64 and 1024 samples, for the same bits.
+//! sum; folded into the next term's pass (the dual or the lead pair), it took up to 12 % off
+//! dense 12 x 12 and 16 x 16 matrices (16 x 16 at 64 samples: nothing), for the same bits.
 //!
 //! Uses nothing else of the engine.
 
