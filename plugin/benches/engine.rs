@@ -80,6 +80,7 @@ fn mac(c: &mut Criterion) {
         bench.iter(|| {
             (kernels.pair)(
                 Acc { re: a_re, im: a_im },
+                [],
                 black_box(x),
                 Acc { re: b_re, im: b_im },
                 y,

@@ -44,14 +44,14 @@ pub struct Spectrum<'a> {
 /// `acc += x * h`.
 pub type MacKernel = fn(Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 
-/// `a += x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms of one IR
-/// partition for one read of its spectrum ([`super::upols`]'s carried terms).
-pub type MacPairKernel = fn(Acc<'_>, Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
+/// A term of a sum: an input spectrum and the IR spectrum it meets.
+pub type Term<'a> = (Spectrum<'a>, Spectrum<'a>);
 
-/// `a += x_0 * h_0 + x_a * h` and `b += x_b * h`: the pair with a leading term of `a` folded
-/// into its pass (a carrying level's partition 0 before its first carried partition).
-pub type MacLeadPairKernel =
-    fn(Acc<'_>, (Spectrum<'_>, Spectrum<'_>), Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
+/// `a += sum_k lead[k] + x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms
+/// of one IR partition for one read of its spectrum ([`super::upols`]'s carried terms), after
+/// `LEAD` terms of `a` alone (0, or 1: a carrying level's term before it, in the same pass).
+pub type MacPairKernel<const LEAD: usize> =
+    fn(Acc<'_>, [Term<'_>; LEAD], Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 
 /// `acc += sum_k x[k] * h[k]`: `K` partitions into one sum, which is read and written once
 /// instead of `K` times (the sum, not the spectra, is what an in-cache MAC moves most).
@@ -61,8 +61,8 @@ pub type MacTermsKernel<const K: usize> = fn(Acc<'_>, [Spectrum<'_>; K], [Spectr
 #[derive(Clone, Copy)]
 pub struct MacKernels {
     pub single: MacKernel,
-    pub pair: MacPairKernel,
-    pub lead_pair: MacLeadPairKernel,
+    pub pair: MacPairKernel<0>,
+    pub lead_pair: MacPairKernel<1>,
     pub dual: MacTermsKernel<2>,
 }
 
@@ -73,15 +73,15 @@ pub fn best_mac_kernels() -> MacKernels {
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         return MacKernels {
             single: spectral_mac_fma,
-            pair: spectral_mac_pair_fma,
-            lead_pair: spectral_mac_lead_pair_fma,
+            pair: spectral_mac_pair_fma::<0>,
+            lead_pair: spectral_mac_pair_fma::<1>,
             dual: spectral_mac_terms_fma::<2>,
         };
     }
     MacKernels {
         single: spectral_mac,
-        pair: spectral_mac_pair,
-        lead_pair: spectral_mac_lead_pair,
+        pair: spectral_mac_pair::<0>,
+        lead_pair: spectral_mac_pair::<1>,
         dual: spectral_mac_terms::<2>,
     }
 }
@@ -93,13 +93,12 @@ fn madd<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FUSED { a.mul_add(b, c) } else { a * b + c }
 }
 
-/// The loop of [`spectral_mac_pair`] (no lead) and [`spectral_mac_lead_pair`] (one): each bin
-/// of `h` is loaded once for both products, and `a` gets the `LEAD` terms first, in the order
-/// separate calls would add them.
+/// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products, and `a`
+/// gets the `LEAD` terms first, in the order separate calls would add them.
 #[inline(always)]
 fn mac_pair_body<const FUSED: bool, const LEAD: usize>(
     a: Acc<'_>,
-    lead: [(Spectrum<'_>, Spectrum<'_>); LEAD],
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
@@ -166,27 +165,17 @@ pub fn spectral_mac(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
     mac_terms_body::<false, 1>(acc, [x], [h]);
 }
 
-/// `a += x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair kernel.
-pub fn spectral_mac_pair(
+/// `a += sum_k lead[k] + x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair
+/// kernel.
+pub fn spectral_mac_pair<const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<false, 0>(a, [], x_a, b, x_b, h);
-}
-
-/// `a += x_0 * h_0 + x_a * h` and `b += x_b * h`, the scalar reference of the SIMD kernel.
-pub fn spectral_mac_lead_pair(
-    a: Acc<'_>,
-    lead: (Spectrum<'_>, Spectrum<'_>),
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    mac_pair_body::<false, 1>(a, [lead], x_a, b, x_b, h);
+    mac_pair_body::<false, LEAD>(a, lead, x_a, b, x_b, h);
 }
 
 /// Portable `acc += sum_k x[k] * h[k]`, split real and imaginary arrays.
@@ -234,54 +223,29 @@ fn spectral_mac_avx2_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
 
 /// [`spectral_mac_pair`] compiled for AVX2 with fused multiply-adds.
 #[cfg(target_arch = "x86_64")]
-fn spectral_mac_pair_fma(
+fn spectral_mac_pair_fma<const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
     // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_pair_avx2_fma(a, x_a, b, x_b, h) }
+    unsafe { spectral_mac_pair_avx2_fma::<LEAD>(a, lead, x_a, b, x_b, h) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn spectral_mac_pair_avx2_fma(
+fn spectral_mac_pair_avx2_fma<const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<true, 0>(a, [], x_a, b, x_b, h);
-}
-
-/// [`spectral_mac_lead_pair`] compiled for AVX2 with fused multiply-adds.
-#[cfg(target_arch = "x86_64")]
-fn spectral_mac_lead_pair_fma(
-    a: Acc<'_>,
-    lead: (Spectrum<'_>, Spectrum<'_>),
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_lead_pair_avx2_fma(a, lead, x_a, b, x_b, h) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn spectral_mac_lead_pair_avx2_fma(
-    a: Acc<'_>,
-    lead: (Spectrum<'_>, Spectrum<'_>),
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    mac_pair_body::<true, 1>(a, [lead], x_a, b, x_b, h);
+    mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
 }
 
 #[cfg(test)]
@@ -296,8 +260,8 @@ mod tests {
     fn scalar_kernels() -> MacKernels {
         MacKernels {
             single: spectral_mac,
-            pair: spectral_mac_pair,
-            lead_pair: spectral_mac_lead_pair,
+            pair: spectral_mac_pair::<0>,
+            lead_pair: spectral_mac_pair::<1>,
             dual: spectral_mac_terms::<2>,
         }
     }
@@ -318,6 +282,7 @@ mod tests {
             let (mut a_re, mut a_im, mut b_re, mut b_im) = ([1.0f32], [1.0f32], [0.0f32], [0.0]);
             (kernels.pair)(
                 acc(&mut a_re, &mut a_im),
+                [],
                 x,
                 acc(&mut b_re, &mut b_im),
                 spectrum(&[2.0], &[-1.0]),
@@ -347,10 +312,10 @@ mod tests {
             for _ in 0..50 {
                 let [ra_re, ra_im, rb_re, rb_im] = &mut reference;
                 spectral_mac(acc(ra_re, ra_im), x, h);
-                spectral_mac_pair(acc(ra_re, ra_im), y, acc(rb_re, rb_im), x, h);
+                spectral_mac_pair(acc(ra_re, ra_im), [], y, acc(rb_re, rb_im), x, h);
                 let [sa_re, sa_im, sb_re, sb_im] = &mut simd;
                 (best_mac_kernels().single)(acc(sa_re, sa_im), x, h);
-                (best_mac_kernels().pair)(acc(sa_re, sa_im), y, acc(sb_re, sb_im), x, h);
+                (best_mac_kernels().pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
             }
             for (a, b) in reference.iter().flatten().zip(simd.iter().flatten()) {
                 // 100 accumulations (two roundings each without FMA, one with) of products
@@ -377,6 +342,7 @@ mod tests {
             [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
         (kernels.pair)(
             acc(&mut a_re, &mut a_im),
+            [],
             x,
             acc(&mut b_re, &mut b_im),
             y,
@@ -427,7 +393,7 @@ mod tests {
                 [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
             (kernels.lead_pair)(
                 acc(&mut a_re, &mut a_im),
-                (w, g),
+                [(w, g)],
                 x,
                 acc(&mut b_re, &mut b_im),
                 y,
@@ -436,6 +402,7 @@ mod tests {
             (kernels.single)(acc(&mut c_re, &mut c_im), w, g);
             (kernels.pair)(
                 acc(&mut c_re, &mut c_im),
+                [],
                 x,
                 acc(&mut d_re, &mut d_im),
                 y,

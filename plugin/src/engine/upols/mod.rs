@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use rustfft::FftPlanner;
 
-use super::mac::{Acc, MacKernels, Spectrum, best_mac_kernels};
+use super::mac::{Acc, MacKernels, Spectrum, Term, best_mac_kernels};
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
 use super::split_fft::SplitRealFft;
@@ -436,7 +436,7 @@ impl UpolsLevel {
         carried: bool,
     ) {
         let parity = (self.period % 2) as usize;
-        let mut waiting: Option<(Spectrum<'_>, Spectrum<'_>)> = None;
+        let mut waiting = None;
         for &path_idx in &self.output_paths[output_idx] {
             let fdl = &self.fdl[self.paths[path_idx].input_idx];
             for partition_idx in 0..self.num_partitions {
@@ -445,20 +445,30 @@ impl UpolsLevel {
                     let x_next = fdl.block(self.slot_of_age(partition_idx - 1), self.num_bins);
                     match waiting.take() {
                         Some(lead) => {
-                            (self.mac.lead_pair)(acc.acc(), lead, x, next.acc(), x_next, h)
+                            (self.mac.lead_pair)(acc.acc(), [lead], x, next.acc(), x_next, h)
                         }
-                        None => (self.mac.pair)(acc.acc(), x, next.acc(), x_next, h),
+                        None => (self.mac.pair)(acc.acc(), [], x, next.acc(), x_next, h),
                     }
                 } else if partition_idx == 0 || !carried {
-                    match waiting.take() {
-                        Some((x_lead, h_lead)) => {
-                            (self.mac.dual)(acc.acc(), [x_lead, x], [h_lead, h]);
-                        }
-                        None => waiting = Some((x, h)),
-                    }
+                    self.add_term(acc, &mut waiting, (x, h));
                 }
             }
         }
+        self.add_last_term(acc, waiting);
+    }
+
+    /// Adds `term` to `acc` two terms per pass: a term waits in `waiting` for the next one, and
+    /// the two go in one pass (the dual kernel) in order; [`Self::add_last_term`] adds the one
+    /// left waiting at the end.
+    fn add_term<'s>(&self, acc: &mut SplitSpectra, waiting: &mut Option<Term<'s>>, term: Term<'s>) {
+        match waiting.take() {
+            Some(lead) => (self.mac.dual)(acc.acc(), [lead.0, term.0], [lead.1, term.1]),
+            None => *waiting = Some(term),
+        }
+    }
+
+    /// Adds the term left waiting by [`Self::add_term`], if any.
+    fn add_last_term(&self, acc: &mut SplitSpectra, waiting: Option<Term<'_>>) {
         if let Some((x, h)) = waiting {
             (self.mac.single)(acc.acc(), x, h);
         }
@@ -466,7 +476,7 @@ impl UpolsLevel {
 
     /// The spectra of one term of step 2 for path `path_idx`: the input spectrum
     /// `partition_idx` periods old and the IR spectrum of partition `partition_idx`.
-    fn term(&self, path_idx: usize, partition_idx: usize) -> (Spectrum<'_>, Spectrum<'_>) {
+    fn term(&self, path_idx: usize, partition_idx: usize) -> Term<'_> {
         let fdl = &self.fdl[self.paths[path_idx].input_idx];
         let spectra = &self.spectra[self.path_spectrum[path_idx]];
         (
@@ -520,21 +530,13 @@ impl UpolsLevel {
     /// partitions, two terms per pass over the sum (four measured no faster).
     fn mac_partitions(&self, output_idx: usize, acc: &mut SplitSpectra) {
         // The terms two at a time in the order of [`Self::mac_terms`], walked without dividing.
-        let mut waiting: Option<(Spectrum<'_>, Spectrum<'_>)> = None;
+        let mut waiting = None;
         for &path_idx in &self.output_paths[output_idx] {
             for partition_idx in 0..self.num_partitions {
-                let (x, h) = self.term(path_idx, partition_idx);
-                match waiting.take() {
-                    Some((x_lead, h_lead)) => {
-                        (self.mac.dual)(acc.acc(), [x_lead, x], [h_lead, h]);
-                    }
-                    None => waiting = Some((x, h)),
-                }
+                self.add_term(acc, &mut waiting, self.term(path_idx, partition_idx));
             }
         }
-        if let Some((x, h)) = waiting {
-            (self.mac.single)(acc.acc(), x, h);
-        }
+        self.add_last_term(acc, waiting);
     }
 
     /// Terms `term_idx` and `term_idx + 1` of output `output_idx`'s step 2 into `acc` in one
