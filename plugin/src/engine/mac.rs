@@ -1,9 +1,9 @@
 //! The spectral multiply-accumulate (`acc += x * h` over split complex arrays), the hot loop
 //! of every level; its dual (`acc += x_a * h_a + x_b * h_b`: two partitions for one pass over
 //! the sum); and its pair (`a += x_a * h`, `b += x_b * h`: one IR partition read for two
-//! periods), also with a leading term of `a` in the same pass. Each is written once and compiled twice: a scalar reference that the compiler
-//! vectorises for the baseline target, and the same for AVX2 with fused multiply-adds, chosen
-//! once per level.
+//! periods), also with a leading term of `a` in the same pass. Each is written once and
+//! compiled twice: a scalar reference that the compiler vectorises for the baseline target, and
+//! the same for AVX2 with fused multiply-adds, chosen once per level.
 //!
 //! Each call streams one partition's spectra whole: a level walks an output's paths and
 //! partitions one after another (`UpolsLevel`'s step 2), so the hardware prefetcher sees long
