@@ -13,7 +13,7 @@
 //! `WINDOW_SYSTEM_EXTENSIONS`), so that looking for an adapter inside a host neither prints to
 //! the host's stderr nor connects to its display server.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::GpuError;
 use crate::fft_kernels::FftKernels;
@@ -167,11 +167,35 @@ const WINDOW_SYSTEM_EXTENSIONS: [&std::ffi::CStr; 3] = [
     c"VK_KHR_wayland_surface",
 ];
 
-/// The instance every adapter of this crate comes from (its kernel tests use it too): on Linux
-/// a Vulkan instance without `WINDOW_SYSTEM_EXTENSIONS`, and without a Vulkan loader one
-/// with no adapter (as wgpu's own would be).
-#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+/// The instance every adapter of this crate comes from (its kernel tests use it too): one for
+/// the process, created on first use and never destroyed.
+///
+/// NVIDIA's Vulkan driver corrupts its heap or crashes when instances are created and
+/// destroyed on several threads at once (wgpu issue 5930; seen here on an H100 with driver
+/// 580, in the GPU tests and in the fault test's hub reopening its device), so nothing in this
+/// process makes a second one. Devices are opened one at a time for the same reason (see
+/// [`one_at_a_time`]).
 pub fn instance() -> wgpu::Instance {
+    static INSTANCE: OnceLock<wgpu::Instance> = OnceLock::new();
+    INSTANCE.get_or_init(new_instance).clone()
+}
+
+/// Runs `open` while no other thread of this process enumerates adapters or opens a device
+/// through this crate: NVIDIA's driver races when devices are created concurrently (wgpu issue
+/// 10234). The convolver opens its device under it; the kernel tests open theirs under it.
+pub fn one_at_a_time<T>(open: impl FnOnce() -> T) -> T {
+    static OPENING: Mutex<()> = Mutex::new(());
+    // A panic while opening poisons nothing that matters: the guard protects no data.
+    let _guard = OPENING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    open()
+}
+
+/// On Linux a Vulkan instance without `WINDOW_SYSTEM_EXTENSIONS`, and without a Vulkan loader
+/// one with no adapter (as wgpu's own would be).
+#[cfg(any(target_os = "linux", target_os = "freebsd"))]
+fn new_instance() -> wgpu::Instance {
     use wgpu::hal::vulkan;
     let descriptor = wgpu::hal::InstanceDescriptor {
         name: "longtail",
@@ -199,10 +223,9 @@ pub fn instance() -> wgpu::Instance {
     }
 }
 
-/// The instance every adapter of this crate comes from (its kernel tests use it too): Vulkan,
-/// Metal and DX12, as the platform offers.
+/// Vulkan, Metal and DX12, as the platform offers.
 #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
-pub fn instance() -> wgpu::Instance {
+fn new_instance() -> wgpu::Instance {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
     descriptor.backends = wgpu::Backends::VULKAN | wgpu::Backends::METAL | wgpu::Backends::DX12;
     wgpu::Instance::new(descriptor)
@@ -211,12 +234,13 @@ pub fn instance() -> wgpu::Instance {
 /// Every adapter that can run compute kernels, preferred first.
 pub fn list_adapters() -> Vec<AdapterSummary> {
     let instance = instance();
-    let mut adapters: Vec<_> =
+    let mut adapters: Vec<_> = one_at_a_time(|| {
         pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
             .iter()
             .filter(|a| usable(a))
             .map(AdapterSummary::from_wgpu)
-            .collect();
+            .collect()
+    });
     adapters.sort_by_key(|a| a.kind.rank());
     adapters
 }
@@ -258,6 +282,10 @@ pub(crate) struct OpenDevice {
 
 /// Opens the preferred adapter's device.
 pub(crate) fn open(options: OpenOptions) -> Result<OpenDevice, GpuError> {
+    one_at_a_time(|| open_now(options))
+}
+
+fn open_now(options: OpenOptions) -> Result<OpenDevice, GpuError> {
     let instance = instance();
     let mut adapters: Vec<wgpu::Adapter> =
         pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
