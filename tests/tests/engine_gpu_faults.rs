@@ -84,6 +84,8 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     longtail::engine::governor::set_thermal_root(Some(thermal_root.clone()));
 
     for fault in ["slow", "hot", "lost"] {
+        // Where a crash in the driver happened, with --nocapture.
+        eprintln!("fault: {fault}");
         let mut engine = Engine::new(&ir, config()).unwrap();
         let hub = engine.gpu_hub().unwrap().clone();
         match fault {
