@@ -26,7 +26,9 @@
 #   matrix.jsonl     one dense 16 x 16 matrix of 4 s rooms at 64-sample blocks, paced, 60 s,
 #                    with the GPU tail then on the CPU only (the issue's target: the process's
 #                    CPU with the GPU at most a third of the CPU-only run's, nothing late);
-# and room for two more.
+#   status-matrix.json  what Auto decides for that matrix on this machine (status --backend
+#                    auto: both sides' calibrated costs, and where each level would run);
+# and room for one more.
 #
 # Knobs, to shrink it for a dry run on lavapipe (with LONGTAIL_GPU_ALLOW_CPU=1):
 # GPU_CHECK_INSTANCES (256), GPU_CHECK_HOST_THREADS (8), GPU_CHECK_SECONDS (60),
@@ -48,7 +50,7 @@ case "${1:-}" in
         out=${3:?usage: scripts/gpu-check.sh --from PACKDIR OUTDIR}
         ;;
     "" | -h | --help)
-        sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
         exit 2
         ;;
     *)
@@ -101,9 +103,14 @@ done
 grep -E "^-- |^test result|FAILED|panicked" "$out/gpu-tests.log"
 tests_s=$((SECONDS - started))
 
+read -r matrix_in matrix_out matrix_s <<<"${GPU_CHECK_MATRIX:-16 16 4}"
 echo "== adapters and calibration"
 "$cli" status --backend gpu --json > "$out/status.json" || failed=1
 cat "$out/status.json"
+echo "== Auto for the $matrix_in x $matrix_out matrix of $matrix_s s rooms at 64-sample blocks"
+"$cli" status --backend auto --channels "$matrix_in" --outputs "$matrix_out" \
+    --ir-seconds "$matrix_s" --block 64 --json > "$out/status-matrix.json" || failed=1
+cat "$out/status-matrix.json"
 
 echo "== bench-gpu, $periods periods (tiled kernels, then the radix-2 fallback)"
 : > "$out/bench-gpu.jsonl"
@@ -123,7 +130,6 @@ for backend in gpu cpu; do
     tail -n 1 "$work/session-$backend.json"
 done
 
-read -r matrix_in matrix_out matrix_s <<<"${GPU_CHECK_MATRIX:-16 16 4}"
 : > "$out/matrix.jsonl"
 for backend in gpu cpu; do
     echo "== matrix on $backend: $matrix_in x $matrix_out x $matrix_s s at 64-sample blocks, $seconds s"
