@@ -93,6 +93,21 @@ fn madd<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     if FUSED { a.mul_add(b, c) } else { a * b + c }
 }
 
+/// `sum + x * h` for one bin, as `(re, im)` pairs, in the one order every kernel adds a product
+/// (the imaginary parts' product first), so that terms summed one, two or more per pass give
+/// the same bits.
+#[inline(always)]
+fn cmadd<const FUSED: bool>(
+    (xr, xi): (f32, f32),
+    (hr, hi): (f32, f32),
+    (re, im): (f32, f32),
+) -> (f32, f32) {
+    (
+        madd::<FUSED>(xr, hr, madd::<FUSED>(-xi, hi, re)),
+        madd::<FUSED>(xr, hi, madd::<FUSED>(xi, hr, im)),
+    )
+}
+
 /// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products, and `a`
 /// gets the `LEAD` terms first, in the order separate calls would add them.
 #[inline(always)]
@@ -114,20 +129,17 @@ fn mac_pair_body<const FUSED: bool, const LEAD: usize>(
     let (xb_re, xb_im) = (&x_b.re[..len], &x_b.im[..len]);
     let (h_re, h_im) = (&h.re[..len], &h.im[..len]);
     for bin_idx in 0..len {
-        let (mut re, mut im) = (a_re[bin_idx], a_im[bin_idx]);
+        let mut sum = (a_re[bin_idx], a_im[bin_idx]);
         for k in 0..LEAD {
-            let (xr, xi) = (lead_x_re[k][bin_idx], lead_x_im[k][bin_idx]);
-            let (gr, gi) = (lead_h_re[k][bin_idx], lead_h_im[k][bin_idx]);
-            re = madd::<FUSED>(xr, gr, madd::<FUSED>(-xi, gi, re));
-            im = madd::<FUSED>(xr, gi, madd::<FUSED>(xi, gr, im));
+            let x = (lead_x_re[k][bin_idx], lead_x_im[k][bin_idx]);
+            let g = (lead_h_re[k][bin_idx], lead_h_im[k][bin_idx]);
+            sum = cmadd::<FUSED>(x, g, sum);
         }
-        let (hr, hi) = (h_re[bin_idx], h_im[bin_idx]);
-        let (ar, ai) = (xa_re[bin_idx], xa_im[bin_idx]);
-        a_re[bin_idx] = madd::<FUSED>(ar, hr, madd::<FUSED>(-ai, hi, re));
-        a_im[bin_idx] = madd::<FUSED>(ar, hi, madd::<FUSED>(ai, hr, im));
-        let (br, bi) = (xb_re[bin_idx], xb_im[bin_idx]);
-        b_re[bin_idx] = madd::<FUSED>(br, hr, madd::<FUSED>(-bi, hi, b_re[bin_idx]));
-        b_im[bin_idx] = madd::<FUSED>(br, hi, madd::<FUSED>(bi, hr, b_im[bin_idx]));
+        let h = (h_re[bin_idx], h_im[bin_idx]);
+        let x = (xa_re[bin_idx], xa_im[bin_idx]);
+        (a_re[bin_idx], a_im[bin_idx]) = cmadd::<FUSED>(x, h, sum);
+        let x = (xb_re[bin_idx], xb_im[bin_idx]);
+        (b_re[bin_idx], b_im[bin_idx]) = cmadd::<FUSED>(x, h, (b_re[bin_idx], b_im[bin_idx]));
     }
 }
 
@@ -147,15 +159,13 @@ fn mac_terms_body<const FUSED: bool, const K: usize>(
     let h_re = h.map(|h| &h.re[..len]);
     let h_im = h.map(|h| &h.im[..len]);
     for bin_idx in 0..len {
-        let (mut re, mut im) = (acc_re[bin_idx], acc_im[bin_idx]);
+        let mut sum = (acc_re[bin_idx], acc_im[bin_idx]);
         for k in 0..K {
-            let (xr, xi) = (x_re[k][bin_idx], x_im[k][bin_idx]);
-            let (hr, hi) = (h_re[k][bin_idx], h_im[k][bin_idx]);
-            re = madd::<FUSED>(xr, hr, madd::<FUSED>(-xi, hi, re));
-            im = madd::<FUSED>(xr, hi, madd::<FUSED>(xi, hr, im));
+            let x = (x_re[k][bin_idx], x_im[k][bin_idx]);
+            let h = (h_re[k][bin_idx], h_im[k][bin_idx]);
+            sum = cmadd::<FUSED>(x, h, sum);
         }
-        acc_re[bin_idx] = re;
-        acc_im[bin_idx] = im;
+        (acc_re[bin_idx], acc_im[bin_idx]) = sum;
     }
 }
 
