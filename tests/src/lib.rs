@@ -222,6 +222,22 @@ impl Blocks {
     }
 }
 
+/// Runs `create` (making a plugin instance through its CLAP or VST3 entry) while no other
+/// thread of the test binary makes one.
+///
+/// nice-plug's Windows event loop names its window class after the `QueryPerformanceCounter`
+/// tick at which the instance is made, and aborts (a panic in a function that cannot unwind)
+/// when that class exists already: two instances made at once on two threads can get one tick,
+/// as parallel tests under Wine did in CI. A host makes its instances on one thread; the tests
+/// take turns here.
+pub fn one_instance_at_a_time<T>(create: impl FnOnce() -> T) -> T {
+    static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = CREATING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    create()
+}
+
 /// The environment variable that points the host tests at another plugin library: the
 /// `Longtail.clap` a release archive installed, say (scripts/dist-check.sh). Such a library is
 /// built without `assert_process_allocs`, so the test that expects an abort does not apply.

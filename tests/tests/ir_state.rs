@@ -102,13 +102,15 @@ impl Host {
             .unwrap_or_else(|err| panic!("cannot load {}: {err}", path.display()));
         let host_info =
             HostInfo::new("Longtail IR state test", "Longtail developers", "", "0.1.0").unwrap();
-        let mut instance = PluginInstance::<Handlers>::new(
-            |_: &()| Shared::default(),
-            |_: &Shared| Main,
-            &entry,
-            PLUGIN_ID,
-            &host_info,
-        )
+        let mut instance = longtail_tests::one_instance_at_a_time(|| {
+            PluginInstance::<Handlers>::new(
+                |_: &()| Shared::default(),
+                |_: &Shared| Main,
+                &entry,
+                PLUGIN_ID,
+                &host_info,
+            )
+        })
         .expect("the plugin instantiates");
         let shared = instance.plugin_shared_handle();
         let state = shared.get_extension::<PluginState>().unwrap();

@@ -98,11 +98,13 @@ impl Module {
         // SAFETY: creating an IComponent of a class the factory listed; the pointer it
         // returns carries one reference, which the ComPtr takes over.
         let component = unsafe {
-            let result = self.factory.createInstance(
-                class.cid.as_ptr(),
-                IComponent::IID.as_ptr() as *const _,
-                &mut object,
-            );
+            let result = longtail_tests::one_instance_at_a_time(|| {
+                self.factory.createInstance(
+                    class.cid.as_ptr(),
+                    IComponent::IID.as_ptr() as *const _,
+                    &mut object,
+                )
+            });
             assert_eq!(result, kResultOk, "createInstance");
             ComPtr::from_raw(object as *mut IComponent).expect("a component")
         };

@@ -257,13 +257,15 @@ impl TestHost {
             "0.1.0",
         )
         .expect("valid host info");
-        let instance = PluginInstance::<Handlers>::new(
-            |_: &()| HostShared::default(),
-            |shared: &HostShared| HostMain::new(shared),
-            &entry,
-            PLUGIN_ID,
-            &host_info,
-        )
+        let instance = longtail_tests::one_instance_at_a_time(|| {
+            PluginInstance::<Handlers>::new(
+                |_: &()| HostShared::default(),
+                |shared: &HostShared| HostMain::new(shared),
+                &entry,
+                PLUGIN_ID,
+                &host_info,
+            )
+        })
         .expect("the plugin instantiates");
         let shared = instance.plugin_shared_handle();
         let params = shared
