@@ -233,15 +233,21 @@ fn new_instance() -> wgpu::Instance {
 
 /// Every adapter that can run compute kernels, preferred first.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    let instance = instance();
-    let mut adapters: Vec<_> = one_at_a_time(|| {
-        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-            .iter()
-            .filter(|a| usable(a))
-            .map(AdapterSummary::from_wgpu)
-            .collect()
-    });
-    adapters.sort_by_key(|a| a.kind.rank());
+    one_at_a_time(usable_adapters)
+        .iter()
+        .map(AdapterSummary::from_wgpu)
+        .collect()
+}
+
+/// The instance's adapters that can run compute kernels, preferred first. Call it under
+/// [`one_at_a_time`].
+fn usable_adapters() -> Vec<wgpu::Adapter> {
+    let mut adapters: Vec<wgpu::Adapter> =
+        pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()))
+            .into_iter()
+            .filter(usable)
+            .collect();
+    adapters.sort_by_key(|a| AdapterKind::from_wgpu(a.get_info().device_type).rank());
     adapters
 }
 
@@ -286,13 +292,7 @@ pub(crate) fn open(options: OpenOptions) -> Result<OpenDevice, GpuError> {
 }
 
 fn open_now(options: OpenOptions) -> Result<OpenDevice, GpuError> {
-    let instance = instance();
-    let mut adapters: Vec<wgpu::Adapter> =
-        pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
-            .into_iter()
-            .filter(usable)
-            .collect();
-    adapters.sort_by_key(|a| AdapterKind::from_wgpu(a.get_info().device_type).rank());
+    let adapters = usable_adapters();
     let found: Vec<String> = adapters
         .iter()
         .map(|a| AdapterSummary::from_wgpu(a).to_string())
