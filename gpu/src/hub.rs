@@ -33,6 +33,8 @@ use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
 use crate::convolver::{ChunkStart, Convolver, LevelId, LevelSpec};
+pub use crate::period_stats::RoundTrip;
+use crate::period_stats::{Period, PeriodLog, PeriodStats, thread_cpu_us};
 use crate::{AdapterSummary, GpuError, OpenOptions};
 
 /// How often an idle hub looks for work it was not woken for.
@@ -57,39 +59,6 @@ pub trait Feed: Send + Sync {
     /// The GPU no longer serves this level, for `reason`; no other call follows. The chunks
     /// taken but not finished are the standby's to compute.
     fn fail(&self, reason: &str);
-}
-
-/// Round-trip percentiles, in microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct RoundTrip {
-    /// Median.
-    pub p50_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p999_us: f64,
-    /// Largest.
-    pub max_us: f64,
-    /// Periods measured.
-    pub count: usize,
-}
-
-impl RoundTrip {
-    fn of(samples: &[f64]) -> Self {
-        if samples.is_empty() {
-            return Self::default();
-        }
-        let mut sorted = samples.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
-        Self {
-            p50_us: at(0.5),
-            p99_us: at(0.99),
-            p999_us: at(0.999),
-            max_us: sorted[sorted.len() - 1],
-            count: sorted.len(),
-        }
-    }
 }
 
 /// Measured when the hub opens, with three reference batches of `P` = 4096: a light one (true
@@ -144,6 +113,8 @@ pub struct HubStats {
     pub periods: u64,
     /// Round trips of the recent periods.
     pub round_trip: RoundTrip,
+    /// The same periods, their phases apart and grouped by the largest partition in the batch.
+    pub periods_detail: PeriodStats,
     /// Why the hub stopped serving, if it did.
     pub broken: Option<String>,
     /// Levels that left for their CPU standby.
@@ -151,6 +122,10 @@ pub struct HubStats {
     /// Whether the hub's thread runs at real-time priority, as its [`ThreadStart`] said;
     /// `None` where none was set.
     pub realtime: Option<bool>,
+    /// CPU seconds the hub's thread has used so far, as of its last period or idle wake-up
+    /// (`None` without a thread CPU clock): the hub's own share of the process's CPU, apart
+    /// from the driver's threads.
+    pub thread_cpu_s: Option<f64>,
 }
 
 struct Registered {
@@ -167,8 +142,7 @@ struct State {
     levels: Vec<Registered>,
     next_key: u64,
     broken: Option<String>,
-    round_trips: Vec<f64>,
-    round_trip_next: usize,
+    periods: PeriodLog,
     /// Test hook: extra time each period takes.
     delay: Duration,
 }
@@ -178,6 +152,9 @@ struct Inner {
     stop: AtomicBool,
     periods: AtomicU64,
     failed_over: AtomicU64,
+    /// The hub thread's CPU time in microseconds ([`HubStats::thread_cpu_s`]); `u64::MAX`
+    /// without a clock.
+    thread_cpu_us: AtomicU64,
 }
 
 impl Inner {
@@ -304,13 +281,13 @@ impl Hub {
                 levels: Vec::new(),
                 next_key: 0,
                 broken: None,
-                round_trips: Vec::with_capacity(ROUND_TRIPS_KEPT),
-                round_trip_next: 0,
+                periods: PeriodLog::new(ROUND_TRIPS_KEPT),
                 delay: Duration::ZERO,
             }),
             stop: AtomicBool::new(false),
             periods: AtomicU64::new(0),
             failed_over: AtomicU64::new(0),
+            thread_cpu_us: AtomicU64::new(u64::MAX),
         });
         let thread_inner = Arc::clone(&inner);
         let thread_start = *THREAD_START.lock().unwrap_or_else(|p| p.into_inner());
@@ -393,10 +370,15 @@ impl Hub {
             adapter: self.adapter.clone(),
             levels: state.levels.len(),
             periods: self.inner.periods.load(Ordering::Relaxed),
-            round_trip: RoundTrip::of(&state.round_trips),
+            round_trip: RoundTrip::of(&state.periods.round_trips()),
+            periods_detail: state.periods.stats(),
             broken: state.broken.clone(),
             levels_failed_over: self.inner.failed_over.load(Ordering::Relaxed),
             realtime: self.realtime,
+            thread_cpu_s: match self.inner.thread_cpu_us.load(Ordering::Relaxed) {
+                u64::MAX => None,
+                us => Some(us as f64 * 1e-6),
+            },
         }
     }
 
@@ -410,7 +392,7 @@ impl Hub {
         if let Some(reason) = &state.broken {
             return Err(GpuError::Device(reason.clone()));
         }
-        if state.levels.is_empty() || state.round_trips.is_empty() {
+        if state.levels.is_empty() || state.periods.is_empty() {
             let delay = state.delay;
             let mut round_trip = measure(&mut state.convolver, LIGHT_BATCH, 2, 16)?;
             // The injected delay counts, as it does for the levels' periods.
@@ -421,17 +403,7 @@ impl Hub {
             round_trip.max_us += delay_us;
             return Ok(round_trip);
         }
-        let kept = state.round_trips.len();
-        let count = kept.min(HEALTH_WINDOW);
-        // The ring's newest entry is just before `round_trip_next` once it is full.
-        let newest_end = if kept < ROUND_TRIPS_KEPT {
-            kept
-        } else {
-            state.round_trip_next
-        };
-        let recent: Vec<f64> = (0..count)
-            .map(|back| state.round_trips[(newest_end + kept - 1 - back) % kept])
-            .collect();
+        let recent = state.periods.newest_round_trips(HEALTH_WINDOW);
         Ok(RoundTrip::of(&recent))
     }
 
@@ -461,6 +433,8 @@ impl Drop for Hub {
 
 fn hub_main(inner: &Inner) {
     loop {
+        let cpu_us = thread_cpu_us().map_or(u64::MAX, |us| us as u64);
+        inner.thread_cpu_us.store(cpu_us, Ordering::Relaxed);
         if inner.stop.load(Ordering::Acquire) {
             return;
         }
@@ -513,12 +487,10 @@ fn hub_main(inner: &Inner) {
                         .feed
                         .finish(state.convolver.output(registered.id));
                 }
-                if state.round_trips.len() < ROUND_TRIPS_KEPT {
-                    state.round_trips.push(round_trip_us);
-                } else {
-                    state.round_trips[state.round_trip_next] = round_trip_us;
-                    state.round_trip_next = (state.round_trip_next + 1) % ROUND_TRIPS_KEPT;
-                }
+                state.periods.push(Period {
+                    round_trip_us,
+                    phases: state.convolver.phases(),
+                });
                 inner.periods.fetch_add(1, Ordering::Relaxed);
             }
             Err(error) => {

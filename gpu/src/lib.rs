@@ -14,6 +14,8 @@
 //!   history, one Stockham stage, FDL update, MAC, inverse pre-pass, overlap-save).
 //! - [`convolver`]: resident IR spectra and delay lines; every registered level's due chunk in
 //!   one batch, one command buffer, one submit and one readback per period.
+//! - [`period_stats`]: what the hub's periods took, their phases apart (submit, wait and its
+//!   CPU time, readback) and grouped by the largest partition in the batch.
 //! - [`hub`]: the process's one device and thread; engines register levels with a [`Feed`],
 //!   their side of the job protocol, and get failed over to their CPU standby when the GPU
 //!   breaks or is late. The embedder sets how the thread raises its priority
@@ -27,6 +29,7 @@ pub mod device;
 pub mod fft_kernels;
 pub mod hub;
 pub mod layout;
+pub mod period_stats;
 pub mod reference;
 pub mod shaders;
 
@@ -40,6 +43,7 @@ pub use hub::{
     BenchBatch, BenchReport, Calibration, Feed, Hub, HubStats, Registration, RoundTrip,
     ThreadStart, bench_round_trip, set_thread_start, shared,
 };
+pub use period_stats::{PeriodStats, Phases};
 
 /// Why the GPU cannot do what was asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

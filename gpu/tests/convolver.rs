@@ -416,6 +416,18 @@ fn hub_serves_feeds_and_fails_them_over() {
     // Levels ran: health is their recent round trips.
     let busy = hub.health().unwrap();
     assert_eq!(busy.count, stats.periods.min(64) as usize);
+    // Every period's phases were kept, and every batch's largest partition is the levels' own.
+    let detail = &stats.periods_detail;
+    assert_eq!(detail.by_largest.len(), 1, "{detail:?}");
+    assert_eq!(detail.by_largest[0].0, p);
+    assert_eq!(detail.by_largest[0].1, stats.round_trip);
+    for phase in [&detail.submit, &detail.wait, &detail.readback] {
+        assert_eq!(phase.count, stats.round_trip.count);
+        assert!(phase.max_us <= stats.round_trip.max_us, "{detail:?}");
+    }
+    if let Some(share) = detail.wait_cpu_share {
+        assert!((0.0..=1.5).contains(&share), "{detail:?}");
+    }
 
     // One level asks to leave.
     feeds[0].leave.store(true, Ordering::Release);

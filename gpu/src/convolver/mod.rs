@@ -44,6 +44,7 @@ pub mod level;
 use crate::GpuError;
 use crate::device::{ErrorSink, OpenDevice};
 use crate::layout::{InJob, OutJob};
+use crate::period_stats::{Phases, thread_cpu_us};
 use class::{Class, LevelSlot, Staged, clear_level};
 use kernels::Pipelines;
 pub use kernels::{FftKernels, TiledPasses};
@@ -68,6 +69,8 @@ pub struct Convolver {
     timing: Option<Timing>,
     /// The last period's time on the GPU (from the timestamps), in microseconds.
     gpu_period_us: Option<f64>,
+    /// The last period's phases ([`Self::phases`]).
+    phases: Phases,
     /// Test hook: the device was destroyed on purpose.
     lost: bool,
 }
@@ -117,6 +120,7 @@ impl Convolver {
             dispatches: 0,
             timing: None,
             gpu_period_us: None,
+            phases: Phases::default(),
             lost: false,
         };
         convolver.check()?;
@@ -345,6 +349,7 @@ impl Convolver {
         if self.lost {
             return Err(GpuError::Device("device lost (destroyed)".into()));
         }
+        let started = std::time::Instant::now();
         let alignment = u64::from(self.limits.min_uniform_buffer_offset_alignment).max(32);
         let mut encoder = self.device.create_command_encoder(&Default::default());
         let mapped: Vec<usize> = (0..self.classes.len())
@@ -352,6 +357,13 @@ impl Convolver {
             .collect();
         self.dispatches = 0;
         self.gpu_period_us = None;
+        self.phases = Phases {
+            largest_partition: (mapped.iter())
+                .map(|&idx| self.classes[idx].partition_size)
+                .max()
+                .unwrap_or(0),
+            ..Phases::default()
+        };
         if mapped.is_empty() {
             return Ok(());
         }
@@ -405,10 +417,17 @@ impl Convolver {
                     }
                 });
         }
+        let waiting = std::time::Instant::now();
+        let wait_cpu_start = thread_cpu_us();
         let poll = self.device.poll(wgpu::PollType::Wait {
             submission_index: None,
             timeout: Some(TIMEOUT),
         });
+        let wait_cpu_us = wait_cpu_start.and_then(|s| thread_cpu_us().map(|end| end - s));
+        let done_waiting = std::time::Instant::now();
+        self.phases.submit_us = (waiting - started).as_secs_f64() * 1e6;
+        self.phases.wait_us = (done_waiting - waiting).as_secs_f64() * 1e6;
+        self.phases.wait_cpu_us = wait_cpu_us;
         let outcome = (|| {
             poll.map_err(|err| GpuError::Device(format!("waiting for the GPU: {err}")))?;
             self.check()?;
@@ -446,7 +465,14 @@ impl Convolver {
             }
             timing.readback.unmap();
         }
+        self.phases.readback_us = done_waiting.elapsed().as_secs_f64() * 1e6;
         outcome
+    }
+
+    /// The phases of the last [`Self::execute`]: submit, wait (wall and CPU time) and
+    /// readback, and the largest partition in its batch.
+    pub fn phases(&self) -> Phases {
+        self.phases
     }
 
     /// After [`Self::execute`]: the result of the chunk staged for `level` this period, `P`
