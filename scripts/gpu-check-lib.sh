@@ -157,6 +157,16 @@ gpu_check_summary() {
             "$(field "$line" late_blocks)" "$(field "$line" gpu_rt_p99_us)"
     done
     echo
+    # Where the hub's round trips went: submit, wait (and the CPU share of the wait: near 1 when
+    # the driver spins), readback, and the round trip by the largest partition batched.
+    for run in session-gpu matrix-gpu; do
+        line=$(grep -h "\"variant\":\"$run\"" "$out/session.jsonl" "$out/matrix.jsonl" \
+            2>/dev/null | tail -n 1)
+        [ -n "$line" ] || continue
+        echo "$run hub thread CPU s: $(field "$line" gpu_hub_cpu_s); periods:" \
+            "$(sed -n 's/.*"gpu_periods":\(.*\),"gpu_hub_cpu_s".*/\1/p' <<<"$line")"
+    done
+    echo
     while IFS= read -r line; do
         echo "bench-gpu: $line"
     done < "$out/bench-gpu.jsonl"

@@ -15,7 +15,9 @@
 #       machine with cargo, it builds the same binaries here and runs them in place.
 #
 # OUTDIR gets at most 8 files, summary.txt first:
-#   summary.txt      what was found (glibc, loader, ICD, GPU), the tests' results, a table;
+#   summary.txt      what was found (glibc, loader, ICD, GPU), the tests' results, a table,
+#                    and where the hub's time went in the paced GPU runs (its thread's CPU,
+#                    submit / wait / readback, the wait's CPU share, round trips by batch);
 #   status.json      the adapters, the one the backend would use and its calibration;
 #   gpu-tests.log    the GPU tests' output;
 #   bench-gpu.jsonl  one period's GPU batch alone (64 paths of P = 8192, the round-trip
@@ -50,7 +52,7 @@ case "${1:-}" in
         out=${3:?usage: scripts/gpu-check.sh --from PACKDIR OUTDIR}
         ;;
     "" | -h | --help)
-        sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'
         exit 2
         ;;
     *)

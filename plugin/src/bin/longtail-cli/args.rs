@@ -194,8 +194,10 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 70)]
         audio_priority: u32,
         /// Where the tail runs: `auto`, `cpu` or `gpu` (as for render). The JSON line then
-        /// has `gpu_adapter` and the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
-        /// `gpu_rt_max_us`).
+        /// has `gpu_adapter`, the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
+        /// `gpu_rt_max_us`), where it went (`gpu_periods`: submit, wait and the wait's CPU
+        /// share, readback, round trips by the batch's largest partition) and the hub
+        /// thread's CPU seconds (`gpu_hub_cpu_s`).
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
         /// Where levels after the first run: worker threads (levels of up to 512 samples

@@ -80,6 +80,11 @@ pub struct BenchResult {
     pub gpu_adapter: Option<String>,
     /// The GPU hub's round trip over the run (median, 99th percentile, largest), in us.
     pub gpu_rt_us: [f64; 3],
+    /// The same periods' phases and round trips by batch ([`longtail_gpu::PeriodStats`]).
+    pub gpu_periods: Option<longtail_gpu::PeriodStats>,
+    /// CPU seconds of the GPU hub's thread over the timed run (the rest of the process's CPU
+    /// beyond the audio and worker threads is the driver's).
+    pub gpu_hub_cpu_s: Option<f64>,
     pub block: usize,
     pub rate: u32,
     /// Input channels.
@@ -343,6 +348,9 @@ fn session_result(threads: &[BenchResult]) -> BenchResult {
             max(|t| t.gpu_rt_us[1]),
             max(|t| t.gpu_rt_us[2]),
         ],
+        // One hub per process: every thread saw the same periods.
+        gpu_periods: threads.iter().find_map(|t| t.gpu_periods.clone()),
+        gpu_hub_cpu_s: threads.iter().find_map(|t| t.gpu_hub_cpu_s),
         instances,
         n_blocks: threads.iter().map(|t| t.n_blocks).min().unwrap_or(0),
         cpu_s: max(|t| t.cpu_s),
@@ -455,6 +463,8 @@ fn run_on_thread(
         .audio_priority
         .and_then(crate::engine::worker::RealtimeGuard::raise);
     let steal_start = steal_ms();
+    let hub_cpu = |engines: &[Engine]| engines.iter().find_map(|e| e.gpu_stats()?.thread_cpu_s);
+    let hub_start = hub_cpu(&engines);
     let cpu_start = cpu_time::process_seconds();
     let main_start = cpu_time::thread_seconds();
     let wall_start = Instant::now();
@@ -502,6 +512,9 @@ fn run_on_thread(
     let wall_s = wall_start.elapsed().as_secs_f64();
     let cpu_main_s = cpu_time::thread_seconds() - main_start;
     let cpu_s = cpu_time::process_seconds() - cpu_start;
+    let gpu_hub_cpu_s = hub_start
+        .zip(hub_cpu(&engines))
+        .map(|(start, end)| end - start);
     let steal_ms = match (steal_start, steal_ms()) {
         (Some(start), Some(end)) => end - start,
         _ => -1.0,
@@ -622,6 +635,8 @@ fn run_on_thread(
                 s.round_trip.max_us,
             ]
         }),
+        gpu_periods: gpu_stats.as_ref().map(|s| s.periods_detail.clone()),
+        gpu_hub_cpu_s,
         block,
         rate: config.rate,
         channels: num_channels,

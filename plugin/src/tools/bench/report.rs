@@ -68,7 +68,56 @@ struct PerfLine<'a> {
     gpu_rt_p50_us: f64,
     gpu_rt_p99_us: f64,
     gpu_rt_max_us: f64,
+    gpu_periods: Option<GpuPeriods>,
+    gpu_hub_cpu_s: Option<f64>,
     loadavg1: f64,
+}
+
+/// `[p50, p99, max]` of a duration, in microseconds.
+type Spread = [f64; 3];
+
+fn spread(trip: &longtail_gpu::RoundTrip) -> Spread {
+    [
+        round(trip.p50_us, 1),
+        round(trip.p99_us, 1),
+        round(trip.max_us, 1),
+    ]
+}
+
+/// Where the GPU hub's round trips went ([`longtail_gpu::PeriodStats`]): the phases of a
+/// period, how much CPU its wait burnt, and the round trips by the largest partition batched.
+#[derive(Serialize)]
+struct GpuPeriods {
+    submit_us: Spread,
+    wait_us: Spread,
+    wait_cpu_share: Option<f64>,
+    readback_us: Spread,
+    by_largest: Vec<ByLargest>,
+}
+
+#[derive(Serialize)]
+struct ByLargest {
+    partition: usize,
+    periods: usize,
+    rt_us: Spread,
+}
+
+impl GpuPeriods {
+    fn of(stats: &longtail_gpu::PeriodStats) -> Self {
+        Self {
+            submit_us: spread(&stats.submit),
+            wait_us: spread(&stats.wait),
+            wait_cpu_share: stats.wait_cpu_share.map(|share| round(share, 3)),
+            readback_us: spread(&stats.readback),
+            by_largest: (stats.by_largest.iter())
+                .map(|(partition, trip)| ByLargest {
+                    partition: *partition,
+                    periods: trip.count,
+                    rt_us: spread(trip),
+                })
+                .collect(),
+        }
+    }
 }
 
 impl BenchResult {
@@ -135,8 +184,47 @@ impl BenchResult {
             gpu_rt_p50_us: round(self.gpu_rt_us[0], 1),
             gpu_rt_p99_us: round(self.gpu_rt_us[1], 1),
             gpu_rt_max_us: round(self.gpu_rt_us[2], 1),
+            gpu_periods: self.gpu_periods.as_ref().map(GpuPeriods::of),
+            gpu_hub_cpu_s: self.gpu_hub_cpu_s.map(|s| round(s, 4)),
             loadavg1: round(loadavg1(), 2),
         };
         serde_json::to_string(&line).expect("a struct of numbers and strings serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use longtail_gpu::{PeriodStats, RoundTrip};
+
+    #[test]
+    fn gpu_periods_say_each_phase_and_batch() {
+        let trip = |p50_us, max_us, count| RoundTrip {
+            p50_us,
+            p99_us: max_us,
+            p999_us: max_us,
+            max_us,
+            count,
+        };
+        let stats = PeriodStats {
+            submit: trip(100.04, 300.0, 10),
+            wait: trip(800.0, 4000.0, 10),
+            readback: trip(20.0, 50.0, 10),
+            wait_cpu_share: Some(0.91234),
+            by_largest: vec![
+                (1024, trip(700.0, 900.0, 8)),
+                (16384, trip(3000.0, 4400.0, 2)),
+            ],
+        };
+        let json = serde_json::to_value(GpuPeriods::of(&stats)).unwrap();
+        assert_eq!(json["submit_us"], serde_json::json!([100.0, 300.0, 300.0]));
+        assert_eq!(json["wait_us"][2], 4000.0);
+        assert_eq!(json["wait_cpu_share"], 0.912);
+        assert_eq!(json["by_largest"][1]["partition"], 16384);
+        assert_eq!(json["by_largest"][1]["periods"], 2);
+        assert_eq!(
+            json["by_largest"][0]["rt_us"],
+            serde_json::json!([700.0, 900.0, 900.0])
+        );
     }
 }
