@@ -158,7 +158,8 @@ gpu_check_summary() {
     done
     echo
     # Where the hub's round trips went: submit, wait (and the CPU share of the wait: near 1 when
-    # the driver spins), readback, and the round trip by the largest partition batched.
+    # the driver spins; then the hub naps, and says how many periods did), readback, and the
+    # round trip by the largest partition batched.
     for run in session-gpu matrix-gpu; do
         line=$(grep -h "\"variant\":\"$run\"" "$out/session.jsonl" "$out/matrix.jsonl" \
             2>/dev/null | tail -n 1)

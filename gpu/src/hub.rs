@@ -19,6 +19,14 @@
 //! hub: whoever opens or reopens the hub ([`shared`], [`Hub::open`]), its thread starts the
 //! same way.
 //!
+//! # Waiting
+//!
+//! A period blocks in the driver until the GPU is done. Some drivers' blocking waits spin a CPU
+//! core for the whole round trip; each period's wait is timed in wall and CPU time
+//! ([`mod@crate::period_stats`]), and once the last [`HEALTH_WINDOW`] waits burnt at least
+//! [`SPINNING_WAIT`] of their time, the hub naps instead, polling between sleeps of
+//! [`crate::convolver::NAP`] ([`Convolver::set_napping`]).
+//!
 //! # Failure
 //!
 //! A period that fails (a device error, a lost device, no answer within the convolver's
@@ -99,8 +107,12 @@ const HEAVY_BATCH: (usize, usize, usize) = (4, 4, 16);
 const WIDE_BATCH: (usize, usize, usize) = (8, 8, 1);
 /// Partition size of both.
 const CALIBRATION_PARTITION: usize = 4096;
-/// Round trips of the last periods a health check looks at.
+/// Round trips of the last periods a health check looks at, and the waits the hub looks at to
+/// tell a spinning driver.
 const HEALTH_WINDOW: usize = 64;
+/// CPU share of the waits above which the driver counts as spinning, and the hub naps
+/// ([`Convolver::set_napping`]): a sleeping wait costs a few percent of its time.
+const SPINNING_WAIT: f64 = 0.5;
 
 /// What the hub is doing, for status displays.
 #[derive(Debug, Clone, PartialEq)]
@@ -491,6 +503,15 @@ fn hub_main(inner: &Inner) {
                     round_trip_us,
                     phases: state.convolver.phases(),
                 });
+                // A driver whose wait spins costs a CPU core for as long as the GPU works:
+                // nap between polls instead, from then on.
+                if !state.convolver.napping()
+                    && state.periods.len() >= HEALTH_WINDOW
+                    && (state.periods.newest_wait_cpu_share(HEALTH_WINDOW))
+                        .is_some_and(|share| share >= SPINNING_WAIT)
+                {
+                    state.convolver.set_napping(true);
+                }
                 inner.periods.fetch_add(1, Ordering::Relaxed);
             }
             Err(error) => {

@@ -64,6 +64,9 @@ pub struct Phases {
     pub readback_us: f64,
     /// Largest partition size in the batch (0 for an empty period).
     pub largest_partition: usize,
+    /// Whether the wait napped (polled between short sleeps) instead of blocking in the
+    /// driver ([`crate::Convolver::set_napping`]).
+    pub napped: bool,
 }
 
 /// One period as the hub saw it: its round trip (the whole of `execute`) and its phases.
@@ -89,6 +92,8 @@ pub struct PeriodStats {
     pub wait_cpu_share: Option<f64>,
     /// Round trips grouped by the largest partition in the batch, smallest size first.
     pub by_largest: Vec<(usize, RoundTrip)>,
+    /// Periods whose wait napped instead of blocking.
+    pub napped: usize,
 }
 
 /// The last `capacity` periods, oldest overwritten first. Allocates only in [`Self::new`] and
@@ -136,8 +141,8 @@ impl PeriodLog {
         self.periods.iter().map(|p| p.round_trip_us).collect()
     }
 
-    /// Round trips of the newest `count` periods (fewer when fewer were kept).
-    pub fn newest_round_trips(&self, count: usize) -> Vec<f64> {
+    /// The newest `count` periods (fewer when fewer were kept), newest first.
+    fn newest(&self, count: usize) -> impl Iterator<Item = &Period> {
         let kept = self.periods.len();
         // Once full, the newest entry is just before `next`.
         let newest_end = if kept < self.capacity {
@@ -145,9 +150,24 @@ impl PeriodLog {
         } else {
             self.next
         };
-        (0..count.min(kept))
-            .map(|back| self.periods[(newest_end + kept - 1 - back) % kept].round_trip_us)
-            .collect()
+        (0..count.min(kept)).map(move |back| &self.periods[(newest_end + kept - 1 - back) % kept])
+    }
+
+    /// Round trips of the newest `count` periods (fewer when fewer were kept), newest first.
+    pub fn newest_round_trips(&self, count: usize) -> Vec<f64> {
+        self.newest(count).map(|p| p.round_trip_us).collect()
+    }
+
+    /// CPU time over wall time of the newest `count` periods' waits (`None` without a thread
+    /// CPU clock, or before any wait).
+    pub fn newest_wait_cpu_share(&self, count: usize) -> Option<f64> {
+        let (wall, cpu) = self.newest(count).fold((0.0, Some(0.0)), |(wall, cpu), p| {
+            (
+                wall + p.phases.wait_us,
+                cpu.zip(p.phases.wait_cpu_us).map(|(a, b)| a + b),
+            )
+        });
+        cpu.filter(|_| wall > 0.0).map(|cpu| cpu / wall)
     }
 
     /// The figures of every period kept.
@@ -190,6 +210,7 @@ impl PeriodLog {
                 .filter(|_| wait_wall > 0.0)
                 .map(|cpu| cpu / wait_wall),
             by_largest,
+            napped: self.periods.iter().filter(|p| p.phases.napped).count(),
         }
     }
 }
@@ -225,6 +246,7 @@ mod tests {
                 wait_cpu_us: Some(round_trip_us * 0.1),
                 readback_us: round_trip_us * 0.25,
                 largest_partition,
+                napped: largest_partition > 4096,
             },
         }
     }
@@ -261,6 +283,24 @@ mod tests {
         assert_eq!(stats.wait.p50_us, 50.0);
         let share = stats.wait_cpu_share.expect("every period had a CPU time");
         assert!((share - 0.2).abs() < 1e-12, "{share}");
+        assert_eq!(stats.napped, 1);
+    }
+
+    #[test]
+    fn the_newest_waits_say_whether_the_driver_spins() {
+        let mut log = PeriodLog::new(8);
+        assert_eq!(log.newest_wait_cpu_share(4), None);
+        let mut spinning = period(100.0, 1024);
+        spinning.phases.wait_cpu_us = Some(spinning.phases.wait_us);
+        for _ in 0..8 {
+            log.push(period(100.0, 1024));
+        }
+        for _ in 0..4 {
+            log.push(spinning);
+        }
+        assert_eq!(log.newest_wait_cpu_share(4), Some(1.0));
+        let half = log.newest_wait_cpu_share(8).unwrap();
+        assert!((half - 0.6).abs() < 1e-12, "{half}");
     }
 
     #[test]

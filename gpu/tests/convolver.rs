@@ -145,7 +145,8 @@ fn open(kernels: FftKernels) -> Option<Convolver> {
 const KERNELS: [FftKernels; 3] = [FftKernels::Auto, FftKernels::Tiled(256), FftKernels::Radix2];
 
 /// Several levels of three partition sizes in every batch; one leaves halfway and a new one
-/// joins, and everyone's output stays exact, with every kernel set.
+/// joins, and everyone's output stays exact, with every kernel set, whether the period's wait
+/// blocks or naps.
 #[test]
 fn batched_levels_match_direct_convolution() {
     for kernels in KERNELS {
@@ -194,7 +195,10 @@ fn batched_levels(kernels: FftKernels) {
         {
             late.stage(&mut convolver, id);
         }
+        // Every other period waits by napping between polls instead of blocking.
+        convolver.set_napping(period % 2 == 1);
         convolver.execute().unwrap();
+        assert_eq!(convolver.phases().napped, period % 2 == 1);
         for (level, id) in levels.iter_mut().zip(&ids) {
             if let Some(id) = id
                 && level.chunks_done < level.inputs[0].len() / level.spec.partition_size

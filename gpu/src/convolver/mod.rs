@@ -52,6 +52,8 @@ pub use level::{ChunkStart, LevelId, LevelSpec, MIN_PARTITION};
 
 /// How long a period may take before the device counts as hung.
 const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a napping wait sleeps between two polls ([`Convolver::set_napping`]).
+pub const NAP: std::time::Duration = std::time::Duration::from_micros(100);
 
 /// Resident partitioned convolution for any number of levels.
 pub struct Convolver {
@@ -71,6 +73,8 @@ pub struct Convolver {
     gpu_period_us: Option<f64>,
     /// The last period's phases ([`Self::phases`]).
     phases: Phases,
+    /// Whether [`Self::execute`] naps instead of blocking ([`Self::set_napping`]).
+    napping: bool,
     /// Test hook: the device was destroyed on purpose.
     lost: bool,
 }
@@ -121,6 +125,7 @@ impl Convolver {
             timing: None,
             gpu_period_us: None,
             phases: Phases::default(),
+            napping: false,
             lost: false,
         };
         convolver.check()?;
@@ -419,20 +424,29 @@ impl Convolver {
         }
         let waiting = std::time::Instant::now();
         let wait_cpu_start = thread_cpu_us();
-        let poll = self.device.poll(wgpu::PollType::Wait {
-            submission_index: None,
-            timeout: Some(TIMEOUT),
-        });
+        let expected = mapped.len() + usize::from(self.timing.is_some());
+        let poll = if self.napping {
+            self.nap(&status, expected)
+        } else {
+            (self.device)
+                .poll(wgpu::PollType::Wait {
+                    submission_index: None,
+                    timeout: Some(TIMEOUT),
+                })
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        };
         let wait_cpu_us = wait_cpu_start.and_then(|s| thread_cpu_us().map(|end| end - s));
         let done_waiting = std::time::Instant::now();
         self.phases.submit_us = (waiting - started).as_secs_f64() * 1e6;
         self.phases.wait_us = (done_waiting - waiting).as_secs_f64() * 1e6;
         self.phases.wait_cpu_us = wait_cpu_us;
+        self.phases.napped = self.napping;
         let outcome = (|| {
             poll.map_err(|err| GpuError::Device(format!("waiting for the GPU: {err}")))?;
             self.check()?;
             let status = status.lock().map(|s| s.clone()).unwrap_or_default();
-            if status.len() != mapped.len() + usize::from(self.timing.is_some()) {
+            if status.len() != expected {
                 return Err(GpuError::Device("a readback never completed".into()));
             }
             if let Some(Err(err)) = status.into_iter().find(Result::is_err) {
@@ -467,6 +481,42 @@ impl Convolver {
         }
         self.phases.readback_us = done_waiting.elapsed().as_secs_f64() * 1e6;
         outcome
+    }
+
+    /// Whether [`Self::execute`] waits for the GPU by napping: polling the device between
+    /// sleeps of [`NAP`], instead of blocking in the driver. For drivers whose blocking wait
+    /// spins the CPU for the whole round trip (the hub turns it on when it sees one,
+    /// [`Phases::wait_cpu_us`]); it costs up to one nap of round trip.
+    pub fn set_napping(&mut self, on: bool) {
+        self.napping = on;
+    }
+
+    /// Whether [`Self::execute`] naps ([`Self::set_napping`]).
+    pub fn napping(&self) -> bool {
+        self.napping
+    }
+
+    /// Polls the device every [`NAP`] until the `expected` readbacks have answered in `status`,
+    /// or for [`TIMEOUT`].
+    fn nap(
+        &self,
+        status: &std::sync::Mutex<Vec<Result<(), String>>>,
+        expected: usize,
+    ) -> Result<(), String> {
+        let started = std::time::Instant::now();
+        loop {
+            self.device
+                .poll(wgpu::PollType::Poll)
+                .map_err(|err| err.to_string())?;
+            // A poisoned lock ends the wait; the readbacks' check then says what is missing.
+            if status.lock().map_or(true, |s| s.len() >= expected) {
+                return Ok(());
+            }
+            if started.elapsed() >= TIMEOUT {
+                return Err(format!("no answer within {TIMEOUT:?}"));
+            }
+            std::thread::sleep(NAP);
+        }
     }
 
     /// The phases of the last [`Self::execute`]: submit, wait (wall and CPU time) and

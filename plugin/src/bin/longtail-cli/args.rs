@@ -196,7 +196,8 @@ pub(crate) enum Command {
         /// Where the tail runs: `auto`, `cpu` or `gpu` (as for render). The JSON line then
         /// has `gpu_adapter`, the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
         /// `gpu_rt_max_us`), where it went (`gpu_periods`: submit, wait and the wait's CPU
-        /// share, readback, round trips by the batch's largest partition) and the hub
+        /// share, periods that napped, readback, round trips by the batch's largest
+        /// partition) and the hub
         /// thread's CPU seconds (`gpu_hub_cpu_s`).
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,

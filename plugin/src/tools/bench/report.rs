@@ -92,6 +92,8 @@ struct GpuPeriods {
     wait_us: Spread,
     wait_cpu_share: Option<f64>,
     readback_us: Spread,
+    /// Periods whose wait napped (the hub saw the driver's wait spin).
+    napped: usize,
     by_largest: Vec<ByLargest>,
 }
 
@@ -109,6 +111,7 @@ impl GpuPeriods {
             wait_us: spread(&stats.wait),
             wait_cpu_share: stats.wait_cpu_share.map(|share| round(share, 3)),
             readback_us: spread(&stats.readback),
+            napped: stats.napped,
             by_largest: (stats.by_largest.iter())
                 .map(|(partition, trip)| ByLargest {
                     partition: *partition,
@@ -215,11 +218,13 @@ mod tests {
                 (1024, trip(700.0, 900.0, 8)),
                 (16384, trip(3000.0, 4400.0, 2)),
             ],
+            napped: 3,
         };
         let json = serde_json::to_value(GpuPeriods::of(&stats)).unwrap();
         assert_eq!(json["submit_us"], serde_json::json!([100.0, 300.0, 300.0]));
         assert_eq!(json["wait_us"][2], 4000.0);
         assert_eq!(json["wait_cpu_share"], 0.912);
+        assert_eq!(json["napped"], 3);
         assert_eq!(json["by_largest"][1]["partition"], 16384);
         assert_eq!(json["by_largest"][1]["periods"], 2);
         assert_eq!(
