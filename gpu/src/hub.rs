@@ -377,14 +377,23 @@ impl Hub {
 
     /// Counters and round trips so far.
     pub fn stats(&self) -> HubStats {
-        let state = self.inner.lock();
+        // The log is copied out and summed up outside the lock: the editor asks every frame,
+        // and the hub's thread waits for the lock between periods.
+        let (levels, log, broken) = {
+            let state = self.inner.lock();
+            (
+                state.levels.len(),
+                state.periods.clone(),
+                state.broken.clone(),
+            )
+        };
         HubStats {
             adapter: self.adapter.clone(),
-            levels: state.levels.len(),
+            levels,
             periods: self.inner.periods.load(Ordering::Relaxed),
-            round_trip: RoundTrip::of(&state.periods.round_trips()),
-            periods_detail: state.periods.stats(),
-            broken: state.broken.clone(),
+            round_trip: RoundTrip::of(&log.round_trips()),
+            periods_detail: log.stats(),
+            broken,
             levels_failed_over: self.inner.failed_over.load(Ordering::Relaxed),
             realtime: self.realtime,
             thread_cpu_s: match self.inner.thread_cpu_us.load(Ordering::Relaxed) {
