@@ -96,8 +96,8 @@ pub struct PeriodStats {
     pub napped: usize,
 }
 
-/// The last `capacity` periods, oldest overwritten first. Allocates only in [`Self::new`] and
-/// [`Self::stats`].
+/// The last `capacity` periods, oldest overwritten first. [`Self::push`] never allocates; what
+/// returns a `Vec` or [`PeriodStats`] does.
 #[derive(Debug, Clone)]
 pub struct PeriodLog {
     periods: Vec<Period>,
@@ -200,15 +200,11 @@ impl PeriodLog {
                 (size, RoundTrip::of(&trips))
             })
             .collect();
-        let wait_wall: f64 = self.periods.iter().map(|p| p.phases.wait_us).sum();
-        let wait_cpu: Option<f64> = self.periods.iter().map(|p| p.phases.wait_cpu_us).sum();
         PeriodStats {
             submit: of(|p| p.submit_us),
             wait: of(|p| p.wait_us),
             readback: of(|p| p.readback_us),
-            wait_cpu_share: wait_cpu
-                .filter(|_| wait_wall > 0.0)
-                .map(|cpu| cpu / wait_wall),
+            wait_cpu_share: self.newest_wait_cpu_share(self.periods.len()),
             by_largest,
             napped: self.periods.iter().filter(|p| p.phases.napped).count(),
         }
