@@ -140,6 +140,11 @@ gpu_check_find_vulkan() {
 gpu_check_summary() {
     local found="$1" out="$2" tests_s="$3" total_s="$4" failed="$5"
     field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
+    # The last JSON line of run $1 (the session's line, after its host threads').
+    run_line() {
+        grep -h "\"variant\":\"$1\"" "$out/session.jsonl" "$out/matrix.jsonl" 2>/dev/null |
+            tail -n 1
+    }
     cat "$found"
     echo
     echo "GPU tests ($tests_s s):"
@@ -148,8 +153,7 @@ gpu_check_summary() {
     printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' run backend rtf cpu_s p99/ddl max/ddl late gpu_rt99
     local run line
     for run in session-gpu session-cpu matrix-gpu matrix-cpu; do
-        line=$(grep -h "\"variant\":\"$run\"" "$out/session.jsonl" "$out/matrix.jsonl" \
-            2>/dev/null | tail -n 1)
+        line=$(run_line "$run")
         [ -n "$line" ] || continue
         printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' "$run" \
             "$(field "$line" backend)" "$(field "$line" rtf)" "$(field "$line" cpu_s)" \
@@ -161,8 +165,7 @@ gpu_check_summary() {
     # the driver spins; then the hub naps, and says how many periods did), readback, and the
     # round trip by the largest partition batched.
     for run in session-gpu matrix-gpu; do
-        line=$(grep -h "\"variant\":\"$run\"" "$out/session.jsonl" "$out/matrix.jsonl" \
-            2>/dev/null | tail -n 1)
+        line=$(run_line "$run")
         [ -n "$line" ] || continue
         echo "$run hub thread CPU s: $(field "$line" gpu_hub_cpu_s); periods:" \
             "$(sed -n 's/.*"gpu_periods":\(.*\),"gpu_hub_cpu_s".*/\1/p' <<<"$line")"
