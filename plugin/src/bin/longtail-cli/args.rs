@@ -44,7 +44,7 @@ pub(crate) enum Command {
         /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis at any rate (resampled to the
         /// input's): 1 (mono), 2 (stereo) or 4 (true stereo: LL, LR, RL, RR) channels, or any
         /// count up to 4096 whose meaning comes from the bus (one channel per output, or
-        /// inputs x outputs channels, input-major; see the README's "Matrices"). Or one file per
+        /// inputs x outputs channels, input-major; see docs/plugin.md, "Mapping"). Or one file per
         /// input, each with one channel per output (two stereo files: true stereo, the left
         /// input's LL, LR, then the right input's RL, RR).
         #[arg(long, required = true, num_args = 1..=64)]
@@ -180,7 +180,7 @@ pub(crate) enum Command {
         /// keeps that lead) or `split:PERIOD` (each device period of PERIOD samples as calls of
         /// --block back to back, PERIOD announced as the largest block). Every pace but offline runs the engines in real-time mode,
         /// where a call waits for a late result only while the host is ahead of real time
-        /// ("waits", "wait_max_us"; see the README's "When the machine is too slow").
+        /// ("waits", "wait_max_us"; see docs/plugin.md, "Host pacing").
         #[arg(long, value_parser = Pace::parse)]
         pace: Option<Pace>,
         /// Also render the first instance's input offline and report its output's distance from
