@@ -32,7 +32,9 @@
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
 //! - [`render`]: offline renders, shared by the tests and the command line;
 //! - [`tools`]: what only `longtail-cli` uses (bench, soak, status, demo), not the plugin;
-//! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above.
+//! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above;
+//! - [`threads`]: one-off helper threads, joined before their owner goes (a host may unload
+//!   the library right after).
 //!
 //! The binaries are in `bin/`: the standalone (`longtail`) and `longtail-cli/`.
 // Proving that engines holding a GPU hub handle are Send walks wgpu's deep types.
@@ -53,6 +55,7 @@ pub mod processor;
 pub mod render;
 pub mod rng;
 pub mod thermal;
+pub mod threads;
 pub mod tools;
 
 use std::num::NonZeroU32;
@@ -361,7 +364,7 @@ impl Plugin for Longtail {
 
     const SAMPLE_ACCURATE_AUTOMATION: bool = true;
 
-    type Editor = nice_plug_egui::EguiEditor<editor::EditorApp>;
+    type Editor = editor::Editor;
     type SysExMessage = ();
     type BackgroundTask = ();
 

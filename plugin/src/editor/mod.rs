@@ -6,9 +6,12 @@
 //! The editor runs on the host's GUI thread. It reads the audio thread's numbers from
 //! [`EngineMonitor`] (atomics only) and changes parameters through the host (`ParamSetter`), so
 //! nothing it does can make the audio thread wait. Slow work happens on helper threads: the IR
-//! preview (waveform and spectrogram) is generated on a short-lived thread, a file dialog and the decoding of
-//! the chosen file run on another, and the thermal probes run on the [`ThermalMonitor`] thread,
-//! which lives while the editor is open. The host's GUI thread never blocks on any of them.
+//! preview (waveform and spectrogram) is generated on a short-lived thread, a file dialog and
+//! the decoding of the chosen file run on another, and the thermal probes run on the
+//! [`ThermalMonitor`] thread. The host's GUI thread never blocks on any of them while the editor
+//! runs. All three end as soon as the window has closed (`window`, [`WindowThreads`]): the jobs
+//! are joined, each within a bound ([`crate::threads::Jobs`]), and the monitor is stopped and
+//! joined. So no thread of the editor outlives its window.
 //!
 //! # Loading IR files
 //!
@@ -31,7 +34,9 @@
 //! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
 //! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
 //! unfolded) and `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change
-//! through the host when the editor opens).
+//! through the host when the editor opens). `LONGTAIL_EDITOR_VERSION` replaces the version and
+//! commit in the header, so that the README's screenshot (`docs/images/editor.png`, from the
+//! `editor` test) changes only when the editor does.
 //!
 //! # Size and zoom
 //!
@@ -64,25 +69,26 @@
 //! - `meter_view`: the input and output meters and their peak hold.
 //! - `ir_picture`: the IR's waveform or spectrogram with the edits and their handles.
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
-//! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab.
+//! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab;
+//! - `window`: the editor as nice-plug sees it, whose window ends [`WindowThreads`] once it has
+//!   closed (generic over the app: it uses nothing here).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use nice_plug::context::gui::GuiContext;
 use nice_plug::prelude::*;
 use nice_plug_egui::{
-    EguiEditor, EguiEditorState, EguiNiceSettings, Frame, NiceEguiApp, RepaintNotifier,
-    create_egui_editor,
+    EguiEditorState, EguiNiceSettings, Frame, NiceEguiApp, RepaintNotifier, create_egui_editor,
 };
 
 use crate::monitor::EngineMonitor;
 use crate::params::{IrSourceParam, LongtailParams};
-use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes};
+use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
+use crate::threads::{Job, Jobs, Poll};
 
 mod choice;
 mod draw;
@@ -97,6 +103,7 @@ mod reverb_tab;
 pub mod spectrogram;
 pub mod theme;
 mod thermal_tab;
+mod window;
 
 use choice::{Choice, IrView, Tab};
 use draw::*;
@@ -106,6 +113,8 @@ pub use preview::{
     PREVIEW_COLUMNS, Picture, Preview, PreviewData, PreviewKey, SPECTROGRAM_BANDS,
     SPECTROGRAM_COLUMNS, make_preview,
 };
+/// The plugin's editor.
+pub type Editor = window::Editor<EditorApp>;
 
 pub use crate::params::DEFAULT_EDITOR_SIZE as DEFAULT_SIZE;
 /// Smallest size the window may be resized to.
@@ -113,6 +122,14 @@ pub const MIN_SIZE: (u32, u32) = (560, 380);
 
 /// The zooms offered, in percent.
 pub const ZOOMS: [u32; 6] = [75, 100, 125, 150, 175, 200];
+
+/// How long closing the editor's owner waits for a preview still being made (bounded work: one
+/// IR prepared twice and its spectrogram), before the library is pinned instead
+/// ([`crate::threads`]).
+const PREVIEW_JOIN_BOUND: Duration = Duration::from_secs(5);
+/// The same for a file request: a file dialog waits for the user, so only a load that is about
+/// to end is waited for.
+const FILE_JOIN_BOUND: Duration = Duration::from_secs(1);
 
 /// When set (the standalone's `--headless`), the plugin offers no editor.
 pub static HEADLESS: AtomicBool = AtomicBool::new(false);
@@ -124,12 +141,13 @@ pub struct EditorApp {
     monitor: Arc<EngineMonitor>,
     egui_state: Arc<EguiEditorState>,
     gui: Option<GuiContext>,
-    thermal: Option<ThermalMonitor>,
     policy: ThermalPolicy,
     preview: Option<Preview>,
-    preview_job: Option<Receiver<Preview>>,
+    preview_job: Option<Job<Preview>>,
     /// A file dialog or load in progress.
-    file_job: Option<Receiver<FileOutcome>>,
+    file_job: Option<Job<FileOutcome>>,
+    /// The threads of the two jobs above and the thermal monitor, ended when the window closes.
+    window_threads: Arc<WindowThreads>,
     /// The path field's text.
     path_text: String,
     /// The last file load's error, until dismissed.
@@ -151,13 +169,12 @@ pub struct EditorApp {
     meter_holds: [meter_view::MeterHold; 2],
     /// The tests' record of each frame, when `LONGTAIL_EDITOR_PROBE` is set.
     probe: Option<probe::Probe>,
+    /// The header's version text: [`crate::VERSION_TEXT`], or `LONGTAIL_EDITOR_VERSION`.
+    version_text: String,
 }
 
 /// Builds the editor for the plugin's shared state.
-pub fn create(
-    params: Arc<LongtailParams>,
-    monitor: Arc<EngineMonitor>,
-) -> Option<EguiEditor<EditorApp>> {
+pub fn create(params: Arc<LongtailParams>, monitor: Arc<EngineMonitor>) -> Option<Editor> {
     if let Some(tab) = Tab::from_env() {
         params.editor_tab.store(tab.index(), Relaxed);
     }
@@ -188,16 +205,17 @@ pub fn create(
         .with_resize_hint(ResizeHint::RESIZABLE.with_min_logical_size(
             nice_plug::editor::dpi::LogicalSize::new(MIN_SIZE.0 as f32, MIN_SIZE.1 as f32),
         ));
+    let window_threads = Arc::new(WindowThreads::default());
     let app = EditorApp {
         params,
         monitor,
         egui_state: Arc::clone(&egui_state),
         gui: None,
-        thermal: None,
         policy: ThermalPolicy::new(Placement::Cpu),
         preview: None,
         preview_job: None,
         file_job: None,
+        window_threads: Arc::clone(&window_threads),
         path_text: String::new(),
         file_error: None,
         worker_load: (Instant::now(), 0, 0.0),
@@ -209,8 +227,48 @@ pub fn create(
         controls_height: None,
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),
+        version_text: std::env::var("LONGTAIL_EDITOR_VERSION")
+            .unwrap_or_else(|_| crate::VERSION_TEXT.to_owned()),
     };
     create_egui_editor(egui_state, RepaintNotifier::new(), settings, app)
+        .map(|egui| Editor::new(egui, Arc::new(move || window_threads.end())))
+}
+
+/// The threads the editor's state starts that end with its window: the preview and file jobs,
+/// and the thermal monitor. The window ends them once it has closed ([`window`]): nice-plug
+/// keeps the editor's state from one opening to the next, and may drop it with the plugin on a
+/// thread of its own after the host has destroyed the instance, which is too late.
+#[derive(Default)]
+struct WindowThreads {
+    jobs: Jobs,
+    thermal: std::sync::Mutex<Option<ThermalMonitor>>,
+}
+
+impl WindowThreads {
+    /// Joins the jobs (each within its bound) and stops the thermal monitor.
+    fn end(&self) {
+        self.jobs.join_all();
+        drop(self.thermal_monitor().take());
+    }
+
+    fn thermal_monitor(&self) -> std::sync::MutexGuard<'_, Option<ThermalMonitor>> {
+        self.thermal.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Starts the thermal monitor unless it runs.
+    fn start_thermal(&self) {
+        let mut thermal = self.thermal_monitor();
+        if thermal.is_none() {
+            *thermal = ThermalMonitor::spawn(ThermalProbes::new(None, true)).ok();
+        }
+    }
+
+    /// The thermal monitor's latest snapshot; `None` when it could not start.
+    fn thermal_snapshot(&self) -> Option<ThermalSnapshot> {
+        self.thermal_monitor()
+            .as_ref()
+            .map(ThermalMonitor::snapshot)
+    }
 }
 
 impl NiceEguiApp for EditorApp {
@@ -223,9 +281,7 @@ impl NiceEguiApp for EditorApp {
         self.styled_zoom = 0.0;
         matrix_view::format_from_env(&self.params, &nice_gui_ctx.param_setter());
         self.gui = Some(nice_gui_ctx);
-        if self.thermal.is_none() {
-            self.thermal = ThermalMonitor::spawn(ThermalProbes::new(None, true)).ok();
-        }
+        self.window_threads.start_thermal();
         Ok(())
     }
 
@@ -251,7 +307,7 @@ impl NiceEguiApp for EditorApp {
             ui.horizontal_wrapped(|ui| {
                 ui.heading("Longtail");
                 ui.label(
-                    egui::RichText::new(crate::VERSION_TEXT)
+                    egui::RichText::new(&self.version_text)
                         .small()
                         .color(theme::Palette::TEXT_WEAK),
                 )
@@ -296,8 +352,8 @@ impl NiceEguiApp for EditorApp {
     }
 
     fn editor_closed(&mut self) {
-        // Stops the thermal thread; the next open starts a fresh one.
-        self.thermal = None;
+        // (nice-plug-egui 0.6 never calls this: the window ends the threads, see `window`.)
+        self.window_threads.end();
         self.gui = None;
     }
 }
@@ -380,20 +436,19 @@ impl EditorApp {
     /// moves, the next job starts from wherever it is when the last one ends.
     fn poll_preview(&mut self) {
         if let Some(job) = &self.preview_job {
-            match job.try_recv() {
-                Ok(preview) => {
+            match job.poll() {
+                Poll::Ready(preview) => {
                     self.preview = Some(preview);
                     self.preview_job = None;
                 }
-                Err(TryRecvError::Empty) => return,
-                Err(TryRecvError::Disconnected) => self.preview_job = None,
+                Poll::Pending => return,
+                Poll::Lost => self.preview_job = None,
             }
         }
         let key = self.preview_key();
         if self.preview.as_ref().is_some_and(|p| p.key == key) {
             return;
         }
-        let (sender, receiver) = std::sync::mpsc::channel();
         let files = Arc::clone(&self.params.ir_file);
         let last = match &self.preview {
             Some(Preview {
@@ -401,14 +456,13 @@ impl EditorApp {
             }) => Some(Arc::clone(&data.picture)),
             _ => None,
         };
-        let spawned = std::thread::Builder::new()
-            .name("longtail-preview".to_owned())
-            .spawn(move || {
-                let _ = sender.send(make_preview(key, &files, last));
-            });
-        if spawned.is_ok() {
-            self.preview_job = Some(receiver);
-        }
+        self.preview_job = self
+            .window_threads
+            .jobs
+            .spawn("longtail-preview", PREVIEW_JOIN_BOUND, move || {
+                make_preview(key, &files, last)
+            })
+            .ok();
     }
 
     /// Starts a file request on a helper thread, unless one runs already.
@@ -420,14 +474,14 @@ impl EditorApp {
         let start_dir = files
             .current()
             .and_then(|(file, _)| file.paths.first()?.parent().map(PathBuf::from));
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let spawned = std::thread::Builder::new()
-            .name("longtail-open-ir".to_owned())
-            .spawn(move || {
-                let _ = sender.send(run_file_request(request, &files, start_dir));
-            });
+        let spawned =
+            self.window_threads
+                .jobs
+                .spawn("longtail-open-ir", FILE_JOIN_BOUND, move || {
+                    run_file_request(request, &files, start_dir)
+                });
         match spawned {
-            Ok(_) => self.file_job = Some(receiver),
+            Ok(job) => self.file_job = Some(job),
             Err(err) => self.file_error = Some(format!("cannot open a file: {err}")),
         }
     }
@@ -437,12 +491,10 @@ impl EditorApp {
         let Some(job) = &self.file_job else {
             return;
         };
-        let outcome = match job.try_recv() {
-            Ok(outcome) => outcome,
-            Err(TryRecvError::Empty) => return,
-            Err(TryRecvError::Disconnected) => {
-                FileOutcome::Failed("the file loader stopped".into())
-            }
+        let outcome = match job.poll() {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => return,
+            Poll::Lost => FileOutcome::Failed("the file loader stopped".into()),
         };
         self.file_job = None;
         match outcome {

@@ -7,11 +7,10 @@ use crate::thermal::{Action, GpuStatus, Placement};
 
 impl EditorApp {
     pub(super) fn thermal_tab(&mut self, ui: &mut egui::Ui) {
-        let Some(thermal) = &self.thermal else {
+        let Some(snapshot) = self.window_threads.thermal_snapshot() else {
             ui.label("The thermal monitor could not start.");
             return;
         };
-        let snapshot = thermal.snapshot();
         // The GPU as the playing engine sees it: a hub that serves, and levels it runs.
         let backend = self.playing_backend();
         let gpu = GpuStatus {

@@ -1,0 +1,181 @@
+//! The editor as nice-plug sees it: nice-plug-egui's editor, whose window, once closed, ends the
+//! threads the editor's state started (`super::WindowThreads`: the IR preview, the file
+//! requests, the thermal monitor).
+//!
+//! Why here: a host closes the editor (CLAP's `gui.destroy`, VST3's `removed`), destroys the
+//! instance and may unload the library at once. nice-plug drops the editor's state with the
+//! plugin, and when a task of its own still holds the plugin at that moment, it does so later,
+//! on its background thread; a preview thread joined only then would still run while the host
+//! unloads. Dropping the window is the one step a host always takes first, and it happens on the
+//! host's GUI thread after the window's own thread has ended, so no job can start after it.
+//!
+//! Everything else is passed through to nice-plug-egui unchanged. Generic over the app, so this
+//! file needs nothing of the editor's.
+
+use std::error::Error;
+use std::sync::Arc;
+
+use nice_plug::context::gui::GuiContext;
+use nice_plug::editor::dpi::NativeSize;
+use nice_plug::editor::{
+    EditorHandle, HostMethods, Modifiers, ParentWindowHandle, ResizeHint, SpawnedEditor,
+    VirtualKeyCode,
+};
+use nice_plug::plugin::TrackInfo;
+use nice_plug_egui::{EguiEditor, EguiEditorHandle, NiceEguiApp};
+
+/// The egui window's type.
+type EguiWindow = <EguiEditorHandle as EditorHandle>::Window;
+
+/// What a window calls once it has closed.
+pub type OnClosed = Arc<dyn Fn() + Send + Sync>;
+
+/// The plugin's editor: an [`EguiEditor`], and what its windows call once closed.
+pub struct Editor<A: NiceEguiApp> {
+    egui: EguiEditor<A>,
+    on_closed: OnClosed,
+}
+
+impl<A: NiceEguiApp> Editor<A> {
+    pub(super) fn new(egui: EguiEditor<A>, on_closed: OnClosed) -> Self {
+        Self { egui, on_closed }
+    }
+}
+
+/// An open editor's handle: nice-plug-egui's.
+pub struct Handle(EguiEditorHandle);
+
+/// An open editor's window: nice-plug-egui's, and on drop, once that has closed, the call.
+pub struct Window {
+    egui: Option<EguiWindow>,
+    on_closed: OnClosed,
+}
+
+impl Window {
+    fn egui(&self) -> &EguiWindow {
+        self.egui
+            .as_ref()
+            .expect("the window is only taken on drop or run_until_closed")
+    }
+}
+
+impl Drop for Window {
+    fn drop(&mut self) {
+        // Closes the window and ends its thread (baseview joins it): nothing starts a thread
+        // after this.
+        drop(self.egui.take());
+        (self.on_closed)();
+    }
+}
+
+impl<A: NiceEguiApp> nice_plug::editor::Editor for Editor<A> {
+    type Handle = Handle;
+
+    fn spawn(
+        &self,
+        parent: Option<ParentWindowHandle>,
+        wait_for_parent: bool,
+        fallback_scale_factor: Option<f64>,
+        gui_context: GuiContext,
+        host: Option<HostMethods>,
+    ) -> Result<SpawnedEditor<Handle>, Box<dyn Error>> {
+        let spawned = self.egui.spawn(
+            parent,
+            wait_for_parent,
+            fallback_scale_factor,
+            gui_context,
+            host,
+        )?;
+        Ok(SpawnedEditor {
+            handle: Handle(spawned.handle),
+            window: Window {
+                egui: Some(spawned.window),
+                on_closed: Arc::clone(&self.on_closed),
+            },
+        })
+    }
+
+    fn size(&self) -> NativeSize<u32> {
+        self.egui.size()
+    }
+
+    fn resize_hint(&self) -> ResizeHint {
+        self.egui.resize_hint()
+    }
+
+    fn track_info_updated(&self, info: TrackInfo) {
+        self.egui.track_info_updated(info);
+    }
+
+    unsafe fn assume_standalone_in_process(&self) {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.egui.assume_standalone_in_process() }
+    }
+}
+
+impl EditorHandle for Handle {
+    type Window = Window;
+    type Error = <EguiEditorHandle as EditorHandle>::Error;
+
+    fn run_until_closed(mut window: Window) -> Result<(), Self::Error> {
+        let egui = window.egui.take().expect("a window is run once");
+        let result = EguiEditorHandle::run_until_closed(egui);
+        drop(window);
+        result
+    }
+
+    fn set_parent(&self, parent: ParentWindowHandle, window: &Window) -> Result<(), Self::Error> {
+        self.0.set_parent(parent, window.egui())
+    }
+
+    fn show(&self, window: &Window) -> Result<(), Self::Error> {
+        self.0.show(window.egui())
+    }
+
+    fn hide(&self, window: &Window) -> Result<(), Self::Error> {
+        self.0.hide(window.egui())
+    }
+
+    fn set_size(&self, new_size: NativeSize<u32>, window: &Window) -> Result<(), Self::Error> {
+        self.0.set_size(new_size, window.egui())
+    }
+
+    fn host_main_thread_callback(&self, window: &Window) {
+        self.0.host_main_thread_callback(window.egui());
+    }
+
+    fn adjust_size(&self, new_size: NativeSize<u32>, window: &Window) -> Option<NativeSize<u32>> {
+        self.0.adjust_size(new_size, window.egui())
+    }
+
+    fn set_fallback_scale_factor(
+        &self,
+        scale_factor: f64,
+        window: &Window,
+    ) -> Result<(), Self::Error> {
+        self.0
+            .set_fallback_scale_factor(scale_factor, window.egui())
+    }
+
+    fn on_virtual_key_from_host(
+        &self,
+        key_code: VirtualKeyCode,
+        is_down: bool,
+        modifiers: Modifiers,
+    ) -> bool {
+        self.0
+            .on_virtual_key_from_host(key_code, is_down, modifiers)
+    }
+
+    fn state_changed(&self) {
+        self.0.state_changed();
+    }
+
+    fn param_value_changed(&self, id: &str, normalized_value: f32) {
+        self.0.param_value_changed(id, normalized_value);
+    }
+
+    fn param_modulation_changed(&self, id: &str, modulation_offset: f32) {
+        self.0.param_modulation_changed(id, modulation_offset);
+    }
+}
