@@ -132,7 +132,13 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         format!("--audio-layout {}", layout(12, 12)),
         format!("--audio-layout {}", layout(4, 4)),
     );
-    let cases: [(&str, Vec<(&str, &str)>); 7] = [
+    let cases: [(&str, Vec<(&str, &str)>); 8] = [
+        // The README's picture (docs/images/editor.png): the default view with a fixed version
+        // in the header, so it changes only when the editor does.
+        (
+            "editor-readme.png",
+            vec![("LONGTAIL_EDITOR_VERSION", env!("CARGO_PKG_VERSION"))],
+        ),
         (
             "editor-details.png",
             vec![("LONGTAIL_EDITOR_DETAILS", "1"), ("EXPECT_NO_SCROLL", "1")],

@@ -10,6 +10,14 @@
 //! signal: each channel's held sample peak within 0.01 dB of the sine's amplitude, its RMS
 //! within 0.1 dB of the amplitude less 3.01 dB, on the input and the output meters.
 //!
+//! Then it does what a host does on removal, rescans and in sandboxes, [`CYCLES`] times: loads
+//! the library, instantiates the plugin, opens the editor and closes it at once, destroys the
+//! instance and unloads the library, and after each unload finds no thread named `longtail-*`
+//! left in `/proc/self/task` (every thread the library starts is joined before its last instance
+//! is gone; `plugin/src/threads.rs`). Some cycles run beside a busy thread (a loaded machine),
+//! some change the IR while the editor's preview is being made, some activate the plugin and
+//! process a block (the engine's threads come and go too).
+//!
 //! Its own binary with its own `main()` (no libtest harness): it starts Xvfb and sets DISPLAY
 //! (which the plugin's window reads) while this is the only thread. Skipped with a message when
 //! Xvfb is missing, except under CI (`CI` set), where that is a failure.
@@ -35,6 +43,16 @@ const MAX_BLOCK: u32 = 512;
 /// How long the test waits for the editor's meters to show the signal before it fails. Not a
 /// performance bound: only a guard against waiting forever.
 const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Load, open, close, destroy and unload cycles; `LONGTAIL_EDITOR_CYCLES` sets another count
+/// (a stress run).
+const CYCLES: usize = 200;
+/// How long a joined thread may still be listed in `/proc/self/task`: far less than any work a
+/// helper thread of the plugin does (a preview takes tens of milliseconds).
+const TASK_EXIT_GRACE: Duration = Duration::from_millis(5);
+/// The "Impulse response" parameter's value for the Cathedral (10 s), whose preview takes
+/// longest (nice-plug exposes an enum parameter as its index).
+const IR_CATHEDRAL: f64 = 3.0;
 
 /// The signal: per input channel, the sine's frequency and amplitude.
 const SINES: [(f32, f32); 2] = [(1000.0, 0.5), (440.0, 0.1)];
@@ -132,6 +150,144 @@ fn read_probe(path: &Path) -> Option<serde_json::Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
+/// The threads of this process whose name starts with `longtail-`.
+fn longtail_threads() -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|task| std::fs::read_to_string(task.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim_end().to_owned())
+        .filter(|name| name.starts_with("longtail-"))
+        .collect()
+}
+
+/// A thread that keeps one core busy until dropped.
+struct Busy {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    fn start() -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("busy".into())
+            .spawn(move || {
+                let mut x = 1u64;
+                while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005) | 1);
+                }
+            })
+            .expect("the busy thread starts");
+        Self {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Opens the editor of `host`'s instance embedded in `root`, runs `while_open`, and closes it.
+fn with_editor(host: &mut TestHost, root: u64, while_open: impl FnOnce(&mut TestHost)) {
+    let gui = host
+        .instance
+        .plugin_shared_handle()
+        .get_extension::<PluginGui>()
+        .expect("the plugin implements the gui extension");
+    let x11 = GuiConfiguration {
+        api_type: GuiApiType::X11,
+        is_floating: false,
+    };
+    {
+        let plugin = host.instance.plugin_handle();
+        assert!(gui.is_api_supported(&plugin, x11), "X11 embedding offered");
+        gui.create(&plugin, x11).expect("the editor is created");
+        // SAFETY: `root` is the root window of the display the plugin connects to, alive until
+        // the display is dropped, after the editor is destroyed below.
+        unsafe { gui.set_parent(&plugin, Window::from_x11_handle(root as _)) }
+            .expect("the editor takes the window");
+        gui.show(&plugin).expect("the editor shows");
+    }
+    while_open(host);
+    let plugin = host.instance.plugin_handle();
+    gui.hide(&plugin).expect("the editor hides");
+    gui.destroy(&plugin);
+}
+
+/// The load, open, close, destroy and unload cycles (see the module docs).
+fn load_and_unload_cycles(root: u64, probe: &Path) {
+    let cycles = std::env::var("LONGTAIL_EDITOR_CYCLES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(CYCLES);
+    let start = Instant::now();
+    let input = vec![0.25f32; MAX_BLOCK as usize];
+    let library = longtail_tests::plugin_library();
+    let library = std::fs::canonicalize(&library).unwrap_or(library);
+    let mut still_mapped = 0;
+    let mut slowest_exit = Duration::ZERO;
+    for cycle in 0..cycles {
+        let busy = (cycle % 4 >= 2).then(Busy::start);
+        let _ = std::fs::remove_file(probe);
+        let mut host = TestHost::new();
+        with_editor(&mut host, root, |host| {
+            if cycle % 3 == 1 {
+                // The first frame starts the preview of the default IR; the change starts the
+                // Cathedral's as soon as that one ends, and the editor closes meanwhile.
+                let shown = Instant::now();
+                while !probe.exists() {
+                    assert!(shown.elapsed() < PATIENCE, "cycle {cycle}: no frame drawn");
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let ir = host.param("Impulse response");
+                host.flush(&[(ir, IR_CATHEDRAL)]);
+            }
+        });
+        if cycle % 5 == 4 {
+            host.activate(MAX_BLOCK);
+            let run = host.process([&input, &input], &[MAX_BLOCK as usize], &[]);
+            assert!(run.outputs.iter().flatten().all(|s| s.is_finite()));
+        }
+        drop(host);
+        drop(busy);
+        // The kernel wakes a thread's joiner a moment before it removes the thread from
+        // /proc/self/task; a thread still working after this grace was not joined.
+        let unloaded = Instant::now();
+        let mut left = longtail_threads();
+        while !left.is_empty() && unloaded.elapsed() < TASK_EXIT_GRACE {
+            std::thread::sleep(Duration::from_micros(100));
+            left = longtail_threads();
+        }
+        slowest_exit = slowest_exit.max(unloaded.elapsed());
+        assert!(
+            left.is_empty(),
+            "cycle {cycle}: threads left after the library was unloaded: {left:?}"
+        );
+        // Whether the loader really unmapped it (it keeps a library mapped while a thread has
+        // thread-local destructors of it pending, or once it is pinned): for the record.
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        if maps.contains(&*library.to_string_lossy()) {
+            still_mapped += 1;
+        }
+    }
+    println!(
+        "clap_editor: {cycles} cycles of load, editor open and close, destroy and unload in \
+         {:.1} s; no longtail-* thread left after any (the slowest gone from /proc after \
+         {slowest_exit:?}); the library stayed mapped after {still_mapped} of the unloads",
+        start.elapsed().as_secs_f64()
+    );
+}
+
 /// Each channel's (peak, RMS) in dBFS as the editor's meter of `side` shows them.
 fn meter_levels(probe: &serde_json::Value, side: &str) -> Vec<(f64, f64)> {
     let meter = &probe["meters"][side];
@@ -195,27 +351,34 @@ fn main() {
     let mut host = TestHost::new();
     let mix = host.param("Mix");
     host.flush(&[(mix, 0.0)]);
-    let gui = host
-        .instance
-        .plugin_shared_handle()
-        .get_extension::<PluginGui>()
-        .expect("the plugin implements the gui extension");
-    let x11 = GuiConfiguration {
-        api_type: GuiApiType::X11,
-        is_floating: false,
+    let mut result = Err(String::new());
+    with_editor(&mut host, root, |host| {
+        host.activate(MAX_BLOCK);
+        result = meters_shown(host, &probe);
+    });
+    host.deactivate();
+    drop(host);
+    let probe_shown = match result {
+        Ok(probe) => probe,
+        Err(message) => panic!("{message}"),
     };
-    {
-        let plugin = host.instance.plugin_handle();
-        assert!(gui.is_api_supported(&plugin, x11), "X11 embedding offered");
-        gui.create(&plugin, x11).expect("the editor is created");
-        // SAFETY: `root` is the root window of the display the plugin connects to, alive until
-        // the display is dropped, after the editor is destroyed below.
-        unsafe { gui.set_parent(&plugin, Window::from_x11_handle(root as _)) }
-            .expect("the editor takes the window");
-        gui.show(&plugin).expect("the editor shows");
+    for side in ["in", "out"] {
+        println!(
+            "clap_editor: {side} meter (peak, RMS dBFS): {:?}",
+            meter_levels(&probe_shown, side)
+        );
     }
-    host.activate(MAX_BLOCK);
+    println!(
+        "clap_editor: ok, the editor's meters read a -6 and a -20 dBFS sine within 0.01 dB \
+         (peak) and 0.1 dB (RMS); process() ran under assert_process_allocs with the editor open"
+    );
+    load_and_unload_cycles(root, &probe);
+    display.outlive();
+}
 
+/// Plays the signal through the active `host` until the editor's meters (read through `probe`)
+/// show it, or [`PATIENCE`] runs out.
+fn meters_shown(host: &mut TestHost, probe: &Path) -> Result<serde_json::Value, String> {
     // Half a second of the signal at a time, ragged blocks, until the editor's meters show it.
     let block = SAMPLE_RATE as usize / 2;
     let sizes: Vec<usize> = [64usize, 1, 511, 128, 300, 7]
@@ -229,7 +392,7 @@ fn main() {
         .collect();
     let mut position = 0usize;
     let start = Instant::now();
-    let result = loop {
+    loop {
         let input: Vec<Vec<f32>> = SINES
             .iter()
             .map(|&(hz, amplitude)| {
@@ -246,37 +409,13 @@ fn main() {
         position += block;
         // The editor repaints every 250 ms; give it one frame after each half second.
         std::thread::sleep(Duration::from_millis(300));
-        let shown = read_probe(&probe);
+        let shown = read_probe(probe);
         match shown.as_ref().map(meters_miss) {
-            Some(None) => break Ok(shown.expect("read")),
+            Some(None) => return Ok(shown.expect("read")),
             miss if start.elapsed() > PATIENCE => {
-                break Err(format!("the meters never showed the signal: {miss:?}"));
+                return Err(format!("the meters never showed the signal: {miss:?}"));
             }
             _ => {}
         }
-    };
-    {
-        let plugin = host.instance.plugin_handle();
-        gui.hide(&plugin).expect("the editor hides");
-        gui.destroy(&plugin);
-    }
-    host.deactivate();
-    drop(host);
-    match result {
-        Ok(probe) => {
-            for side in ["in", "out"] {
-                println!(
-                    "clap_editor: {side} meter (peak, RMS dBFS): {:?}",
-                    meter_levels(&probe, side)
-                );
-            }
-            println!(
-                "clap_editor: ok, the editor's meters read a -6 and a -20 dBFS sine within \
-                 0.01 dB (peak) and 0.1 dB (RMS); process() ran under assert_process_allocs \
-                 with the editor open"
-            );
-            display.outlive();
-        }
-        Err(message) => panic!("{message}"),
     }
 }
