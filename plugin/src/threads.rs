@@ -120,6 +120,61 @@ impl<T> std::fmt::Debug for Job<T> {
     }
 }
 
+/// The end of a thread the library does not start or join itself (the editor window's, which
+/// the windowing library starts): [`ThreadEnd::of_current_thread`] marks it from inside, and
+/// [`ThreadEnd::wait`] returns once the thread has run everything but its last steps out of
+/// the C library (thread-local destructors run after the thread's function and its drops).
+#[derive(Debug)]
+pub struct ThreadEnd {
+    thread: std::thread::ThreadId,
+    ended: Mutex<bool>,
+    signal: std::sync::Condvar,
+}
+
+/// Marks its [`ThreadEnd`] when its thread's locals are destroyed.
+struct EndMark(std::sync::Arc<ThreadEnd>);
+
+impl Drop for EndMark {
+    fn drop(&mut self) {
+        *self.0.ended.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.0.signal.notify_all();
+    }
+}
+
+thread_local! {
+    static END_MARK: std::cell::RefCell<Option<EndMark>> = const { std::cell::RefCell::new(None) };
+}
+
+impl ThreadEnd {
+    /// A latch the calling thread sets as it ends.
+    pub fn of_current_thread() -> std::sync::Arc<Self> {
+        let end = std::sync::Arc::new(Self {
+            thread: std::thread::current().id(),
+            ended: Mutex::new(false),
+            signal: std::sync::Condvar::new(),
+        });
+        let mark = EndMark(std::sync::Arc::clone(&end));
+        // A thread marked before (a window opened again on the same thread) keeps the newest.
+        drop(END_MARK.with(|slot| slot.borrow_mut().replace(mark)));
+        end
+    }
+
+    /// Waits at most `bound` for the thread to end; returns whether it did. Returns at once
+    /// when called from that thread itself (a window that runs on the host's GUI thread, as on
+    /// Windows and macOS), which outlives the window.
+    pub fn wait(&self, bound: Duration) -> bool {
+        if std::thread::current().id() == self.thread {
+            return false;
+        }
+        let ended = self.ended.lock().unwrap_or_else(|p| p.into_inner());
+        let (ended, _) = self
+            .signal
+            .wait_timeout_while(ended, bound, |ended| !*ended)
+            .unwrap_or_else(|p| p.into_inner());
+        *ended
+    }
+}
+
 /// Joins `thread` if it finishes within `bound`; else leaves it running and pins the library.
 /// Returns whether it was joined.
 pub fn join_within(thread: JoinHandle<()>, bound: Duration) -> bool {
@@ -254,6 +309,24 @@ mod tests {
         let _ = release.send(());
         let thread = std::thread::spawn(|| {});
         assert!(join_within(thread, Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn a_thread_end_is_seen_after_the_thread_has_run() {
+        let (send, receive) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let end = ThreadEnd::of_current_thread();
+            // The thread's own wait returns at once.
+            assert!(!end.wait(Duration::from_secs(10)));
+            send.send(end).unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+        });
+        let end = receive.recv().unwrap();
+        assert!(
+            end.wait(Duration::from_secs(10)),
+            "the thread's end was not seen"
+        );
+        assert!(thread.is_finished() || thread.join().is_ok());
     }
 
     #[test]

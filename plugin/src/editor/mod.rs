@@ -88,7 +88,7 @@ use nice_plug_egui::{
 use crate::monitor::EngineMonitor;
 use crate::params::{IrSourceParam, LongtailParams};
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
-use crate::threads::{Job, Jobs, Poll};
+use crate::threads::{Job, Jobs, Poll, ThreadEnd};
 
 mod choice;
 mod draw;
@@ -130,6 +130,9 @@ const PREVIEW_JOIN_BOUND: Duration = Duration::from_secs(5);
 /// The same for a file request: a file dialog waits for the user, so only a load that is about
 /// to end is waited for.
 const FILE_JOIN_BOUND: Duration = Duration::from_secs(1);
+/// How long closing the editor waits for the window's own thread to end once baseview let it go
+/// (it closes its X connection: milliseconds).
+const WINDOW_THREAD_BOUND: Duration = Duration::from_secs(2);
 
 /// When set (the standalone's `--headless`), the plugin offers no editor.
 pub static HEADLESS: AtomicBool = AtomicBool::new(false);
@@ -238,17 +241,39 @@ pub fn create(params: Arc<LongtailParams>, monitor: Arc<EngineMonitor>) -> Optio
 /// and the thermal monitor. The window ends them once it has closed ([`window`]): nice-plug
 /// keeps the editor's state from one opening to the next, and may drop it with the plugin on a
 /// thread of its own after the host has destroyed the instance, which is too late.
+///
+/// The window's own thread too, where the windowing library starts one (X11): baseview's drop
+/// joins it only when the thread has not yet left its event loop, and a thread still closing
+/// its X connection when the host exits crashed `clap_editor` (SIGSEGV in an exit handler while
+/// the window thread was in `XCloseDisplay`).
 #[derive(Default)]
 struct WindowThreads {
     jobs: Jobs,
     thermal: std::sync::Mutex<Option<ThermalMonitor>>,
+    /// The end of the thread the open window runs on.
+    window_thread: std::sync::Mutex<Option<Arc<ThreadEnd>>>,
 }
 
 impl WindowThreads {
-    /// Joins the jobs (each within its bound) and stops the thermal monitor.
+    /// Waits for the window's thread (within [`WINDOW_THREAD_BOUND`]), joins the jobs (each
+    /// within its bound) and stops the thermal monitor.
     fn end(&self) {
+        let window_thread = self
+            .window_thread
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(end) = window_thread {
+            end.wait(WINDOW_THREAD_BOUND);
+        }
         self.jobs.join_all();
         drop(self.thermal_monitor().take());
+    }
+
+    /// Called on the window's thread when it opens.
+    fn opened_on_this_thread(&self) {
+        *self.window_thread.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(ThreadEnd::of_current_thread());
     }
 
     fn thermal_monitor(&self) -> std::sync::MutexGuard<'_, Option<ThermalMonitor>> {
@@ -281,6 +306,7 @@ impl NiceEguiApp for EditorApp {
         self.styled_zoom = 0.0;
         matrix_view::format_from_env(&self.params, &nice_gui_ctx.param_setter());
         self.gui = Some(nice_gui_ctx);
+        self.window_threads.opened_on_this_thread();
         self.window_threads.start_thermal();
         Ok(())
     }
