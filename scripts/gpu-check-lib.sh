@@ -41,7 +41,9 @@ gpu_check_pack() {
     local pack="$1"
     source scripts/deps.sh
     longtail_install_packages "${LONGTAIL_APT_PACKAGES[@]}" "${LONGTAIL_DIST_APT_PACKAGES[@]}"
+    local start=$SECONDS build_s
     gpu_check_build || return 1
+    build_s=$((SECONDS - start))
     rm -rf "$pack"
     mkdir -p "$pack/debs"
     local staging
@@ -54,9 +56,13 @@ gpu_check_pack() {
         name=$(basename "$test")
         strip -o "$staging/$name" "$test" || return 1
     done
-    # One xz stream with a 64 MiB dictionary: the binaries share most of their code (wgpu,
-    # naga, the engine), which it stores once.
-    tar -C "$staging" --sort=name -cf - . | xz -9 -T1 > "$pack/binaries.tar.xz" || return 1
+    # One xz stream with a 64 MiB dictionary (-9): the binaries share most of their code (wgpu,
+    # naga, the engine), which it stores once. GPU_CHECK_XZ_LEVEL sets another level: the dry
+    # run, whose pack never travels, packs at 0 (a few seconds instead of minutes).
+    local level=${GPU_CHECK_XZ_LEVEL:-9} xz_s
+    start=$SECONDS
+    tar -C "$staging" --sort=name -cf - . | xz "-$level" -T1 > "$pack/binaries.tar.xz" || return 1
+    xz_s=$((SECONDS - start))
     # The loaders the device tool's README names: Vulkan's, and the GL dispatch libraries that
     # NVIDIA's Vulkan driver links against.
     local debs=(libvulkan1 libglvnd0 libgl1 libglx0 libegl1 libgles2 libopengl0)
@@ -75,7 +81,7 @@ gpu_check_pack() {
     rm -rf "$staging"
     cat "$pack/manifest.txt"
     echo
-    echo "gpu-check: packed into $pack: $(du -sh "$pack" | cut -f1) ($(du -sb "$pack" | cut -f1) bytes)"
+    echo "gpu-check: packed into $pack: $(du -sh "$pack" | cut -f1) ($(du -sb "$pack" | cut -f1) bytes); build $build_s s, xz -$level $xz_s s"
     echo "On the lent machine, with the device tool's run:"
     echo "  carry:   [\"$pack\"]"
     echo "  command: bash scripts/gpu-check.sh --from $pack \"\$OUT\""

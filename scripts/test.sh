@@ -4,13 +4,65 @@
 # then the Windows build's tests under Wine (scripts/windows.sh), the release archives
 # (scripts/dist.sh, scripts/dist-check.sh) and the GPU check's dry run
 # (scripts/gpu-check-dry-run.sh).
+#
+#   bash scripts/test.sh            everything (what .ci/run calls)
+#   bash scripts/test.sh --quick    the Linux suite and the docs' link check only: the
+#                                   edit-test loop (no Windows build, archives or dry run)
+#
+# It ends with a table of its steps and their wall times, on failure too (the step that failed
+# is marked).
 # The tests build the dev profile (our crates at opt-level 1, dependencies at 3, debug assertions
 # on, so nice-plug's assert_process_allocs aborts on any allocation in process()); the archives
 # the release profile, once per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+quick=false
+case "${1:-}" in
+    "") ;;
+    --quick) quick=true ;;
+    -h | --help)
+        sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "usage: scripts/test.sh [--quick]" >&2
+        exit 2
+        ;;
+esac
+
+# The step table: `step NAME COMMAND...` runs COMMAND and records its wall time; the table is
+# printed when the script exits, however it exits.
+step_names=()
+step_seconds=()
+step_running=
+suite_start=$SECONDS
+step() {
+    local name="$1" start=$SECONDS
+    shift
+    step_running=$name
+    "$@"
+    step_names+=("$name")
+    step_seconds+=($((SECONDS - start)))
+    step_running=
+}
+step_table() {
+    local rc=$? i
+    echo
+    echo "== scripts/test.sh steps (wall time)"
+    for i in "${!step_names[@]}"; do
+        printf '%-44s %5d s\n' "${step_names[$i]}" "${step_seconds[$i]}"
+    done
+    if [ -n "$step_running" ]; then
+        printf '%-44s %5s\n' "$step_running (FAILED)" "-"
+    fi
+    printf '%-44s %5d s (%d min)%s\n' "total" $((SECONDS - suite_start)) \
+        $(((SECONDS - suite_start + 30) / 60)) "$([ "$rc" -eq 0 ] || echo ", exit $rc")"
+}
+trap step_table EXIT
+
 source scripts/deps.sh
-longtail_install_deps
+step "system packages" longtail_install_deps
 
 # CI builds once from a clean checkout: incremental caches would only add gigabytes to its disk.
 # CI has lavapipe installed (deps.sh), so a missing GPU adapter fails the GPU tests there
@@ -24,22 +76,33 @@ fi
 # nice-plug's `assert_process_allocs` for the plugin (the host tests need it), whose allocator is
 # then the global one, so these run first on their own, where it is off. First, so that the
 # plugin library the host tests load is the one the workspace run builds last.
-cargo test -p longtail --locked --test ir_formats --test ir_mutation --test ir_state
-cargo test --workspace --exclude xtask --locked
+step "linux: IR tests under the allocation guard" \
+    cargo test -p longtail --locked --test ir_formats --test ir_mutation --test ir_state
+step "linux: workspace tests" cargo test --workspace --exclude xtask --locked
+
+# Every relative link and repository path the README and docs/ name exists.
+step "docs: link check" bash scripts/check-links.sh
+
+if [ "$quick" = true ]; then
+    exit 0
+fi
 
 # The Windows build, cross-built and tested under Wine (about 11 minutes from a clean target
 # dir on a 2-core machine, under a minute when only our crates changed).
-bash scripts/windows.sh
+# The workspace tests' Linux CLI (target/debug/longtail-cli) makes the reference render.
+step "windows: build and tests under Wine" \
+    env LONGTAIL_LINUX_CLI="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug/longtail-cli" \
+    bash scripts/windows.sh
 
 # The release archives, each target built once (scripts/dist.sh), then tested as a user meets
 # them: checksums, install into a temporary HOME, the installed plugin in the CLAP host test,
 # the installed CLI and standalone, uninstall, the Windows CLI under Wine.
-bash scripts/dist.sh
-bash scripts/dist-check.sh
+step "release archives: build" bash scripts/dist.sh
+step "release archives: check" bash scripts/dist-check.sh
 
 # The GPU check packed from the builds above and run from a clean copy of the tree on lavapipe,
 # with no cargo on PATH (what a lent GPU machine gets).
-bash scripts/gpu-check-dry-run.sh
+step "GPU check: dry run" bash scripts/gpu-check-dry-run.sh
 
 # The editor tests leave their Xvfb screenshots here (CI artifacts): each view at the minimum,
 # the default and twice the default size, the zooms, the wide buses, before and after the
