@@ -32,9 +32,7 @@
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
 //! - [`render`]: offline renders, shared by the tests and the command line;
 //! - [`tools`]: what only `longtail-cli` uses (bench, soak, status, demo), not the plugin;
-//! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above;
-//! - [`threads`]: one-off helper threads, joined before their owner goes (a host may unload
-//!   the library right after).
+//! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above.
 //!
 //! The binaries are in `bin/`: the standalone (`longtail`) and `longtail-cli/`.
 // Proving that engines holding a GPU hub handle are Send walks wgpu's deep types.
@@ -55,7 +53,6 @@ pub mod processor;
 pub mod render;
 pub mod rng;
 pub mod thermal;
-pub mod threads;
 pub mod tools;
 
 use std::num::NonZeroU32;

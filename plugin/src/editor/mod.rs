@@ -10,7 +10,7 @@
 //! the decoding of the chosen file run on another, and the thermal probes run on the
 //! [`ThermalMonitor`] thread. The host's GUI thread never blocks on any of them while the editor
 //! runs. All three end as soon as the window has closed (`window`, [`WindowThreads`]): the jobs
-//! are joined, each within a bound ([`crate::threads::Jobs`]), and the monitor is stopped and
+//! are joined, each within a bound ([`threads::Jobs`]), and the monitor is stopped and
 //! joined. So no thread of the editor outlives its window.
 //!
 //! # Loading IR files
@@ -71,7 +71,9 @@
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
 //! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab;
 //! - `window`: the editor as nice-plug sees it, whose window ends [`WindowThreads`] once it has
-//!   closed (generic over the app: it uses nothing here).
+//!   closed (generic over the app: it uses nothing here);
+//! - [`threads`]: one-off helper threads joined within a bound, and pinning the library when
+//!   one cannot be (it uses nothing of the editor).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -88,7 +90,7 @@ use nice_plug_egui::{
 use crate::monitor::EngineMonitor;
 use crate::params::{IrSourceParam, LongtailParams};
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
-use crate::threads::{Job, Jobs, Poll, ThreadEnd};
+use threads::{Job, Jobs, Poll, ThreadEnd};
 
 mod choice;
 mod draw;
@@ -103,6 +105,7 @@ mod reverb_tab;
 pub mod spectrogram;
 pub mod theme;
 mod thermal_tab;
+pub mod threads;
 mod window;
 
 use choice::{Choice, IrView, Tab};
@@ -125,7 +128,7 @@ pub const ZOOMS: [u32; 6] = [75, 100, 125, 150, 175, 200];
 
 /// How long closing the editor's owner waits for a preview still being made (bounded work: one
 /// IR prepared twice and its spectrogram), before the library is pinned instead
-/// ([`crate::threads`]).
+/// ([`threads`]).
 const PREVIEW_JOIN_BOUND: Duration = Duration::from_secs(5);
 /// The same for a file request: a file dialog waits for the user, so only a load that is about
 /// to end is waited for.

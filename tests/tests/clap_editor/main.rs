@@ -14,7 +14,7 @@
 //! the library, instantiates the plugin, opens the editor and closes it at once, destroys the
 //! instance and unloads the library, and after each unload finds no thread named `longtail-*`
 //! left in `/proc/self/task` (every thread the library starts is joined before its last instance
-//! is gone; `plugin/src/threads.rs`). Some cycles run beside a busy thread (a loaded machine),
+//! is gone; `plugin/src/editor/threads.rs`). Some cycles run beside a busy thread (a loaded machine),
 //! some change the IR while the editor's preview is being made, some activate the plugin and
 //! process a block (the engine's threads come and go too).
 //!
