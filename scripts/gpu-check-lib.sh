@@ -11,7 +11,7 @@ gpu_check_target_dir() {
 # Builds the release CLI and the GPU test binaries, and sets GPU_CHECK_CLI and GPU_CHECK_TESTS
 # (their paths). The tests come from the workspace's test build (the dev profile that
 # scripts/test.sh builds, so in CI nothing is built twice), picked by target: every test
-# target of the gpu crate, engine_gpu, engine_gpu_faults and auto_placement.
+# target of the gpu crate, engine_gpu, engine_gpu_faults, auto_placement and lone_reverb_memory.
 gpu_check_build() {
     local target_dir
     target_dir=$(gpu_check_target_dir)
@@ -21,10 +21,10 @@ gpu_check_build() {
     json=$(cargo test --workspace --exclude xtask --locked --no-run --message-format=json) ||
         return 1
     mapfile -t GPU_CHECK_TESTS < <(grep -F '"executable":"' <<<"$json" |
-        grep -E '/gpu#longtail-gpu@|"name":"(engine_gpu|engine_gpu_faults|auto_placement)"' |
+        grep -E '/gpu#longtail-gpu@|"name":"(engine_gpu|engine_gpu_faults|auto_placement|lone_reverb_memory)"' |
         sed 's/.*"executable":"\([^"]*\)".*/\1/' | LC_ALL=C sort -u)
-    if [ "${#GPU_CHECK_TESTS[@]}" -ne 7 ]; then
-        echo "gpu-check: expected 7 GPU test binaries, found ${#GPU_CHECK_TESTS[@]}:" >&2
+    if [ "${#GPU_CHECK_TESTS[@]}" -ne 8 ]; then
+        echo "gpu-check: expected 8 GPU test binaries, found ${#GPU_CHECK_TESTS[@]}:" >&2
         printf '  %s\n' "${GPU_CHECK_TESTS[@]}" >&2
         return 1
     fi

@@ -4,7 +4,7 @@
 #
 #   scripts/gpu-check.sh --pack [PACKDIR]    here, with cargo: builds the release longtail-cli
 #       and the GPU test binaries (the gpu crate's tests, engine_gpu, engine_gpu_faults,
-#       auto_placement; the test profile CI builds), strips them into one xz archive, downloads
+#       auto_placement, lone_reverb_memory; the test profile CI builds), strips them into one xz archive, downloads
 #       the Vulkan and GL loader packages, and writes all of it to PACKDIR (gpu-pack/ by
 #       default, git-ignored): about 15 MiB, under the device tool's 64 MiB with the working
 #       tree. It prints the size, and the `carry` list and command for the device tool's `run`.

@@ -16,6 +16,13 @@
 //! to a hot, throttling or broken GPU, and one that was hot gets levels again only after it
 //! stayed cool for [`RETURN_AFTER_POLLS`] polls, as with the thermal policy's own moves.
 //!
+//! Nothing of the GPU is loaded before it is in play: the adapters are looked up (which loads
+//! every installed driver into the process) only when an engine already uses the GPU, the CPU
+//! is hot, or the load policy wants the GPU; the GPU's sensors (NVML) open at the same moment.
+//! Until then a GPU not looked up counts as there for the thermal policy, which cannot send
+//! anything to it while the CPU is cool. So a lone reverb on the default backend keeps no
+//! Vulkan or GL library in memory.
+//!
 //! Every decision is kept in the engine's probe, where the editor shows it with its reason. Auto
 //! engines with levels that can use the GPU are watched ([`watch`]); the audio thread is never
 //! involved.
@@ -35,6 +42,7 @@ use crate::engine::load_policy::{
 use crate::engine::probe::{BackendProbe, WeakProbe};
 use crate::thermal::{
     GpuStatus, POLL_INTERVAL, Placement, RETURN_AFTER_POLLS, ThermalPolicy, ThermalProbes,
+    ThermalSnapshot,
 };
 
 struct Watched {
@@ -227,8 +235,17 @@ impl LoadMeter {
     }
 }
 
+/// Opens the GPU's sensors (NVML) the first time a GPU is in play, and reads the probes again so
+/// that this poll's decisions see its heat. Before that no GPU reading can change a decision, so
+/// a process whose engines all stay on a cool CPU loads no GPU library.
+fn sense_gpu(probes: &mut ThermalProbes, snapshot: &mut ThermalSnapshot) {
+    if probes.open_nvml() {
+        *snapshot = probes.poll();
+    }
+}
+
 fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
-    let mut probes = ThermalProbes::new(root, true);
+    let mut probes = ThermalProbes::new(root, false);
     let mut meter = LoadMeter::new();
     let mut verdict: Option<GpuVerdict> = None;
     loop {
@@ -236,7 +253,7 @@ fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
         if stop.load(Ordering::Acquire) {
             return;
         }
-        let snapshot = probes.poll();
+        let mut snapshot = probes.poll();
         // Probes are used outside the lock: their levels' and hub's locks are never taken
         // under the governor's.
         let mut live: Vec<(BackendProbe, ThermalPolicy)> = {
@@ -248,8 +265,20 @@ fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
                 .filter_map(|w| w.probe.upgrade().map(|probe| (probe, w.policy)))
                 .collect()
         };
+        // The GPU is in play when an engine uses it, or when the CPU is hot and the thermal
+        // policy may send levels there (if an adapter exists: looking it up loads the drivers,
+        // so only now).
+        let cpu_hot = snapshot.cpu.is_hot();
+        if live.iter().any(|(probe, _)| probe.has_gpu_levels())
+            || (cpu_hot
+                && live
+                    .iter()
+                    .any(|(probe, _)| probe.can_use_gpu() && probe.gpu_available()))
+        {
+            sense_gpu(&mut probes, &mut snapshot);
+        }
         // Auto for the process: the engines Auto kept on the CPU whose levels may go.
-        let gpu_hot = snapshot.gpu_throttling || snapshot.gpu.is_hot();
+        let mut gpu_hot = snapshot.gpu_throttling || snapshot.gpu.is_hot();
         let movable: Vec<&BackendProbe> = live
             .iter()
             .map(|(probe, _)| probe)
@@ -272,6 +301,10 @@ fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
             };
             if LoadPolicy::wants_gpu_verdict(&sample) && !gpu_hot {
                 let opened = gpu_verdict(cpu_adapter_pays, cpu_ns);
+                if opened.partition_ns.is_some() {
+                    sense_gpu(&mut probes, &mut snapshot);
+                    gpu_hot = snapshot.gpu_throttling || snapshot.gpu.is_hot();
+                }
                 sample.gpu_pays = Some(opened.pays);
                 sample.gpu_partition_ns = opened.partition_ns;
                 verdict = Some(opened);
@@ -287,9 +320,18 @@ fn run(root: Option<PathBuf>, mut load_policy: LoadPolicy, stop: &AtomicBool) {
             }
             Some(load_policy.update(sample, gpu_usable))
         };
+        let load_wants_gpu = load.is_some_and(|load| load.placement == Placement::Gpu);
         for (probe, policy) in &mut live {
+            // Asked only where the answer can change a placement; else what the process
+            // knows, and a GPU not looked up yet counts as there (nothing goes to it unless
+            // the CPU gets hot or loaded, and then it is asked).
+            let ask = probe.has_gpu_levels() || cpu_hot || load_wants_gpu;
             let gpu = GpuStatus {
-                available: probe.gpu_available(),
+                available: if ask {
+                    probe.gpu_available()
+                } else {
+                    probe.gpu_known().unwrap_or(true)
+                },
                 slack_allows: probe.can_use_gpu(),
             };
             let decision = policy.update(&snapshot, gpu);

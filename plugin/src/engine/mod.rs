@@ -443,13 +443,11 @@ impl Engine {
                 .collect(),
         }));
         // Every Auto engine with a way to the GPU is watched, small ones included: together
-        // they may load the CPU ([`load_policy`]). With no hub yet this costs the adapter list
-        // (looked up once per process) and the governor's poll; the hub opens only when the
-        // load policy or a level's way there needs it.
-        if executor == Executor::Gpu(GpuPolicy::Auto)
-            && probe.can_use_gpu()
-            && probe.gpu_available()
-        {
+        // they may load the CPU ([`load_policy`]). With no hub yet this costs the governor's
+        // poll and nothing else: the adapters are looked up (loading the drivers) only when a
+        // policy is about to send work to the GPU, and the hub opens only when the load
+        // policy or a level's way there needs it.
+        if executor == Executor::Gpu(GpuPolicy::Auto) && probe.can_use_gpu() {
             governor::watch(&probe);
         }
         Ok(Self {

@@ -8,6 +8,9 @@
 
 use super::worker::LevelProbe;
 
+/// Whether the process has a usable GPU adapter, once [`BackendProbe::gpu_available`] looked.
+static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+
 /// Where an engine's worker levels run, and why.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BackendReport {
@@ -201,9 +204,11 @@ impl BackendProbe {
     }
 
     /// Whether a GPU could serve this engine: its hub still serves, or, with none, a usable
-    /// adapter exists (looked up once per process).
+    /// adapter exists. The adapter lookup is made once per process, by the first caller: it
+    /// creates the graphics API's instance, which loads every installed driver into the
+    /// process. So only a caller that is about to use the GPU asks this; the others ask
+    /// [`gpu_known`](Self::gpu_known).
     pub fn gpu_available(&self) -> bool {
-        static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         match &self.0.hub {
             Some(hub) => hub.upgrade().is_some_and(|hub| hub.broken().is_none()),
             None => *ADAPTER.get_or_init(|| {
@@ -212,6 +217,16 @@ impl BackendProbe {
                     .iter()
                     .any(|a| allow_cpu || a.kind != longtail_gpu::AdapterKind::Cpu)
             }),
+        }
+    }
+
+    /// [`gpu_available`](Self::gpu_available) where the process knows it without loading
+    /// anything: the hub's state, or the adapter lookup some caller already made. `None`: no
+    /// hub and no lookup yet (no driver is loaded for this engine).
+    pub fn gpu_known(&self) -> Option<bool> {
+        match &self.0.hub {
+            Some(_) => Some(self.gpu_available()),
+            None => ADAPTER.get().copied(),
         }
     }
 

@@ -61,6 +61,16 @@ impl ThermalProbes {
         }
     }
 
+    /// Opens NVML now, for a caller that started without it ([`Self::new`]'s `use_nvml`) and
+    /// now needs the GPU's readings. Returns whether it was opened by this call.
+    pub fn open_nvml(&mut self) -> bool {
+        if self.nvml.is_some() {
+            return false;
+        }
+        self.nvml = Some(NvmlProbe::open());
+        true
+    }
+
     /// Reads every probe once and updates the states.
     pub fn poll(&mut self) -> ThermalSnapshot {
         let mut readings = Vec::new();
