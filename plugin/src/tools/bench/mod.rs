@@ -29,8 +29,10 @@ use crate::ir::Ir;
 use crate::rng::Rng;
 
 mod pace;
+mod raw;
 mod report;
 pub use pace::{AHEAD_PAUSE, Pace};
+pub use raw::{read_raw_f32, write_raw_f32};
 use pace::{OfflineRender, Pacer};
 
 /// How to run a benchmark.
@@ -721,46 +723,4 @@ fn loadavg1() -> f64 {
         .ok()
         .and_then(|text| text.split_whitespace().next().and_then(|v| v.parse().ok()))
         .unwrap_or(-1.0)
-}
-
-/// Reads raw little-endian f32 interleaved samples into `num_channels` channels, keeping at most
-/// `max_frames` frames.
-pub fn read_raw_f32(
-    path: &std::path::Path,
-    num_channels: usize,
-    max_frames: Option<usize>,
-) -> std::io::Result<Vec<Vec<f32>>> {
-    let bytes = std::fs::read(path)?;
-    let num_channels = num_channels.max(1);
-    let mut num_frames = bytes.len() / 4 / num_channels;
-    if let Some(max_frames) = max_frames {
-        num_frames = num_frames.min(max_frames);
-    }
-    let sample = |idx: usize| {
-        f32::from_le_bytes([
-            bytes[4 * idx],
-            bytes[4 * idx + 1],
-            bytes[4 * idx + 2],
-            bytes[4 * idx + 3],
-        ])
-    };
-    Ok((0..num_channels)
-        .map(|channel_idx| {
-            (0..num_frames)
-                .map(|frame| sample(frame * num_channels + channel_idx))
-                .collect()
-        })
-        .collect())
-}
-
-/// Writes channels as raw little-endian f32 interleaved samples.
-pub fn write_raw_f32(path: &std::path::Path, channels: &[Vec<f32>]) -> std::io::Result<()> {
-    let num_frames = channels.first().map_or(0, Vec::len);
-    let mut bytes = Vec::with_capacity(num_frames * channels.len() * 4);
-    for frame in 0..num_frames {
-        for channel in channels {
-            bytes.extend_from_slice(&channel[frame].to_le_bytes());
-        }
-    }
-    std::fs::write(path, bytes)
 }
