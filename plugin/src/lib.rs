@@ -18,7 +18,7 @@
 //!
 //! - this file: the host's calls (`activate()`, `process()`, state, editor);
 //! - [`params`]: the parameters and what the state persists; [`layouts`]: the buses offered;
-//! - [`processor`]: the audio thread's signal path (mix, gain, crossfaded engine swaps) and
+//! - [`processor`]: the audio thread's signal path (wet width, mix, gain, crossfaded engine swaps) and
 //!   [`passthrough`], the dry path where no engine can run;
 //! - [`preparer`]: the preparation thread that builds engines off the audio thread;
 //! - [`monitor`]: the audio thread's numbers for the editor (atomics only), and [`meters`],
@@ -145,6 +145,8 @@ struct Active {
     retire_backlog: Option<Box<Engine>>,
     /// Per-sample mix values of the current block.
     mix_buffer: Vec<f32>,
+    /// Per-sample wet width values of the current block.
+    width_buffer: Vec<f32>,
     /// Per-sample output gain of the current block.
     gain_buffer: Vec<f32>,
     /// Callback load histogram for the editor.
@@ -489,6 +491,7 @@ impl Plugin for Longtail {
                 debounce_samples: (EDIT_DEBOUNCE_MS * 1e-3 * sample_rate as f32) as usize,
                 retire_backlog: None,
                 mix_buffer: vec![0.0; config.max_block_size],
+                width_buffer: vec![0.0; config.max_block_size],
                 gain_buffer: vec![0.0; config.max_block_size],
                 // About one second of callbacks.
                 load_meter: LoadMeter::new(sample_rate / config.max_block_size.max(1) as u32),
@@ -585,9 +588,14 @@ impl Plugin for Longtail {
             for (slot, channel) in piece.iter_mut().zip(channels.iter_mut()) {
                 *slot = &mut channel[start..start + len];
             }
+            self.params
+                .width
+                .smoothed
+                .next_block(&mut active.width_buffer, len);
             let controls = Controls {
                 mix: &active.mix_buffer[..len],
                 gain: &active.gain_buffer[..len],
+                width: &active.width_buffer[..len],
             };
             active
                 .processor
@@ -733,7 +741,8 @@ mod tests {
                 "normalize",
                 "lowcut",
                 "highcut",
-                "format"
+                "format",
+                "width"
             ]
         );
     }

@@ -209,6 +209,11 @@ pub struct LongtailParams {
     /// automatable (a change rebuilds the engine).
     #[id = "format"]
     pub channel_format: EnumParam<ChannelFormatParam>,
+    /// Stereo width of the wet signal, 0 (mono) to 2 (the side doubled), 1 as the IR has it:
+    /// mid ± width · side on stereo outputs (the `1 -> 2` and `2 -> 2` buses); no effect on
+    /// other buses. Smoothed like Mix.
+    #[id = "width"]
+    pub width: FloatParam,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -395,6 +400,11 @@ impl Default for LongtailParams {
             ),
             channel_format: EnumParam::new("Channel format", ChannelFormatParam::Auto)
                 .non_automatable(),
+            width: FloatParam::new("Width", 1.0, FloatRange::Linear { min: 0.0, max: 2.0 })
+                .with_smoother(SmoothingStyle::Linear(20.0))
+                .with_unit("%")
+                .with_value_to_string(formatters::v2s_f32_percentage(0))
+                .with_string_to_value(formatters::s2v_f32_percentage()),
             ir_file: Arc::new(IrFileState::default()),
         }
     }

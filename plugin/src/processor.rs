@@ -1,6 +1,6 @@
-//! The signal path around the engine: dry/wet mix with a latency-compensated dry path, output
-//! gain, the crossfade between an outgoing and an incoming engine, and the final guard against
-//! non-finite output. The plugin and `longtail-cli render` both run this, so offline renders
+//! The signal path around the engine: the wet signal's stereo width, dry/wet mix with a
+//! latency-compensated dry path, output gain, the crossfade between an outgoing and an incoming
+//! engine, and the final guard against non-finite output. The plugin and `longtail-cli render` both run this, so offline renders
 //! are what the plugin plays.
 //!
 //! Built off the audio thread ([`Processor::new`] allocates every buffer for the maximum block
@@ -25,6 +25,29 @@ pub struct Controls<'a> {
     pub mix: &'a [f32],
     /// Linear output gain.
     pub gain: &'a [f32],
+    /// Stereo width of the wet signal, `0..=2` (0 mono, 1 as the IR has it, 2 the side
+    /// doubled): `L, R = M ± width · S` with `M = (L + R) / 2`, `S = (L - R) / 2`. Applies on
+    /// buses with two outputs only ([`width_applies`]); elsewhere ignored.
+    pub width: &'a [f32],
+}
+
+/// Whether the Width control acts on a bus of `num_outputs` outputs: stereo outputs only (the
+/// `1 -> 2` and `2 -> 2` buses). Mid and side have no one meaning on wider buses.
+pub fn width_applies(num_outputs: usize) -> bool {
+    num_outputs == 2
+}
+
+/// Width on one block of a stereo wet signal, in place. A width of exactly 1 leaves the samples
+/// untouched (not even rounded), so the default output is the engine's. Does not allocate.
+pub fn apply_width(left: &mut [f32], right: &mut [f32], width: &[f32]) {
+    for ((l, r), &w) in left.iter_mut().zip(right.iter_mut()).zip(width) {
+        if w != 1.0 {
+            let mid = 0.5 * (*l + *r);
+            let side = 0.5 * (*l - *r) * w;
+            *l = mid + side;
+            *r = mid - side;
+        }
+    }
 }
 
 /// Mix, gain and engine swaps around one [`Engine`].
@@ -291,6 +314,16 @@ impl Processor {
                     self.finished = self.fading.take();
                 }
             }
+        }
+
+        if width_applies(self.num_outputs)
+            && let [left, right] = &mut self.wet_buffer[..]
+        {
+            apply_width(
+                &mut left[..len],
+                &mut right[..len],
+                &controls.width[range.clone()],
+            );
         }
 
         // The dry path, delayed by the engine's latency so it stays aligned with the wet path.

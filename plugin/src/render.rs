@@ -46,6 +46,9 @@ pub struct RenderOptions {
     pub blocks: BlockSizes,
     /// Wet share, linear: `out = mix * wet + (1 - mix) * dry`.
     pub mix: f32,
+    /// Stereo width of the wet signal, `0..=2` (1: as the IR has it), on two-output buses
+    /// ([`crate::processor::Controls::width`]).
+    pub width: f32,
     /// Zero latency or low CPU.
     pub latency_mode: LatencyMode,
     /// Where the levels after the first run (CPU workers, or the GPU with CPU standbys).
@@ -151,6 +154,7 @@ pub fn render(
     let max_block = config.max_block_size;
     let mix = vec![options.mix; max_block];
     let gain = vec![1.0f32; max_block];
+    let width = vec![options.width; max_block];
 
     let mut rng = Rng::new(RANDOM_BLOCKS_SEED);
     let cpu_start = cpu_time::process_seconds();
@@ -172,6 +176,7 @@ pub fn render(
             Controls {
                 mix: &mix[..len],
                 gain: &gain[..len],
+                width: &width[..len],
             },
         );
         start += len;

@@ -264,6 +264,62 @@ fn true_stereo_ir_renders() {
     assert!(snr_db(&output[1], &right) > 100.0);
 }
 
+/// `--width`: the wet signal's mid ± width x side against float64, on a true-stereo render (0 %
+/// mono, 200 % the side doubled); a bus without stereo outputs refuses it.
+#[test]
+fn width_scales_the_side_of_the_wet_signal() {
+    let dir = temp_dir("width");
+    let ir: Vec<Vec<f32>> = (0..4).map(|c| noise(500, 30 + c, 0.3)).collect();
+    let input = [noise(1500, 40, 0.5), noise(1500, 41, 0.5)];
+    write_float_wav(&dir.join("ir.wav"), 44_100, &ir);
+    write_float_wav(&dir.join("in.wav"), 44_100, &input);
+    let sum = |a: Vec<f64>, b: Vec<f64>| a.iter().zip(&b).map(|(x, y)| x + y).collect::<Vec<f64>>();
+    let left = sum(direct(&input[0], &ir[0]), direct(&input[1], &ir[2]));
+    let right = sum(direct(&input[0], &ir[1]), direct(&input[1], &ir[3]));
+    for (arg, width) in [("0", 0.0), ("50%", 0.5), ("200", 2.0)] {
+        let output = render(
+            &dir,
+            &dir.join("ir.wav"),
+            &dir.join("in.wav"),
+            &["--width", arg, "--block", "97"],
+        );
+        let (mid, side): (Vec<f64>, Vec<f64>) = left
+            .iter()
+            .zip(&right)
+            .map(|(l, r)| (0.5 * (l + r), 0.5 * (l - r) * width))
+            .unzip();
+        let expected_left: Vec<f64> = mid.iter().zip(&side).map(|(m, s)| m + s).collect();
+        let expected_right: Vec<f64> = mid.iter().zip(&side).map(|(m, s)| m - s).collect();
+        assert!(
+            snr_db(&output[0], &expected_left) > 100.0,
+            "--width {arg}: left"
+        );
+        assert!(
+            snr_db(&output[1], &expected_right) > 100.0,
+            "--width {arg}: right"
+        );
+        if width == 0.0 {
+            assert_eq!(output[0], output[1], "--width 0 is mono");
+        }
+    }
+    let mono_ir = dir.join("mono-ir.wav");
+    write_float_wav(&mono_ir, 44_100, &[noise(50, 2, 0.5)]);
+    let mono_in = dir.join("mono-in.wav");
+    write_float_wav(&mono_in, 44_100, &[noise(100, 1, 0.5)]);
+    let error = render_error(&dir, &mono_ir, &mono_in, &["--width", "50"]);
+    assert!(
+        error.contains("stereo outputs") && error.contains("1 -> 1"),
+        "{error}"
+    );
+    let error = render_error(
+        &dir,
+        &dir.join("ir.wav"),
+        &dir.join("in.wav"),
+        &["--width", "250"],
+    );
+    assert!(error.contains("not a width"), "{error}");
+}
+
 /// Runs a render that must fail and returns its stderr.
 fn render_error(dir: &Path, ir: &Path, input: &Path, extra: &[&str]) -> String {
     let output = dir.join("never.wav");

@@ -158,6 +158,7 @@ fn a_44k1_file_in_a_48k_session_matches_the_float64_reference() {
     let options = RenderOptions {
         blocks: BlockSizes::Fixed(64),
         mix: 1.0,
+        width: 1.0,
         latency_mode: LatencyMode::Zero,
         executor: longtail::engine::Executor::Workers,
         outputs: None,

@@ -28,9 +28,11 @@ fn graphics_maps() -> Vec<String> {
         .filter_map(|line| line.split_whitespace().nth(5))
         .filter(|path| {
             let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-            ["vulkan", "libgl", "libegl", "llvm", "lvp", "mesa", "nvidia", "radeon", "amdgpu"]
-                .iter()
-                .any(|needle| name.contains(needle))
+            [
+                "vulkan", "libgl", "libegl", "llvm", "lvp", "mesa", "nvidia", "radeon", "amdgpu",
+            ]
+            .iter()
+            .any(|needle| name.contains(needle))
         })
         .map(str::to_owned)
         .collect();
@@ -63,7 +65,11 @@ fn a_lone_auto_reverb_maps_no_graphics_library() {
     std::fs::create_dir_all(&thermal_root).unwrap();
     governor::set_thermal_root(Some(thermal_root.clone()));
     governor::set_cpu_load(Some(0.01));
-    assert!(graphics_maps().is_empty(), "mapped before any engine: {:?}", graphics_maps());
+    assert!(
+        graphics_maps().is_empty(),
+        "mapped before any engine: {:?}",
+        graphics_maps()
+    );
 
     let mut engines = [engine(LatencyMode::Zero), engine(LatencyMode::LowCpu)];
     for engine in &engines {
@@ -81,7 +87,8 @@ fn a_lone_auto_reverb_maps_no_graphics_library() {
     while started.elapsed() < Duration::from_millis(3_300) {
         for engine in &mut engines {
             let from = at % (RATE as usize - BLOCK);
-            let inputs: [&[f32]; 2] = [&input[0][from..from + BLOCK], &input[1][from..from + BLOCK]];
+            let inputs: [&[f32]; 2] =
+                [&input[0][from..from + BLOCK], &input[1][from..from + BLOCK]];
             let [l, r] = &mut out;
             let mut outputs: [&mut [f32]; 2] = [l, r];
             assert_no_alloc(|| engine.process(&inputs, &mut outputs));
@@ -93,7 +100,9 @@ fn a_lone_auto_reverb_maps_no_graphics_library() {
     for engine in &engines {
         let probe = engine.backend_probe();
         // The governor watched them (it ran its policies) and still loaded nothing.
-        let decision = probe.thermal_decision().expect("the governor watches the engine");
+        let decision = probe
+            .thermal_decision()
+            .expect("the governor watches the engine");
         eprintln!("{:?}: {decision:?}", engine.backend_report());
         assert_eq!(engine.backend_report().gpu_levels, 0);
         assert_eq!(probe.gpu_known(), None, "the adapters were looked up");
@@ -107,7 +116,10 @@ fn a_lone_auto_reverb_maps_no_graphics_library() {
     let available = probe.gpu_available();
     let adapters = longtail_gpu::list_adapters();
     let mapped = graphics_maps();
-    eprintln!("after the lookup: GPU usable {available}, {} adapters, {mapped:?}", adapters.len());
+    eprintln!(
+        "after the lookup: GPU usable {available}, {} adapters, {mapped:?}",
+        adapters.len()
+    );
     if !adapters.is_empty() {
         assert!(
             mapped.iter().any(|path| path.contains("libvulkan")),

@@ -47,6 +47,10 @@ fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: b
     }
     let mix = vec![0.7f32; MAX_BLOCK];
     let gain = vec![1.0f32; MAX_BLOCK];
+    // A width ramp through every block: the stereo wet path's M/S step runs under the check.
+    let width: Vec<f32> = (0..MAX_BLOCK)
+        .map(|i| 2.0 * i as f32 / MAX_BLOCK as f32)
+        .collect();
     let mut start = 0;
     let mut peak = 0.0f32;
     for size in (Blocks::Random {
@@ -66,6 +70,7 @@ fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: b
                 Controls {
                     mix: &mix[..size],
                     gain: &gain[..size],
+                    width: &width[..size],
                 },
             );
         });

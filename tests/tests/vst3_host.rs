@@ -405,6 +405,7 @@ fn vst3_processes_like_the_cli_render_and_restores_its_state() {
             RenderOptions {
                 blocks: BlockSizes::Fixed(block),
                 mix: DEFAULT_MIX,
+                width: 1.0,
                 latency_mode: LatencyMode::Zero,
                 executor: Executor::Workers,
                 outputs: None,

@@ -44,13 +44,37 @@ impl EditorApp {
         width: f32,
         tip: &str,
     ) {
-        ui.label(label).on_hover_text(tip);
-        let response = ui.add(widgets::ParamSlider::for_param(param, setter).with_width(width));
+        self.param_row_unless(ui, setter, (label, param), width, tip, None);
+    }
+
+    /// [`Self::param_row`], greyed out and inert with `disabled`'s reason on hover when it is
+    /// given (a control that has no effect on this bus).
+    pub(super) fn param_row_unless<P: Param>(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        (label, param): (&str, &P),
+        width: f32,
+        tip: &str,
+        disabled: Option<&str>,
+    ) {
+        let enabled = disabled.is_none();
+        ui.add_enabled(enabled, egui::Label::new(label))
+            .on_hover_text(tip)
+            .on_disabled_hover_text(disabled.unwrap_or(tip));
+        let response = ui.add_enabled(
+            enabled,
+            widgets::ParamSlider::for_param(param, setter).with_width(width),
+        );
         self.probe_rect(param.name(), response.rect);
-        wheel(ui, setter, param, &response);
-        response.on_hover_text(format!(
-            "{tip}. Now {param}. Double-click resets; Shift drags finely; the wheel steps"
-        ));
+        if enabled {
+            wheel(ui, setter, param, &response);
+        }
+        response
+            .on_hover_text(format!(
+                "{tip}. Now {param}. Double-click resets; Shift drags finely; the wheel steps"
+            ))
+            .on_disabled_hover_text(disabled.unwrap_or(tip));
         ui.end_row();
     }
 }

@@ -91,6 +91,7 @@ impl Probe {
             values.insert(param.name().to_owned(), param.value_json());
         };
         add(&params.mix);
+        add(&params.width);
         add(&params.output_gain);
         add(&params.predelay_ms);
         add(&params.low_cut_hz);

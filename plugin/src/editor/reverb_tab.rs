@@ -367,6 +367,22 @@ impl EditorApp {
                 for (label, param, tip) in rows {
                     self.param_row(ui, setter, label, param, width, tip);
                 }
+                let outputs = self.monitor.num_outputs.load(Relaxed) as usize;
+                let off_bus = (!crate::processor::width_applies(outputs)).then(|| {
+                    format!(
+                        "Width acts on stereo outputs only (1 -> 2 and 2 -> 2 buses): mid and \
+                         side have no one meaning on this bus's {outputs} outputs"
+                    )
+                });
+                self.param_row_unless(
+                    ui,
+                    setter,
+                    ("Width", &params.width),
+                    width,
+                    "Stereo width of the reverb: 0 % mono, 100 % as the IR has it, 200 % the \
+                     side doubled",
+                    off_bus.as_deref(),
+                );
                 ui.label("Latency");
                 ui.horizontal(|ui| {
                     let current = params.latency_mode.value();

@@ -64,7 +64,7 @@ fn parameters_are_listed_with_their_defaults() {
     let descs = host.param_descs();
     let mut names: Vec<&str> = descs.iter().map(|desc| desc.name.as_str()).collect();
     names.sort_unstable();
-    let mut expected = [BACKEND, IMPULSE_RESPONSE, LATENCY, MIX, GAIN]
+    let mut expected = [BACKEND, IMPULSE_RESPONSE, LATENCY, MIX, GAIN, WIDTH]
         .into_iter()
         .chain(IR_EDIT_FLOATS)
         .chain([IR_SOURCE, REVERSE, NORMALIZE, CHANNEL_FORMAT])

@@ -37,6 +37,7 @@ mod loading_and_parameters;
 mod pacing;
 mod signals;
 mod state;
+mod width;
 
 use std::ffi::CStr;
 use std::time::Duration;
@@ -65,6 +66,7 @@ const PATIENCE: Duration = Duration::from_secs(120);
 // exposes an enum parameter as its index).
 const MIX: &str = "Mix";
 const GAIN: &str = "Output gain";
+const WIDTH: &str = "Width";
 const IMPULSE_RESPONSE: &str = "Impulse response";
 const LATENCY: &str = "Latency";
 const BACKEND: &str = "Backend";

@@ -71,6 +71,11 @@ pub(crate) enum Command {
         /// Wet share from 0 to 1, linear: out = mix x wet + (1 - mix) x dry.
         #[arg(long, default_value_t = 1.0, value_parser = parse_mix)]
         mix: f32,
+        /// Stereo width of the wet signal in percent, 0 to 200: 0 mono, 100 the IR as
+        /// recorded, 200 the side doubled (mid ± width x side). Stereo outputs only (1 -> 2
+        /// and 2 -> 2 buses).
+        #[arg(long, default_value_t = 100.0, value_parser = parse_width)]
+        width: f32,
         /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU.
         #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
         latency: LatencyArg,
@@ -490,6 +495,15 @@ fn parse_mix(text: &str) -> Result<f32, String> {
     match text.parse::<f32>() {
         Ok(mix) if (0.0..=1.0).contains(&mix) => Ok(mix),
         _ => Err(format!("'{text}' is not a mix: use a number from 0 to 1")),
+    }
+}
+
+fn parse_width(text: &str) -> Result<f32, String> {
+    match text.trim_end_matches('%').parse::<f32>() {
+        Ok(width) if (0.0..=200.0).contains(&width) => Ok(width),
+        _ => Err(format!(
+            "'{text}' is not a width: use a percentage from 0 (mono) to 200"
+        )),
     }
 }
 

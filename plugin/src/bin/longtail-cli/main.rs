@@ -44,6 +44,7 @@ fn main() -> ExitCode {
             output,
             block,
             mix,
+            width,
             latency,
             backend,
             outputs,
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
             let options = RenderOptions {
                 blocks: block,
                 mix,
+                width: width / 100.0,
                 latency_mode: latency.into(),
                 executor: backend.executor(),
                 outputs: outputs.map(usize::from),

@@ -32,8 +32,8 @@ mod pace;
 mod raw;
 mod report;
 pub use pace::{AHEAD_PAUSE, Pace};
-pub use raw::{read_raw_f32, write_raw_f32};
 use pace::{OfflineRender, Pacer};
+pub use raw::{read_raw_f32, write_raw_f32};
 
 /// How to run a benchmark.
 #[derive(Debug, Clone)]

@@ -27,7 +27,9 @@ pub fn read_raw_f32(
         let got = read_full(&mut file, bytes)?;
         for frame in bytes[..got - got % frame_bytes].chunks_exact(frame_bytes) {
             for (channel, sample) in channels.iter_mut().zip(frame.chunks_exact(4)) {
-                channel.push(f32::from_le_bytes([sample[0], sample[1], sample[2], sample[3]]));
+                channel.push(f32::from_le_bytes([
+                    sample[0], sample[1], sample[2], sample[3],
+                ]));
             }
         }
         frames_read += got / frame_bytes;
