@@ -742,7 +742,14 @@ mod tests {
                 "lowcut",
                 "highcut",
                 "format",
-                "width"
+                "width",
+                "early",
+                "tail",
+                "xover",
+                "lshelf",
+                "lshelfdb",
+                "hshelf",
+                "hshelfdb"
             ]
         );
     }

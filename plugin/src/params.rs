@@ -20,7 +20,7 @@ use nice_plug::prelude::*;
 
 use crate::engine::{Executor, GpuPolicy, LatencyMode};
 use crate::ir::builtin::BuiltinIr;
-use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
+use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
 use crate::ir::mapping::ChannelFormat;
 use crate::ir::store::IrFileState;
 use crate::preparer::IrSource;
@@ -214,6 +214,27 @@ pub struct LongtailParams {
     /// other buses. Smoothed like Mix.
     #[id = "width"]
     pub width: FloatParam,
+    /// Level of the IR before the crossover (early reflections), in dB; an IR edit.
+    #[id = "early"]
+    pub early_db: FloatParam,
+    /// Level of the IR after the crossover (the tail), in dB; an IR edit.
+    #[id = "tail"]
+    pub tail_db: FloatParam,
+    /// Where early becomes tail, in milliseconds of the IR.
+    #[id = "xover"]
+    pub crossover_ms: FloatParam,
+    /// Low shelf corner in Hz (half the gain there); an IR edit.
+    #[id = "lshelf"]
+    pub low_shelf_hz: FloatParam,
+    /// Low shelf gain in dB; 0 is off.
+    #[id = "lshelfdb"]
+    pub low_shelf_db: FloatParam,
+    /// High shelf corner in Hz (half the gain there); an IR edit.
+    #[id = "hshelf"]
+    pub high_shelf_hz: FloatParam,
+    /// High shelf gain in dB; 0 is off.
+    #[id = "hshelfdb"]
+    pub high_shelf_db: FloatParam,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -253,8 +274,45 @@ impl LongtailParams {
             normalize: for_file && self.normalize.value(),
             low_cut_hz: (low_cut > LOW_CUT_OFF_HZ).then_some(f64::from(low_cut)),
             high_cut_hz: (high_cut < HIGH_CUT_OFF_HZ).then_some(f64::from(high_cut)),
+            early_db: f64::from(self.early_db.value()),
+            tail_db: f64::from(self.tail_db.value()),
+            crossover_ms: f64::from(self.crossover_ms.value()),
+            low_shelf: shelf(&self.low_shelf_hz, &self.low_shelf_db),
+            high_shelf: shelf(&self.high_shelf_hz, &self.high_shelf_db),
         }
     }
+}
+
+/// A shelf from its corner and gain parameters; `None` at 0 dB.
+fn shelf(hz: &FloatParam, db: &FloatParam) -> Option<Shelf> {
+    (db.value() != 0.0).then(|| Shelf {
+        hz: f64::from(hz.value()),
+        db: f64::from(db.value()),
+    })
+}
+
+/// A level in dB from -24 to +24, 0 by default, in 0.1 dB steps.
+fn decibels(name: &str) -> FloatParam {
+    let max = crate::ir::edit::MAX_SHAPE_DB as f32;
+    FloatParam::new(name, 0.0, FloatRange::Linear { min: -max, max })
+        .with_step_size(0.1)
+        .with_unit(" dB")
+}
+
+/// A corner frequency from `min` to `max` Hz, skewed towards the low end.
+fn corner(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
+    FloatParam::new(
+        name,
+        default,
+        FloatRange::Skewed {
+            min,
+            max,
+            factor: FloatRange::skew_factor(-1.5),
+        },
+    )
+    .with_step_size(1.0)
+    .with_unit(" Hz")
+    .with_value_to_string(Arc::new(|value| format!("{value:.0}")))
 }
 
 fn milliseconds(name: &str, max: f32) -> FloatParam {
@@ -405,6 +463,23 @@ impl Default for LongtailParams {
                 .with_unit("%")
                 .with_value_to_string(formatters::v2s_f32_percentage(0))
                 .with_string_to_value(formatters::s2v_f32_percentage()),
+            early_db: decibels("Early level"),
+            tail_db: decibels("Tail level"),
+            crossover_ms: FloatParam::new(
+                "Crossover",
+                crate::ir::edit::DEFAULT_CROSSOVER_MS as f32,
+                FloatRange::Skewed {
+                    min: 10.0,
+                    max: 200.0,
+                    factor: FloatRange::skew_factor(-1.0),
+                },
+            )
+            .with_step_size(0.1)
+            .with_unit(" ms"),
+            low_shelf_hz: corner("Low shelf", 200.0, 20.0, 1_000.0),
+            low_shelf_db: decibels("Low shelf gain"),
+            high_shelf_hz: corner("High shelf", 6_000.0, 1_000.0, 20_000.0),
+            high_shelf_db: decibels("High shelf gain"),
             ir_file: Arc::new(IrFileState::default()),
         }
     }

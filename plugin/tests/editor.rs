@@ -108,10 +108,14 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         ("default", "720x480"),
         ("double", "1440x960"),
     ];
-    for tab in ["reverb", "engine", "thermal"] {
+    for tab in ["reverb", "shape", "engine", "thermal"] {
         for (size_name, size) in sizes {
-            // The Reverb tab is one screen at 100 %: no scroll at any of these sizes.
-            let no_scroll = if tab == "reverb" { "1" } else { "0" };
+            // The Reverb and Shape tabs are one screen at 100 %: no scroll at any of these sizes.
+            let no_scroll = if matches!(tab, "reverb" | "shape") {
+                "1"
+            } else {
+                "0"
+            };
             shoot(
                 &dir,
                 &format!("editor-{tab}-{size_name}.png"),

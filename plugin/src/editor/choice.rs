@@ -7,8 +7,10 @@ use std::sync::atomic::Ordering::Relaxed;
 
 /// take from an environment variable by name (case-insensitive), for screenshots.
 pub(super) trait Choice: Copy + PartialEq + 'static {
-    /// Every choice, the default first.
+    /// Every choice, the default first, in the order of their saved positions (append only).
     const ALL: &'static [Self];
+    /// The order the buttons show them in.
+    const SHOWN: &'static [Self] = Self::ALL;
     /// The variable naming the choice to open with.
     const ENV: &'static str;
 
@@ -33,7 +35,7 @@ pub(super) trait Choice: Copy + PartialEq + 'static {
     /// The buttons, selecting into the persisted `slot`.
     fn buttons(ui: &mut egui::Ui, slot: &AtomicU8) {
         let mut current = Self::from_index(slot.load(Relaxed));
-        for &candidate in Self::ALL {
+        for &candidate in Self::SHOWN {
             ui.selectable_value(&mut current, candidate, candidate.name());
         }
         slot.store(current.index(), Relaxed);
@@ -61,10 +63,13 @@ pub(super) enum Tab {
     Reverb,
     Engine,
     Thermal,
+    /// The early/late balance and the tone shelves ([`super::reverb_tab`]).
+    Shape,
 }
 
 impl Choice for Tab {
-    const ALL: &'static [Self] = &[Tab::Reverb, Tab::Engine, Tab::Thermal];
+    const ALL: &'static [Self] = &[Tab::Reverb, Tab::Engine, Tab::Thermal, Tab::Shape];
+    const SHOWN: &'static [Self] = &[Tab::Reverb, Tab::Shape, Tab::Engine, Tab::Thermal];
     const ENV: &'static str = "LONGTAIL_EDITOR_TAB";
 
     fn name(self) -> &'static str {
@@ -72,6 +77,7 @@ impl Choice for Tab {
             Tab::Reverb => "Reverb",
             Tab::Engine => "Engine",
             Tab::Thermal => "Thermal",
+            Tab::Shape => "Shape",
         }
     }
 }

@@ -34,8 +34,8 @@
 //! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
 //! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
 //! unfolded) and `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change
-//! through the host when the editor opens). `LONGTAIL_EDITOR_VERSION` replaces the version and
-//! commit in the header, so that the README's screenshot (`docs/images/editor.png`, from the
+//! through the host when the editor opens). `LONGTAIL_EDITOR_VERSION` replaces the version in
+//! the header, so that the README's screenshot (`docs/images/editor.png`, from the
 //! `editor` test) changes only when the editor does.
 //!
 //! # Size and zoom
@@ -175,7 +175,8 @@ pub struct EditorApp {
     meter_holds: [meter_view::MeterHold; 2],
     /// The tests' record of each frame, when `LONGTAIL_EDITOR_PROBE` is set.
     probe: Option<probe::Probe>,
-    /// The header's version text: [`crate::VERSION_TEXT`], or `LONGTAIL_EDITOR_VERSION`.
+    /// The header's version text: the version (the commit is on hover, where it does not
+    /// take the header's width), or `LONGTAIL_EDITOR_VERSION`.
     version_text: String,
 }
 
@@ -234,7 +235,7 @@ pub fn create(params: Arc<LongtailParams>, monitor: Arc<EngineMonitor>) -> Optio
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),
         version_text: std::env::var("LONGTAIL_EDITOR_VERSION")
-            .unwrap_or_else(|_| crate::VERSION_TEXT.to_owned()),
+            .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned()),
     };
     create_egui_editor(egui_state, RepaintNotifier::new(), settings, app)
         .map(|egui| Editor::new(egui, Arc::new(move || window_threads.end())))
@@ -340,9 +341,10 @@ impl NiceEguiApp for EditorApp {
                         .small()
                         .color(theme::Palette::TEXT_WEAK),
                 )
-                .on_hover_text(
-                    "Longtail convolution reverb: the version, and the commit it was built from",
-                );
+                .on_hover_text(format!(
+                    "Longtail convolution reverb {}",
+                    crate::VERSION_TEXT
+                ));
                 ui.separator();
                 Tab::buttons(ui, &self.params.editor_tab);
                 ui.separator();
@@ -360,6 +362,7 @@ impl NiceEguiApp for EditorApp {
                 Tab::Reverb => self.reverb_tab(ui, &setter, view_height),
                 Tab::Engine => self.engine_tab(ui, &setter),
                 Tab::Thermal => self.thermal_tab(ui),
+                Tab::Shape => self.shape_tab(ui, &setter, view_height),
             });
             if let Some(probe) = &mut self.probe {
                 probe.scrolled(output.content_size, output.inner_rect.size());

@@ -89,6 +89,11 @@ pub fn picture_edits(edits: &EditSettings) -> EditSettings {
         normalize: edits.normalize,
         low_cut_hz: edits.low_cut_hz,
         high_cut_hz: edits.high_cut_hz,
+        early_db: edits.early_db,
+        tail_db: edits.tail_db,
+        crossover_ms: edits.crossover_ms,
+        low_shelf: edits.low_shelf,
+        high_shelf: edits.high_shelf,
         ..EditSettings::NONE
     }
 }

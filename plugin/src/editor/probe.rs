@@ -102,6 +102,13 @@ impl Probe {
         add(&params.fade_in_ms);
         add(&params.fade_out_ms);
         add(&params.stretch);
+        add(&params.early_db);
+        add(&params.tail_db);
+        add(&params.crossover_ms);
+        add(&params.low_shelf_hz);
+        add(&params.low_shelf_db);
+        add(&params.high_shelf_hz);
+        add(&params.high_shelf_db);
         let record = serde_json::json!({
             "window": [window.width(), window.height()],
             "zoom": zoom,

@@ -3,6 +3,9 @@
 //! and the IR edits in two columns. The file options, the bus and the playing IR's figures fold
 //! away under "File & bus". The picture takes the height the controls leave, so it grows with
 //! the window.
+//!
+//! Also the Shape tab, its companion view: the early/late balance and the tone shelves (IR
+//! edits like the Reverb tab's) above the same picture, which shows what they do.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
@@ -33,13 +36,7 @@ impl EditorApp {
         self.ir_bar(ui, setter);
         // The bus and how the previewed IR maps onto it, once a frame for the details and the
         // paths view.
-        let bus = matrix_view::current_bus(&self.monitor, &self.params);
-        let mapped = match &self.preview {
-            Some(Preview {
-                result: Ok(data), ..
-            }) => Some(map(data.ir_layout, bus)),
-            _ => None,
-        };
+        let (bus, mapped) = self.mapped_preview();
         let mapped = mapped.as_ref();
         if self.show_details {
             let max_height = (view_height * 0.45).max(60.0);
@@ -73,6 +70,80 @@ impl EditorApp {
         let controls_top = ui.cursor().top();
         self.controls(ui, setter);
         self.controls_height = Some((z, ui.min_rect().bottom() - controls_top));
+    }
+
+    /// The bus and how the previewed IR maps onto it.
+    fn mapped_preview(&self) -> (Bus, Option<Result<Mapping, IrError>>) {
+        let bus = matrix_view::current_bus(&self.monitor, &self.params);
+        let mapped = match &self.preview {
+            Some(Preview {
+                result: Ok(data), ..
+            }) => Some(map(data.ir_layout, bus)),
+            _ => None,
+        };
+        (bus, mapped)
+    }
+
+    /// The Shape tab in a view `view_height` high: the balance and the shelves in two columns
+    /// (one above the other where a big zoom leaves too little width), then the IR picture in
+    /// the height they leave.
+    pub(super) fn shape_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter, view_height: f32) {
+        let z = self.zoom;
+        let top = ui.cursor().top();
+        let column = LABEL_WIDTH * z + VALUE_WIDTH * z + MIN_SLIDER * z;
+        if ui.available_width() >= 2.0 * column + 2.0 * ui.spacing().item_spacing.x {
+            ui.columns(2, |columns| {
+                self.balance_controls(&mut columns[0], setter);
+                self.tone_controls(&mut columns[1], setter);
+            });
+        } else {
+            self.balance_controls(ui, setter);
+            self.tone_controls(ui, setter);
+        }
+        ui.add_space(4.0 * z);
+        let (_, mapped) = self.mapped_preview();
+        let left = view_height - (ui.cursor().top() - top) - ui.spacing().item_spacing.y - 4.0 * z;
+        let size = Vec2::new(ui.available_width(), left.max(60.0 * z));
+        self.picture_area(ui, setter, size, mapped.as_ref());
+    }
+
+    fn balance_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let params = Arc::clone(&self.params);
+        ui.label(egui::RichText::new("Early and tail").strong());
+        let width = self.slider_width(ui);
+        egui::Grid::new("balance-grid")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH * self.zoom)
+            .show(ui, |ui| {
+                let rows: [(&str, &FloatParam, &str); 3] = [
+                    ("Early", &params.early_db, "Level of the IR before the crossover: the early reflections"),
+                    ("Tail", &params.tail_db, "Level of the IR after the crossover: the reverb's tail"),
+                    ("Crossover", &params.crossover_ms, "Where early becomes tail, in ms of the IR, with a 10 ms crossfade each side (at most half of it)"),
+                ];
+                for (label, param, tip) in rows {
+                    self.param_row(ui, setter, label, param, width, tip);
+                }
+            });
+    }
+
+    fn tone_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let params = Arc::clone(&self.params);
+        ui.label(egui::RichText::new("Tone").strong());
+        let width = self.slider_width(ui);
+        egui::Grid::new("tone-grid")
+            .num_columns(2)
+            .min_col_width(LABEL_WIDTH * self.zoom)
+            .show(ui, |ui| {
+                let rows: [(&str, &FloatParam, &str); 4] = [
+                    ("Low shelf", &params.low_shelf_hz, "Corner of the low shelf on the reverb: half its gain there, all of it an octave below"),
+                    ("Low gain", &params.low_shelf_db, "Boost or cut of the reverb's lows (0 dB: off)"),
+                    ("High shelf", &params.high_shelf_hz, "Corner of the high shelf on the reverb: half its gain there, all of it an octave above"),
+                    ("High gain", &params.high_shelf_db, "Boost or cut of the reverb's highs (0 dB: off)"),
+                ];
+                for (label, param, tip) in rows {
+                    self.param_row(ui, setter, label, param, width, tip);
+                }
+            });
     }
 
     /// Source, the built-in choice or the file, loading, the view: one wrapped row.

@@ -15,14 +15,20 @@
 //! 4. **Reverse**.
 //! 5. **Fades**: raised-cosine (`sin²`) fade in over the first `fade_in_ms`, fade out over the
 //!    last `fade_out_ms`; the first and last samples of a fade are at gain 0.
-//! 6. **Wet low cut and high cut**: second-order Butterworth high-pass and low-pass biquads
-//!    (bilinear transform, `Q = 1/sqrt(2)`: -3 dB at the cutoff, 12 dB per octave) run over the
-//!    IR in float64, forward, like an EQ on the wet path. The IR keeps its length.
-//! 7. **Normalisation**: one gain for all channels so that the energy reaching each output
+//! 6. **Early/late balance**: `early_db` on the IR before `crossover_ms`, `tail_db` after it,
+//!    with a raised-cosine crossfade of the gain over [`BALANCE_FADE_MS`] each side (at most
+//!    half the crossover). Times count from the IR's first sample, before the pre-delay.
+//! 7. **Wet low cut and high cut**: second-order Butterworth high-pass and low-pass biquads
+//!    (bilinear transform, `Q = 1/sqrt(2)`: -3 dB at the cutoff, 12 dB per octave), then the
+//!    **low and high shelves**: fourth-order Butterworth shelving filters (two biquads each,
+//!    [`Biquad::shelf`]) whose gain is half the shelf's, in dB, at the corner, and within 0.3 dB
+//!    of all of it from an octave beyond, with no overshoot. All run over the IR in float64,
+//!    forward, like an EQ on the wet path. The IR keeps its length.
+//! 8. **Normalisation**: one gain for all channels so that the energy reaching each output
 //!    averages 1 (mono: `sum h^2 = 1`; stereo: `(E_L + E_R) / 2 = 1`; true stereo:
 //!    `(E_LL + E_LR + E_RL + E_RR) / 2 = 1`), the scale of the built-in IRs: white noise keeps its
 //!    level through the wet path, so switching IRs keeps loudness similar.
-//! 8. **Pre-delay**: `predelay_ms` of silence in front.
+//! 9. **Pre-delay**: `predelay_ms` of silence in front.
 
 use super::resample::{self, MAX_STRETCH, MIN_STRETCH};
 use super::{Ir, IrError, IrLayout};
@@ -31,6 +37,22 @@ use super::{Ir, IrError, IrLayout};
 pub const DEFAULT_AUTO_TRIM_DB: f64 = -80.0;
 /// Q of the cut filters (Butterworth).
 const BUTTERWORTH_Q: f64 = std::f64::consts::FRAC_1_SQRT_2;
+/// The early/late balance's crossfade on each side of the crossover, in milliseconds (at most
+/// half the crossover time).
+pub const BALANCE_FADE_MS: f64 = 10.0;
+/// The crossover of the early/late balance when none is set, in milliseconds.
+pub const DEFAULT_CROSSOVER_MS: f64 = 80.0;
+/// Largest boost or cut of the balance levels and the shelves, in dB.
+pub const MAX_SHAPE_DB: f64 = 24.0;
+/// Order of the shelving filters (two biquads).
+const SHELF_ORDER: usize = 4;
+
+/// A shelving filter's corner (where it has half its gain, in dB) and gain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shelf {
+    pub hz: f64,
+    pub db: f64,
+}
 
 /// What to do to an IR. Small and `Copy`, so it travels in preparation requests.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,6 +79,16 @@ pub struct EditSettings {
     pub low_cut_hz: Option<f64>,
     /// Wet high cut (low-pass) frequency in Hz; `None`: off.
     pub high_cut_hz: Option<f64>,
+    /// Gain of the IR before the crossover (early reflections), in dB.
+    pub early_db: f64,
+    /// Gain of the IR after the crossover (the tail), in dB.
+    pub tail_db: f64,
+    /// Where early becomes tail, in milliseconds of the IR.
+    pub crossover_ms: f64,
+    /// Low shelf; `None` (or 0 dB): off.
+    pub low_shelf: Option<Shelf>,
+    /// High shelf; `None` (or 0 dB): off.
+    pub high_shelf: Option<Shelf>,
 }
 
 impl EditSettings {
@@ -73,6 +105,11 @@ impl EditSettings {
         normalize: false,
         low_cut_hz: None,
         high_cut_hz: None,
+        early_db: 0.0,
+        tail_db: 0.0,
+        crossover_ms: DEFAULT_CROSSOVER_MS,
+        low_shelf: None,
+        high_shelf: None,
     };
 
     /// The plugin's defaults for files: automatic end trim at -80 dB and normalisation on.
@@ -113,7 +150,30 @@ impl EditSettings {
                 self.stretch
             )));
         }
-        for (name, hz) in [("low cut", self.low_cut_hz), ("high cut", self.high_cut_hz)] {
+        for (name, db) in [("early level", self.early_db), ("tail level", self.tail_db)]
+            .into_iter()
+            .chain(self.low_shelf.map(|shelf| ("low shelf gain", shelf.db)))
+            .chain(self.high_shelf.map(|shelf| ("high shelf gain", shelf.db)))
+        {
+            if !(db.is_finite() && db.abs() <= MAX_SHAPE_DB) {
+                return Err(IrError::InvalidEdit(format!(
+                    "{name} {db} dB is out of range; use -{MAX_SHAPE_DB} to +{MAX_SHAPE_DB} dB"
+                )));
+            }
+        }
+        if !(self.crossover_ms.is_finite() && (1.0..=1000.0).contains(&self.crossover_ms)) {
+            return Err(IrError::InvalidEdit(format!(
+                "crossover {} ms is out of range; use 1 to 1000 ms",
+                self.crossover_ms
+            )));
+        }
+        let corners = [
+            ("low cut", self.low_cut_hz),
+            ("high cut", self.high_cut_hz),
+            ("low shelf", self.low_shelf.map(|shelf| shelf.hz)),
+            ("high shelf", self.high_shelf.map(|shelf| shelf.hz)),
+        ];
+        for (name, hz) in corners {
             if let Some(hz) = hz
                 && !(hz.is_finite() && hz > 0.0 && hz < nyquist * 0.98)
             {
@@ -217,7 +277,24 @@ pub fn prepare(
         debug_assert_eq!(channel.len(), len);
     }
 
-    // 6. Wet low and high cut, in float64.
+    // 6. Early/late balance.
+    if edits.early_db != 0.0 || edits.tail_db != 0.0 {
+        let gains = balance_gains(edits, rate);
+        for channel in &mut channels {
+            for (idx, sample) in channel.iter_mut().enumerate() {
+                *sample = (f64::from(*sample) * gains(idx)) as f32;
+            }
+        }
+    }
+
+    // 7. Wet low and high cut, then the shelves, in float64.
+    let shelves = [
+        (ShelfKind::Low, edits.low_shelf),
+        (ShelfKind::High, edits.high_shelf),
+    ]
+    .into_iter()
+    .filter_map(|(kind, shelf)| shelf.filter(|s| s.db != 0.0).map(|s| (kind, s)))
+    .flat_map(|(kind, shelf)| Biquad::shelf(kind, shelf, rate));
     let filters: Vec<Biquad> = [
         edits
             .low_cut_hz
@@ -228,6 +305,7 @@ pub fn prepare(
     ]
     .into_iter()
     .flatten()
+    .chain(shelves)
     .collect();
     if !filters.is_empty() {
         for channel in &mut channels {
@@ -241,7 +319,7 @@ pub fn prepare(
         }
     }
 
-    // 7. Normalisation.
+    // 8. Normalisation.
     let layout = source.layout;
     if edits.normalize {
         let energy = output_energy(&channels, layout);
@@ -259,7 +337,7 @@ pub fn prepare(
         report.normalize_gain_db = Some(20.0 * gain.log10());
     }
 
-    // 8. Pre-delay.
+    // 9. Pre-delay.
     let predelay = ms_to_frames(edits.predelay_ms, rate);
     if predelay > 0 {
         for channel in &mut channels {
@@ -319,6 +397,27 @@ fn fade_gain(idx: usize, len: usize) -> f32 {
     (std::f64::consts::FRAC_PI_2 * x).sin().powi(2) as f32
 }
 
+/// The early/late balance's gain of each sample (step 6): `early_db` up to the crossfade,
+/// `tail_db` after it, a raised-cosine blend of the two amplitudes between.
+fn balance_gains(edits: &EditSettings, rate: f64) -> impl Fn(usize) -> f64 {
+    let early = 10f64.powf(edits.early_db / 20.0);
+    let tail = 10f64.powf(edits.tail_db / 20.0);
+    let crossover = edits.crossover_ms * 1e-3 * rate;
+    let half = (BALANCE_FADE_MS.min(edits.crossover_ms / 2.0) * 1e-3 * rate).max(0.5);
+    move |idx| {
+        let t = ((idx as f64 - (crossover - half)) / (2.0 * half)).clamp(0.0, 1.0);
+        let blend = (std::f64::consts::FRAC_PI_2 * t).sin().powi(2);
+        early + (tail - early) * blend
+    }
+}
+
+/// Which end of the spectrum a shelf lifts or cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShelfKind {
+    Low,
+    High,
+}
+
 /// A float64 biquad (RBJ cookbook coefficients, normalised by `a0`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Biquad {
@@ -343,6 +442,62 @@ impl Biquad {
             [(1.0 - cos) / 2.0, 1.0 - cos, (1.0 - cos) / 2.0],
             [1.0 + alpha, -2.0 * cos, 1.0 - alpha],
         )
+    }
+
+    /// A fourth-order Butterworth shelving filter (Holters and Zölzer's design) as two
+    /// biquads: the analog prototype's poles on the unit circle and its zeros on the circle of
+    /// radius `G^(1/4)` (`G` the linear gain), scaled so that the gain is `sqrt(G)` at the
+    /// corner, then the bilinear transform prewarped there. The low shelf has gain `G` at DC, the
+    /// high shelf at Nyquist; both 1 at the other end.
+    pub fn shelf(kind: ShelfKind, shelf: Shelf, sample_rate: f64) -> [Self; 2] {
+        let order = SHELF_ORDER as f64;
+        let gain = 10f64.powf(shelf.db / 20.0);
+        let radius = gain.powf(1.0 / order);
+        let scale = gain.powf(1.0 / (2.0 * order));
+        let k = 1.0 / (std::f64::consts::PI * shelf.hz / sample_rate).tan();
+        // s^2 c2 + s c1 + c0 -> z, by s = k (1 - 1/z) / (1 + 1/z).
+        let bilinear = |[c2, c1, c0]: [f64; 3]| {
+            [
+                c2 * k * k + c1 * k + c0,
+                2.0 * c0 - 2.0 * c2 * k * k,
+                c2 * k * k - c1 * k + c0,
+            ]
+        };
+        std::array::from_fn(|section| {
+            let damping =
+                2.0 * (std::f64::consts::PI * (2 * section + 1) as f64 / (2.0 * order)).sin();
+            let (num, den) = match kind {
+                ShelfKind::Low => (
+                    [scale * scale, damping * radius * scale, radius * radius],
+                    [scale * scale, damping * scale, 1.0],
+                ),
+                ShelfKind::High => (
+                    [
+                        radius * radius / (scale * scale),
+                        damping * radius / scale,
+                        1.0,
+                    ],
+                    [1.0 / (scale * scale), damping / scale, 1.0],
+                ),
+            };
+            Self::normalised(bilinear(num), bilinear(den))
+        })
+    }
+
+    /// The gain at `hz` in dB (the filter's frequency response).
+    pub fn gain_db(&self, hz: f64, sample_rate: f64) -> f64 {
+        let omega = std::f64::consts::TAU * hz / sample_rate;
+        let z1 = (omega.cos(), -omega.sin());
+        let z2 = ((2.0 * omega).cos(), -(2.0 * omega).sin());
+        let num = (
+            self.b[0] + self.b[1] * z1.0 + self.b[2] * z2.0,
+            self.b[1] * z1.1 + self.b[2] * z2.1,
+        );
+        let den = (
+            1.0 + self.a[0] * z1.0 + self.a[1] * z2.0,
+            self.a[0] * z1.1 + self.a[1] * z2.1,
+        );
+        10.0 * ((num.0 * num.0 + num.1 * num.1) / (den.0 * den.0 + den.1 * den.1)).log10()
     }
 
     fn prewarp(hz: f64, sample_rate: f64, q: f64) -> (f64, f64) {
@@ -380,6 +535,105 @@ mod tests {
         let (out, report) = prepare(&ir, &EditSettings::NONE, 48_000).unwrap();
         assert_eq!(out, ir);
         assert_eq!(report.resampled, None);
+    }
+
+    /// The shelves' response: half the gain at the corner, within 0.3 dB of all of it an
+    /// octave beyond and further, 0 dB two octaves on the other side, no overshoot.
+    #[test]
+    fn shelves_reach_their_gain_and_have_half_of_it_at_the_corner() {
+        let rate = 48_000.0;
+        for db in [-24.0, -12.0, -3.0, 6.0, 18.0, 24.0] {
+            for (kind, hz) in [
+                (ShelfKind::Low, 80.0),
+                (ShelfKind::Low, 600.0),
+                (ShelfKind::High, 3000.0),
+                (ShelfKind::High, 9000.0),
+            ] {
+                let sections = Biquad::shelf(kind, Shelf { hz, db }, rate);
+                let gain = |f: f64| sections.iter().map(|s| s.gain_db(f, rate)).sum::<f64>();
+                let at_corner = gain(hz);
+                assert!(
+                    (at_corner - db / 2.0).abs() < 1e-6,
+                    "{kind:?} {hz} {db}: {at_corner}"
+                );
+                let (beyond, other): (Vec<f64>, Vec<f64>) = match kind {
+                    ShelfKind::Low => (
+                        (0..40).map(|i| hz / 2.0 * 0.9f64.powi(i)).collect(),
+                        (0..40)
+                            .map(|i| hz * 4.0 * 1.1f64.powi(i))
+                            .filter(|&f| f < 23_000.0)
+                            .collect(),
+                    ),
+                    ShelfKind::High => (
+                        (0..40)
+                            .map(|i| hz * 2.0 * 1.1f64.powi(i))
+                            .filter(|&f| f < 23_900.0)
+                            .collect(),
+                        (0..40).map(|i| hz / 4.0 * 0.9f64.powi(i)).collect(),
+                    ),
+                };
+                for f in beyond {
+                    let g = gain(f);
+                    assert!(
+                        (g - db).abs() <= 0.3,
+                        "{kind:?} {hz} Hz {db} dB: {g:.2} dB at {f:.0} Hz"
+                    );
+                }
+                for f in other {
+                    let g = gain(f);
+                    assert!(
+                        g.abs() <= 0.3,
+                        "{kind:?} {hz} Hz {db} dB: {g:.2} dB at {f:.0} Hz"
+                    );
+                }
+                for i in 0..400 {
+                    let f = 10.0 * 1.02f64.powi(i);
+                    if f < 23_900.0 {
+                        let g = gain(f);
+                        assert!(
+                            g <= db.max(0.0) + 1e-9 && g >= db.min(0.0) - 1e-9,
+                            "overshoot {g} at {f}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Early and tail levels change the IR before and after the crossover's fade by their dB,
+    /// and nothing changes at 0 dB.
+    #[test]
+    fn the_balance_scales_early_and_tail_apart() {
+        let rate = 48_000;
+        let len = rate as usize;
+        let ir = Ir::new("x", rate, vec![vec![0.5; len]]).unwrap();
+        let edits = EditSettings {
+            early_db: -6.0,
+            tail_db: 3.0,
+            crossover_ms: 50.0,
+            ..EditSettings::NONE
+        };
+        let (out, _) = prepare(&ir, &edits, rate).unwrap();
+        let at = |ms: f64| f64::from(out.channels[0][(ms * 48.0) as usize]) / 0.5;
+        let db = |ms: f64| 20.0 * at(ms).log10();
+        assert!((db(0.0) + 6.0).abs() < 1e-6 && (db(39.9) + 6.0).abs() < 1e-6);
+        assert!((db(60.1) - 3.0).abs() < 1e-6 && (db(999.0) - 3.0).abs() < 1e-6);
+        // Half way, the amplitudes' mean.
+        let mid = (10f64.powf(-6.0 / 20.0) + 10f64.powf(3.0 / 20.0)) / 2.0;
+        assert!((at(50.0) - mid).abs() < 1e-3, "{}", at(50.0));
+        // A short crossover fades over half of it on each side.
+        let short = EditSettings {
+            crossover_ms: 10.0,
+            ..edits
+        };
+        let (out, _) = prepare(&ir, &short, rate).unwrap();
+        assert!((f64::from(out.channels[0][0]) / 0.5 - 10f64.powf(-6.0 / 20.0)).abs() < 1e-6);
+        assert!((f64::from(out.channels[0][20 * 48]) / 0.5 - 10f64.powf(3.0 / 20.0)).abs() < 1e-6);
+        let level = EditSettings {
+            early_db: 30.0,
+            ..EditSettings::NONE
+        };
+        assert!(prepare(&ir, &level, rate).is_err());
     }
 
     #[test]

@@ -76,7 +76,7 @@ const IR_SOURCE: &str = "IR source";
 const REVERSE: &str = "Reverse";
 const NORMALIZE: &str = "Normalize";
 const CHANNEL_FORMAT: &str = "Channel format";
-const IR_EDIT_FLOATS: [&str; 9] = [
+const IR_EDIT_FLOATS: [&str; 16] = [
     "Trim start",
     "Trim end",
     "Auto trim",
@@ -86,6 +86,13 @@ const IR_EDIT_FLOATS: [&str; 9] = [
     "Stretch",
     "Low cut",
     "High cut",
+    "Early level",
+    "Tail level",
+    "Crossover",
+    "Low shelf",
+    "Low shelf gain",
+    "High shelf",
+    "High shelf gain",
 ];
 const IR_SMALL_ROOM: f64 = 0.0;
 const IR_PLATE: f64 = 1.0;

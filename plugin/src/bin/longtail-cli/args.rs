@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use longtail::engine::LatencyMode;
 use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir;
-use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings};
+use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
 use longtail::ir::mapping::ChannelFormat;
 use longtail::params::DEFAULT_MIX;
 use longtail::render::BlockSizes;
@@ -387,6 +387,32 @@ pub(crate) struct EditArgs {
     /// Wet high cut: 12 dB/octave low-pass at this frequency.
     #[arg(long, value_name = "HZ")]
     high_cut_hz: Option<f64>,
+    /// Level of the IR before the crossover (early reflections), -24 to +24 dB.
+    #[arg(long, value_name = "DB", allow_hyphen_values = true)]
+    early: Option<f64>,
+    /// Level of the IR after the crossover (the tail), -24 to +24 dB.
+    #[arg(long, value_name = "DB", allow_hyphen_values = true)]
+    tail: Option<f64>,
+    /// Where early becomes tail, in milliseconds of the IR (default 80), with a crossfade of
+    /// 10 ms each side (at most half of it).
+    #[arg(long, value_name = "MS")]
+    crossover: Option<f64>,
+    /// Low shelf: corner frequency (half the gain there) and gain, e.g. `200:-6`.
+    #[arg(long, value_name = "HZ:DB", value_parser = parse_shelf, allow_hyphen_values = true)]
+    low_shelf: Option<Shelf>,
+    /// High shelf: corner frequency (half the gain there) and gain, e.g. `6000:3`.
+    #[arg(long, value_name = "HZ:DB", value_parser = parse_shelf, allow_hyphen_values = true)]
+    high_shelf: Option<Shelf>,
+}
+
+/// `HZ:DB`, e.g. `200:-6`; the ranges are checked with the other edits.
+fn parse_shelf(text: &str) -> Result<Shelf, String> {
+    let parsed = text.split_once(':').and_then(|(hz, db)| {
+        let hz = hz.trim().trim_end_matches("Hz").trim().parse().ok()?;
+        let db = db.trim().trim_end_matches("dB").trim().parse().ok()?;
+        Some(Shelf { hz, db })
+    });
+    parsed.ok_or_else(|| format!("'{text}' is not a shelf: use HZ:DB, e.g. 200:-6"))
 }
 
 impl EditArgs {
@@ -404,6 +430,11 @@ impl EditArgs {
             normalize: self.normalize,
             low_cut_hz: self.low_cut_hz,
             high_cut_hz: self.high_cut_hz,
+            early_db: self.early.unwrap_or(none.early_db),
+            tail_db: self.tail.unwrap_or(none.tail_db),
+            crossover_ms: self.crossover.unwrap_or(none.crossover_ms),
+            low_shelf: self.low_shelf,
+            high_shelf: self.high_shelf,
         }
     }
 }
