@@ -201,12 +201,15 @@ impl Longtail {
         Arc::clone(&self.params.ir_file)
     }
 
-    /// The engine the parameters ask for. Reads atomics only: safe on the audio thread.
-    fn desired_key(&self) -> EngineKey {
+    /// The engine the parameters ask for at the host's `tempo` (the last one seen where the
+    /// call has none). Reads atomics only: safe on the audio thread.
+    fn desired_key(&self, tempo: Option<f64>) -> EngineKey {
         let (source, use_file) = self.params.ir_source_now();
         EngineKey {
             source,
-            edits: self.params.edit_settings(use_file),
+            edits: self
+                .params
+                .edit_settings(use_file, tempo.or_else(|| self.monitor.host_tempo())),
             latency_mode: self.params.latency_mode.value().into(),
             executor: self.params.backend.value().executor(),
             format: self.params.channel_format.value().into(),
@@ -411,7 +414,7 @@ impl Plugin for Longtail {
                 return true;
             }
         };
-        let key = self.desired_key();
+        let key = self.desired_key(None);
         let offline = buffer_config.process_mode == ProcessMode::Offline;
         let config = EngineConfig {
             max_block_size: buffer_config.max_buffer_size.max(1) as usize,
@@ -545,7 +548,11 @@ impl Plugin for Longtail {
             return ProcessStatus::Normal;
         }
         let callback_start = Instant::now();
-        let desired = self.desired_key();
+        // A synced pre-delay follows the tempo: a change is an IR edit like any other, built
+        // once the tempo has held for the preparer's debounce (not during a ramp).
+        let tempo = context.transport().tempo;
+        self.monitor.set_host_tempo(tempo);
+        let desired = self.desired_key(tempo);
         let generation = self.generation;
         let Some(active) = &mut self.active else {
             return ProcessStatus::Normal;
@@ -749,7 +756,9 @@ mod tests {
                 "lshelf",
                 "lshelfdb",
                 "hshelf",
-                "hshelfdb"
+                "hshelfdb",
+                "predsync",
+                "prednote"
             ]
         );
     }

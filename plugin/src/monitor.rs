@@ -62,6 +62,8 @@ pub struct EngineMonitor {
     pub errors: Mutex<Vec<String>>,
     /// [`crate::engine::Engine::id`] of the engine playing now.
     pub playing_engine: AtomicU64,
+    /// The host's tempo at the last `process()` call, as `f64` bits; 0: none given.
+    host_tempo_bits: AtomicU64,
     /// Why this activation passes the dry signal through instead of convolving (see
     /// [`crate::passthrough`]); `None` while it convolves. Written by `activate()`, read by the
     /// editor, never touched by the audio thread.
@@ -75,6 +77,22 @@ pub struct EngineMonitor {
 const BACKENDS_KEPT: usize = 4;
 
 impl EngineMonitor {
+    /// The host's tempo in beats per minute, from the audio thread (atomics only).
+    pub fn set_host_tempo(&self, tempo: Option<f64>) {
+        let bits = tempo
+            .filter(|bpm| bpm.is_finite() && *bpm > 0.0)
+            .map_or(0, f64::to_bits);
+        self.host_tempo_bits.store(bits, Relaxed);
+    }
+
+    /// The host's tempo at the last `process()` call, where it gave one.
+    pub fn host_tempo(&self) -> Option<f64> {
+        match self.host_tempo_bits.load(Relaxed) {
+            0 => None,
+            bits => Some(f64::from_bits(bits)),
+        }
+    }
+
     /// Publishes the playing engine's shape. Atomics only: safe on the audio thread.
     pub fn publish_engine(
         &self,

@@ -60,6 +60,128 @@ pub enum LatencyModeParam {
     LowCpu,
 }
 
+/// Pre-delay as a note value at the host's tempo: plain, dotted (`.`) and triplet (`T`), from
+/// 1/64 to 1/2, shortest first. Saved by its id; new values go at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub enum NoteValue {
+    #[id = "1_64"]
+    #[name = "1/64"]
+    N64,
+    #[id = "1_32t"]
+    #[name = "1/32T"]
+    N32T,
+    #[id = "1_64d"]
+    #[name = "1/64."]
+    N64D,
+    #[id = "1_32"]
+    #[name = "1/32"]
+    N32,
+    #[id = "1_16t"]
+    #[name = "1/16T"]
+    N16T,
+    #[id = "1_32d"]
+    #[name = "1/32."]
+    N32D,
+    #[id = "1_16"]
+    #[name = "1/16"]
+    N16,
+    #[id = "1_8t"]
+    #[name = "1/8T"]
+    N8T,
+    #[id = "1_16d"]
+    #[name = "1/16."]
+    N16D,
+    #[id = "1_8"]
+    #[name = "1/8"]
+    N8,
+    #[id = "1_4t"]
+    #[name = "1/4T"]
+    N4T,
+    #[id = "1_8d"]
+    #[name = "1/8."]
+    N8D,
+    #[id = "1_4"]
+    #[name = "1/4"]
+    N4,
+    #[id = "1_2t"]
+    #[name = "1/2T"]
+    N2T,
+    #[id = "1_4d"]
+    #[name = "1/4."]
+    N4D,
+    #[id = "1_2"]
+    #[name = "1/2"]
+    N2,
+}
+
+impl NoteValue {
+    /// Every value, shortest first.
+    pub const ALL: [Self; 16] = [
+        Self::N64,
+        Self::N32T,
+        Self::N64D,
+        Self::N32,
+        Self::N16T,
+        Self::N32D,
+        Self::N16,
+        Self::N8T,
+        Self::N16D,
+        Self::N8,
+        Self::N4T,
+        Self::N8D,
+        Self::N4,
+        Self::N2T,
+        Self::N4D,
+        Self::N2,
+    ];
+
+    /// Length in beats (quarter notes).
+    pub fn beats(self) -> f64 {
+        match self {
+            Self::N64 => 4.0 / 64.0,
+            Self::N32T => 4.0 / 32.0 * 2.0 / 3.0,
+            Self::N64D => 4.0 / 64.0 * 1.5,
+            Self::N32 => 4.0 / 32.0,
+            Self::N16T => 4.0 / 16.0 * 2.0 / 3.0,
+            Self::N32D => 4.0 / 32.0 * 1.5,
+            Self::N16 => 4.0 / 16.0,
+            Self::N8T => 4.0 / 8.0 * 2.0 / 3.0,
+            Self::N16D => 4.0 / 16.0 * 1.5,
+            Self::N8 => 4.0 / 8.0,
+            Self::N4T => 2.0 / 3.0,
+            Self::N8D => 4.0 / 8.0 * 1.5,
+            Self::N4 => 1.0,
+            Self::N2T => 4.0 / 2.0 * 2.0 / 3.0,
+            Self::N4D => 1.5,
+            Self::N2 => 4.0 / 2.0,
+        }
+    }
+
+    /// The name as the editor and the CLI write it: `1/8`, `1/16.` (dotted), `1/4T` (triplet).
+    pub fn name(self) -> &'static str {
+        Self::variants()[self.to_index()]
+    }
+
+    /// Reads a name, the triplet's `T` in either case.
+    pub fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        Self::ALL
+            .into_iter()
+            .find(|note| note.name().eq_ignore_ascii_case(text))
+    }
+
+    /// Its length at `bpm` in milliseconds, at most [`MAX_PREDELAY_MS`] and rounded to 0.1 us
+    /// (so a tempo that wobbles in its last digits does not rebuild the IR).
+    pub fn predelay_ms(self, bpm: f64) -> f64 {
+        let ms = (self.beats() * 60_000.0 / bpm).min(MAX_PREDELAY_MS);
+        (ms * 1e4).round() / 1e4
+    }
+}
+
+/// The longest pre-delay, in milliseconds (the parameter's range; a synced note past it is
+/// held there).
+pub const MAX_PREDELAY_MS: f64 = 500.0;
+
 impl From<LatencyModeParam> for LatencyMode {
     fn from(mode: LatencyModeParam) -> Self {
         match mode {
@@ -235,6 +357,13 @@ pub struct LongtailParams {
     /// High shelf gain in dB; 0 is off.
     #[id = "hshelfdb"]
     pub high_shelf_db: FloatParam,
+    /// Pre-delay follows the host's tempo as [`Self::predelay_note`] (where the host gives a
+    /// tempo; else the milliseconds).
+    #[id = "predsync"]
+    pub predelay_sync: BoolParam,
+    /// The synced pre-delay's note value.
+    #[id = "prednote"]
+    pub predelay_note: EnumParam<NoteValue>,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -257,7 +386,9 @@ impl LongtailParams {
     /// The automatic trim and the normalisation apply to files only: the built-ins are designed
     /// to length and normalised already, so they play exactly as generated unless the user edits
     /// them. Reads atomics only: safe on the audio thread.
-    pub fn edit_settings(&self, for_file: bool) -> EditSettings {
+    /// `tempo`: the host's, in beats per minute, where it gives one (a synced pre-delay needs
+    /// it, and falls back to its milliseconds without).
+    pub fn edit_settings(&self, for_file: bool, tempo: Option<f64>) -> EditSettings {
         let auto_trim = self.auto_trim_db.value();
         let low_cut = self.low_cut_hz.value();
         let high_cut = self.high_cut_hz.value();
@@ -266,7 +397,7 @@ impl LongtailParams {
             trim_end_ms: f64::from(self.trim_end_ms.value()),
             auto_trim_db: (for_file && auto_trim > AUTO_TRIM_OFF_DB)
                 .then_some(f64::from(auto_trim)),
-            predelay_ms: f64::from(self.predelay_ms.value()),
+            predelay_ms: self.predelay_now(tempo),
             fade_in_ms: f64::from(self.fade_in_ms.value()),
             fade_out_ms: f64::from(self.fade_out_ms.value()),
             reverse: self.reverse.value(),
@@ -279,6 +410,19 @@ impl LongtailParams {
             crossover_ms: f64::from(self.crossover_ms.value()),
             low_shelf: shelf(&self.low_shelf_hz, &self.low_shelf_db),
             high_shelf: shelf(&self.high_shelf_hz, &self.high_shelf_db),
+        }
+    }
+}
+
+impl LongtailParams {
+    /// The pre-delay in milliseconds: the synced note at `tempo` when Pre-delay sync is on and
+    /// the host gives a usable tempo, else the Pre-delay parameter.
+    pub fn predelay_now(&self, tempo: Option<f64>) -> f64 {
+        match tempo {
+            Some(bpm) if self.predelay_sync.value() && bpm.is_finite() && bpm >= 1.0 => {
+                self.predelay_note.value().predelay_ms(bpm)
+            }
+            _ => f64::from(self.predelay_ms.value()),
         }
     }
 }
@@ -409,7 +553,7 @@ impl Default for LongtailParams {
                 |v| v <= AUTO_TRIM_OFF_DB,
                 " dB",
             ),
-            predelay_ms: milliseconds("Pre-delay", 500.0),
+            predelay_ms: milliseconds("Pre-delay", MAX_PREDELAY_MS as f32),
             fade_in_ms: milliseconds("Fade in", 1_000.0),
             fade_out_ms: milliseconds("Fade out", 10_000.0),
             reverse: BoolParam::new("Reverse", false),
@@ -480,6 +624,8 @@ impl Default for LongtailParams {
             low_shelf_db: decibels("Low shelf gain"),
             high_shelf_hz: corner("High shelf", 6_000.0, 1_000.0, 20_000.0),
             high_shelf_db: decibels("High shelf gain"),
+            predelay_sync: BoolParam::new("Pre-delay sync", false),
+            predelay_note: EnumParam::new("Pre-delay note", NoteValue::N8),
             ir_file: Arc::new(IrFileState::default()),
         }
     }
@@ -488,6 +634,33 @@ impl Default for LongtailParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An eighth at 120 and 93.5 BPM is 250 ms and 320.86 ms; a note past the range holds at
+    /// its end; names read back, the triplet's T in either case.
+    #[test]
+    fn note_values_give_their_length_at_the_tempo() {
+        assert_eq!(NoteValue::N8.predelay_ms(120.0), 250.0);
+        assert!((NoteValue::N8.predelay_ms(93.5) - 320.855_6).abs() < 1e-3);
+        assert_eq!(NoteValue::N2.predelay_ms(60.0), MAX_PREDELAY_MS);
+        assert!((NoteValue::N16D.beats() - 0.375).abs() < 1e-12);
+        assert!((NoteValue::N4T.beats() - 2.0 / 3.0).abs() < 1e-12);
+        for note in NoteValue::ALL {
+            assert_eq!(NoteValue::parse(note.name()), Some(note));
+        }
+        assert_eq!(NoteValue::parse("1/4t"), Some(NoteValue::N4T));
+        assert_eq!(NoteValue::parse("1/3"), None);
+        assert!(
+            NoteValue::ALL
+                .windows(2)
+                .all(|w| w[0].beats() < w[1].beats())
+        );
+        let params = LongtailParams::default();
+        assert_eq!(
+            params.predelay_now(Some(120.0)),
+            0.0,
+            "sync is off by default"
+        );
+    }
 
     #[test]
     fn off_ends_show_off_and_read_back() {

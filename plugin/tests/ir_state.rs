@@ -237,9 +237,9 @@ fn preparation_uses_the_file_and_the_edit_parameters() {
     params.ir_file.load_paths(&[&path]).unwrap();
     let (file, generation) = params.ir_file.current().unwrap();
 
-    let file_edits = params.edit_settings(true);
+    let file_edits = params.edit_settings(true, None);
     assert_eq!(file_edits, EditSettings::FILE_DEFAULT);
-    assert_eq!(params.edit_settings(false), EditSettings::NONE);
+    assert_eq!(params.edit_settings(false, None), EditSettings::NONE);
     let prepared = prepare_ir(
         IrSource::File(generation),
         &file_edits,

@@ -132,7 +132,9 @@ impl EditorApp {
         }
 
         let (_, use_file) = self.params.ir_source_now();
-        let edits = self.params.edit_settings(use_file);
+        let edits = self
+            .params
+            .edit_settings(use_file, self.monitor.host_tempo());
         let marks = EditMarks::new(&edits, timeline.total_ms, data.auto_trim_end_ms);
         draw_marks(&painter, timeline, &marks, &edits, outer, self.zoom);
         painter.text(

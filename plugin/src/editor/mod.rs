@@ -458,7 +458,9 @@ impl EditorApp {
         let (source, use_file) = self.params.ir_source_now();
         PreviewKey {
             source,
-            edits: self.params.edit_settings(use_file),
+            edits: self
+                .params
+                .edit_settings(use_file, self.monitor.host_tempo()),
             sample_rate: self.sample_rate(),
             bus: matrix_view::current_bus(&self.monitor, &self.params),
         }

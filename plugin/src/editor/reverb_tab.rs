@@ -19,7 +19,7 @@ use super::*;
 use crate::ir::IrError;
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::mapping::{Bus, Mapping, map};
-use crate::params::{IrSourceParam, LatencyModeParam};
+use crate::params::{IrSourceParam, LatencyModeParam, NoteValue};
 
 /// Rows of each control column, its heading included.
 const CONTROL_ROWS: f32 = 7.0;
@@ -124,6 +124,41 @@ impl EditorApp {
                     self.param_row(ui, setter, label, param, width, tip);
                 }
             });
+        self.predelay_sync_row(ui, setter);
+    }
+
+    /// Pre-delay sync: the toggle, the note value, and what it gives at the host's tempo, in
+    /// one row that wraps where the column is narrow.
+    fn predelay_sync_row(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let params = Arc::clone(&self.params);
+        let tempo = self.monitor.host_tempo();
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Pre-delay").on_hover_text(
+                "The pre-delay as a note value at the host's tempo (the Reverb tab's Pre-delay \
+                 where the host gives none)",
+            );
+            toggle(ui, setter, "Sync", &params.predelay_sync).on_hover_text(
+                "Follow the host's tempo; the IR is rebuilt once a tempo change holds",
+            );
+            let current = params.predelay_note.value();
+            egui::ComboBox::from_id_salt("predelay-note")
+                .selected_text(current.name())
+                .width(64.0 * self.zoom)
+                .show_ui(ui, |ui| {
+                    for note in NoteValue::ALL {
+                        if ui.selectable_label(note == current, note.name()).clicked() {
+                            set_param(setter, &params.predelay_note, note);
+                        }
+                    }
+                })
+                .response
+                .on_hover_text("The note value: plain, dotted (.) or triplet (T)");
+            let text = match tempo {
+                Some(bpm) => format!("{:.1} ms at {bpm:.1} BPM", current.predelay_ms(bpm)),
+                None => "no tempo from the host".to_owned(),
+            };
+            ui.label(egui::RichText::new(text).color(Palette::TEXT_WEAK));
+        });
     }
 
     fn tone_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
@@ -412,18 +447,24 @@ impl EditorApp {
             .num_columns(2)
             .min_col_width(LABEL_WIDTH * self.zoom)
             .show(ui, |ui| {
-                let rows: [(&str, &FloatParam, &str); 5] = [
+                let synced = params.predelay_sync.value()
+                    .then(|| self.monitor.host_tempo())
+                    .flatten()
+                    .map(|bpm| {
+                        let note = params.predelay_note.value();
+                        format!(
+                            "Pre-delay follows the tempo (the Shape tab): {} = {:.1} ms at {bpm:.1} BPM",
+                            note.name(),
+                            note.predelay_ms(bpm)
+                        )
+                    });
+                let rows: [(&str, &FloatParam, &str); 4] = [
                     (
                         "Dry/wet",
                         &params.mix,
                         "How much of the reverb is heard: 0 % dry only, 100 % wet only",
                     ),
                     ("Output", &params.output_gain, "Gain after the mix"),
-                    (
-                        "Pre-delay",
-                        &params.predelay_ms,
-                        "Silence before the reverb starts; also the bar above the IR",
-                    ),
                     (
                         "Low cut",
                         &params.low_cut_hz,
@@ -436,6 +477,16 @@ impl EditorApp {
                     ),
                 ];
                 for (label, param, tip) in rows {
+                    if label == "Low cut" {
+                        self.param_row_unless(
+                            ui,
+                            setter,
+                            ("Pre-delay", &params.predelay_ms),
+                            width,
+                            "Silence before the reverb starts; also the bar above the IR",
+                            synced.as_deref(),
+                        );
+                    }
                     self.param_row(ui, setter, label, param, width, tip);
                 }
                 let outputs = self.monitor.num_outputs.load(Relaxed) as usize;

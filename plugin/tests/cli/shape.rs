@@ -171,3 +171,45 @@ fn shelves_reach_their_gain_and_half_of_it_at_the_corner() {
     );
     assert!(error.contains("not a shelf"), "{error}");
 }
+
+/// `--predelay-note` at `--tempo`: an eighth is 250 ms at 120 BPM and 320.86 ms at 93.5 BPM,
+/// within one sample on the output; a note without a tempo is refused.
+#[test]
+fn a_synced_pre_delay_is_the_note_at_the_tempo() {
+    let dir = temp_dir("synced");
+    let mut ir = vec![0.0f32; 2000];
+    ir[0] = 1.0;
+    for (bpm, ms) in [("120", 250.0), ("93.5", 60_000.0 / 93.5 / 2.0)] {
+        let output = impulse_render(&dir, &ir, &["--tempo", bpm, "--predelay-note", "1/8"]);
+        let first = output
+            .iter()
+            .position(|&s| s.abs() > 0.5)
+            .expect("an impulse");
+        let exact = ms * 44.1;
+        eprintln!("{bpm} BPM: first sample at {first}, the note is {exact:.2} samples");
+        assert!(
+            (first as f64 - exact).abs() <= 1.0,
+            "{bpm} BPM: {first} vs {exact:.2}"
+        );
+    }
+    let output = impulse_render(&dir, &ir, &["--tempo", "120", "--predelay-note", "1/16."]);
+    assert_eq!(
+        output.iter().position(|&s| s.abs() > 0.5),
+        Some(8269),
+        "1/16. at 120 BPM"
+    );
+    let error = render_error(
+        &dir,
+        &dir.join("ir.wav"),
+        &dir.join("impulse.wav"),
+        &["--predelay-note", "1/8"],
+    );
+    assert!(error.contains("--tempo"), "{error}");
+    let error = render_error(
+        &dir,
+        &dir.join("ir.wav"),
+        &dir.join("impulse.wav"),
+        &["--tempo", "120", "--predelay-note", "1/3"],
+    );
+    assert!(error.contains("not a note value"), "{error}");
+}

@@ -68,6 +68,7 @@ fn parameters_are_listed_with_their_defaults() {
         .into_iter()
         .chain(IR_EDIT_FLOATS)
         .chain([IR_SOURCE, REVERSE, NORMALIZE, CHANNEL_FORMAT])
+        .chain([PREDELAY_SYNC, PREDELAY_NOTE])
         .collect::<Vec<_>>();
     expected.sort_unstable();
     assert_eq!(names, expected, "parameters: {descs:#?}");
@@ -99,7 +100,9 @@ fn parameters_are_listed_with_their_defaults() {
             BACKEND => (true, 2.0),
             // Auto, Speakers, Ambisonics, Discrete.
             CHANNEL_FORMAT => (true, 3.0),
-            LATENCY | IR_SOURCE | REVERSE | NORMALIZE => (true, 1.0),
+            LATENCY | IR_SOURCE | REVERSE | NORMALIZE | PREDELAY_SYNC => (true, 1.0),
+            // 1/64 to 1/2, plain, dotted and triplet.
+            PREDELAY_NOTE => (true, 15.0),
             _ => (false, 1.0),
         };
         assert_eq!(

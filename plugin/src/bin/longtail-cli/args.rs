@@ -15,7 +15,7 @@ use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir;
 use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
 use longtail::ir::mapping::ChannelFormat;
-use longtail::params::DEFAULT_MIX;
+use longtail::params::{DEFAULT_MIX, NoteValue};
 use longtail::render::BlockSizes;
 use longtail::tools::bench::Pace;
 use longtail::tools::soak;
@@ -403,6 +403,33 @@ pub(crate) struct EditArgs {
     /// High shelf: corner frequency (half the gain there) and gain, e.g. `6000:3`.
     #[arg(long, value_name = "HZ:DB", value_parser = parse_shelf, allow_hyphen_values = true)]
     high_shelf: Option<Shelf>,
+    /// The host's tempo in beats per minute, for --predelay-note.
+    #[arg(long, value_name = "BPM", value_parser = parse_tempo)]
+    tempo: Option<f64>,
+    /// Pre-delay as a note value at --tempo, as the plugin's Pre-delay sync: 1/64 to 1/2,
+    /// dotted with `.` (`1/16.`) or triplet with `t` (`1/4t`); at most 500 ms. Replaces
+    /// --predelay-ms.
+    #[arg(long, value_name = "NOTE", value_parser = parse_note, requires = "tempo")]
+    predelay_note: Option<NoteValue>,
+}
+
+fn parse_tempo(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(bpm) if (1.0..=999.0).contains(&bpm) => Ok(bpm),
+        _ => Err(format!(
+            "'{text}' is not a tempo: use beats per minute from 1 to 999"
+        )),
+    }
+}
+
+fn parse_note(text: &str) -> Result<NoteValue, String> {
+    NoteValue::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = NoteValue::ALL.iter().map(|note| note.name()).collect();
+        format!(
+            "'{text}' is not a note value: use one of {}",
+            names.join(", ")
+        )
+    })
 }
 
 /// `HZ:DB`, e.g. `200:-6`; the ranges are checked with the other edits.
@@ -422,7 +449,10 @@ impl EditArgs {
             trim_start_ms: self.trim_start_ms.unwrap_or(none.trim_start_ms),
             trim_end_ms: self.trim_end_ms.unwrap_or(none.trim_end_ms),
             auto_trim_db: self.auto_trim_db,
-            predelay_ms: self.predelay_ms.unwrap_or(none.predelay_ms),
+            predelay_ms: match (self.predelay_note, self.tempo) {
+                (Some(note), Some(bpm)) => note.predelay_ms(bpm),
+                _ => self.predelay_ms.unwrap_or(none.predelay_ms),
+            },
             fade_in_ms: self.fade_in_ms.unwrap_or(none.fade_in_ms),
             fade_out_ms: self.fade_out_ms.unwrap_or(none.fade_out_ms),
             reverse: self.reverse,
