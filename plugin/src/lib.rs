@@ -18,15 +18,15 @@
 //!
 //! - this file: the host's calls (`activate()`, `process()`, state, editor);
 //! - [`params`]: the parameters and what the state persists; [`layouts`]: the buses offered;
-//! - [`processor`]: the audio thread's signal path (wet width, mix, gain, crossfaded engine swaps) and
-//!   [`passthrough`], the dry path where no engine can run;
+//! - [`processor`]: the audio thread's signal path (wet width, mix, gain, crossfaded engine
+//!   swaps) and [`passthrough`], the dry path where no engine can run;
 //! - [`preparer`]: the preparation thread that builds engines off the audio thread;
 //! - [`monitor`]: the audio thread's numbers for the editor (atomics only), and [`meters`],
 //!   its input and output levels;
 //! - [`engine`]: the convolution engine: the plan, the head, the FFT levels, the workers and the
 //!   GPU side, and the thermal governor that moves levels;
 //! - [`ir`]: impulse responses: decoding files, the built-ins, edits, resampling, the user file
-//!   in the project state;
+//!   in the project state; [`library`]: the IR files under the user's folders, as headers;
 //! - [`editor`]: the egui editor, one file per tab;
 //! - [`thermal`]: CPU and GPU thermal probes, one file per source, and the thermal policy;
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
@@ -43,6 +43,7 @@ pub mod editor;
 pub mod engine;
 pub mod ir;
 pub mod layouts;
+pub mod library;
 pub mod logging;
 pub mod meters;
 pub mod monitor;

@@ -174,6 +174,51 @@ fn thousands_of_mutated_files_are_refused_with_a_message_or_load_as_valid_irs() 
     );
 }
 
+/// The IR library's scan over 1,000 damaged files in nested folders (the kinds above): every one
+/// is listed, readable or with a one-line reason that names it; nothing aborts or prints a panic.
+#[test]
+fn the_library_lists_a_thousand_damaged_files_each_with_its_reason() {
+    watch_panics();
+    let root = std::env::temp_dir().join(format!("longtail-damaged-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let mut rng = Rng::new(0xD1CE);
+    let mut next = |bound: usize| (rng.next_u64() % bound.max(1) as u64) as usize;
+    let seeds = seeds::seeds();
+    for case in 0..1000 {
+        let (name, original) = &seeds[case % seeds.len()];
+        let extension = name.rsplit('.').next().unwrap();
+        let mut bytes = original.clone();
+        mutate(&mut bytes, case, &mut next);
+        let folder = root
+            .join(format!("f{}", case % 7))
+            .join(format!("g{}", case % 3));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join(format!("case-{case}.{extension}")), bytes).unwrap();
+    }
+    let scan = longtail::library::scan(std::slice::from_ref(&root), Default::default());
+    assert_eq!(scan.entries.len(), 1000);
+    assert!(scan.skipped.is_empty() && !scan.truncated);
+    let mut refused = 0;
+    for entry in &scan.entries {
+        if let Err(reason) = &entry.info {
+            refused += 1;
+            assert!(!reason.contains('\n'), "one line: {reason}");
+            assert!(reason.contains(&entry.name()), "names the file: {reason}");
+        }
+    }
+    eprintln!(
+        "1000 damaged files: {refused} refused, {} listed",
+        1000 - refused
+    );
+    assert!(refused > 0);
+    assert_eq!(
+        PRINTED_PANICS.load(Ordering::Relaxed),
+        0,
+        "a panic message reached the log"
+    );
+    std::fs::remove_dir_all(root).unwrap();
+}
+
 /// Panics whose message reached the panic hook the process had before the decoder's.
 static PRINTED_PANICS: AtomicUsize = AtomicUsize::new(0);
 

@@ -118,8 +118,41 @@ pub fn read(path: &Path, limits: Limits) -> Result<(Audio, FileInfo), IrError> {
         &display,
         file_bytes,
         limits,
+        false,
     )
 }
+
+/// What the container says about `path`, without decoding its samples: [`read`]'s checks up to
+/// the header (steps 1 to 3 of the module docs), reading only the first
+/// [`INFO_HEAD_BYTES`] and what symphonia's probe needs. For the IR library, which lists
+/// thousands of files. Where the header states no frame count, the info has none.
+pub fn read_info(path: &Path, limits: Limits) -> Result<FileInfo, IrError> {
+    let display = path.display().to_string();
+    let unreadable = |reason: String| IrError::Unreadable {
+        path: display.clone(),
+        reason,
+    };
+    let metadata = std::fs::metadata(path).map_err(|err| unreadable(err.to_string()))?;
+    if metadata.is_dir() {
+        return Err(unreadable("it is a directory".into()));
+    }
+    let file_bytes = metadata.len();
+    check_size(&display, file_bytes)?;
+    let file = File::open(path).map_err(|err| unreadable(err.to_string()))?;
+    decode_quietly(
+        Box::new(file),
+        extension(path),
+        &display,
+        file_bytes,
+        limits,
+        true,
+    )
+    .map(|(_, info)| info)
+}
+
+/// Bytes [`read_info`] reads from a file's start to find a WAV's `fmt ` chunk (it is in the
+/// first few hundred bytes of any WAV a tool writes).
+pub const INFO_HEAD_BYTES: usize = 4 << 10;
 
 /// Decodes a file's bytes already in memory, as [`read`] decodes the file at `name` (the name
 /// gives the extension, a hint to the format, and the messages' file name). For tests and fuzz
@@ -133,6 +166,7 @@ pub fn read_bytes(bytes: &[u8], name: &str, limits: Limits) -> Result<(Audio, Fi
         name,
         file_bytes,
         limits,
+        false,
     )
 }
 
@@ -160,20 +194,26 @@ fn check_size(display: &str, file_bytes: u64) -> Result<(), IrError> {
 }
 
 /// [`decode`], with a panic inside symphonia caught, kept out of the log, and turned into a
-/// refusal.
+/// refusal. `header_only`: the info alone ([`read_info`]); the audio has no samples.
 fn decode_quietly(
     mut source: Box<dyn MediaSource + '_>,
     extension: Option<String>,
     display: &str,
     file_bytes: u64,
     limits: Limits,
+    header_only: bool,
 ) -> Result<(Audio, FileInfo), IrError> {
     let failed = || IrError::Undecodable {
         path: display.to_string(),
         reason: "the decoder failed on malformed data in this file".into(),
     };
     // A WAV's header first: its mask as stated, and whether symphonia can read it at all.
-    let mut head = vec![0u8; wide_wav::HEAD_BYTES.min(file_bytes as usize)];
+    let head_bytes = if header_only {
+        INFO_HEAD_BYTES
+    } else {
+        wide_wav::HEAD_BYTES
+    };
+    let mut head = vec![0u8; head_bytes.min(file_bytes as usize)];
     let head_len = read_head(&mut source, &mut head).map_err(|err| IrError::Unreadable {
         path: display.to_string(),
         reason: err.to_string(),
@@ -184,7 +224,14 @@ fn decode_quietly(
     {
         let max = limits.max_channels;
         let wide = catch_quietly(|| {
-            wide_wav::decode(source, display, file_bytes, max, limits.max_seconds)
+            wide_wav::decode(
+                source,
+                display,
+                file_bytes,
+                max,
+                limits.max_seconds,
+                header_only,
+            )
         })
         .unwrap_or_else(|| Err(failed()))?;
         let info = FileInfo {
@@ -201,9 +248,17 @@ fn decode_quietly(
         };
         return Ok((audio, info));
     }
-    let (audio, mut info) =
-        catch_quietly(|| decode(source, extension.as_deref(), display, file_bytes, limits))
-            .unwrap_or_else(|| Err(failed()))?;
+    let (audio, mut info) = catch_quietly(|| {
+        decode(
+            source,
+            extension.as_deref(),
+            display,
+            file_bytes,
+            limits,
+            header_only,
+        )
+    })
+    .unwrap_or_else(|| Err(failed()))?;
     info.channel_mask = wav.and_then(|wav| wav.mask);
     Ok((audio, info))
 }
@@ -252,6 +307,7 @@ fn decode(
     display: &str,
     file_bytes: u64,
     limits: Limits,
+    header_only: bool,
 ) -> Result<(Audio, FileInfo), IrError> {
     let undecodable = |reason: String| IrError::Undecodable {
         path: display.to_string(),
@@ -310,6 +366,13 @@ fn decode(
         file_bytes,
         channel_mask: None,
     };
+    if header_only {
+        let audio = Audio {
+            sample_rate,
+            channels: Vec::new(),
+        };
+        return Ok((audio, info));
+    }
 
     // Gapless (the default): Vorbis priming and padding frames are trimmed.
     let mut decoder = symphonia::default::get_codecs()

@@ -224,7 +224,7 @@ pub enum IrError {
 
 impl IrError {
     /// This error, naming the file at `path` if it does not already.
-    fn in_file(self, path: &str) -> Self {
+    pub fn in_file(self, path: &str) -> Self {
         match self {
             Self::Unreadable { .. }
             | Self::Undecodable { .. }

@@ -78,13 +78,15 @@ pub struct WideAudio {
 }
 
 /// Decodes a WAV of any channel count with hound, within the bounds of the module docs:
-/// `max_channels`, `max_seconds` (none for dry signals), `file_bytes` the file's size.
+/// `max_channels`, `max_seconds` (none for dry signals), `file_bytes` the file's size. With
+/// `header_only`, stops after the header's checks: no channel holds a sample.
 pub fn decode(
     source: impl Read,
     display: &str,
     file_bytes: u64,
     max_channels: usize,
     max_seconds: Option<f64>,
+    header_only: bool,
 ) -> Result<WideAudio, IrError> {
     let undecodable = |reason: String| IrError::Undecodable {
         path: display.to_string(),
@@ -116,13 +118,21 @@ pub fn decode(
     let capacity = stated_frames
         .min(file_bytes / bytes_per_frame as u64)
         .min(max_frames.unwrap_or(u64::MAX)) as usize;
-    let mut channels: Vec<Vec<f32>> = (0..num_channels)
-        .map(|_| Vec::with_capacity(capacity))
-        .collect();
     let format = match spec.sample_format {
         hound::SampleFormat::Float => format!("WAV, {}-bit float", spec.bits_per_sample),
         hound::SampleFormat::Int => format!("WAV, {}-bit integer", spec.bits_per_sample),
     };
+    if header_only {
+        return Ok(WideAudio {
+            sample_rate: spec.sample_rate,
+            channels: vec![Vec::new(); num_channels],
+            stated_frames,
+            format,
+        });
+    }
+    let mut channels: Vec<Vec<f32>> = (0..num_channels)
+        .map(|_| Vec::with_capacity(capacity))
+        .collect();
     let mut push = |idx: usize, sample: f32| -> Result<(), IrError> {
         let channel = &mut channels[idx % num_channels];
         channel.push(sample);

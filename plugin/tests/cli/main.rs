@@ -1,10 +1,11 @@
 //! `longtail-cli` end to end: renders against a float64 direct convolution, and every bad input
 //! exits non-zero with one clear line on stderr and no panic. The helpers (WAV and raw files,
 //! signals, running the CLI) are here; the tests are grouped by subcommand: `render` (and the
-//! demo), `shape` (the render's width, early/late balance and shelves), `bench`, and `status`,
-//! the rates and the version below.
+//! demo), `shape` (the render's width, early/late balance and shelves), `library` (`ir-list`),
+//! `bench`, and `status`, the rates and the version below.
 
 mod bench;
+mod library;
 mod render;
 mod shape;
 

@@ -113,6 +113,20 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
         auto_trim_db: f64,
     },
+    /// List the IR files under folders as the plugin's IR library does: one line per file
+    /// (name, channels, length, sample rate, folder, read from the header without decoding the
+    /// samples), or the one-line reason a file cannot play. At most 20,000 files and 16
+    /// folders deep; a symlink loop is entered once. Exits with status 1 when a folder cannot
+    /// be read.
+    IrList {
+        /// The folders to scan.
+        #[arg(required = true)]
+        folders: Vec<PathBuf>,
+        /// One JSON object per line: path, name, folder, channels, frames, seconds,
+        /// sample_rate and format, or path, name, folder and error.
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure the engine like a host would: blocks fed back to back (engines wait for their
     /// workers, as offline) or, with --paced, at real-time pace (real-time mode, lates
     /// counted). Prints one JSON line per configuration with --json (the harness contract of

@@ -1,11 +1,12 @@
 //! The runners of the subcommands that read or write audio files: `render` (a file through
-//! the plugin's engine), `ir-info` (what an IR file holds and what the default edits would do)
-//! and `demo` (the built-in dry signal through every built-in IR).
+//! the plugin's engine), `ir-info` (what an IR file holds and what the default edits would do),
+//! `ir-list` (the IR library's scan of folders) and `demo` (the built-in dry signal through
+//! every built-in IR).
 //!
 //! Uses the library's IR loading, edits, WAV writing and offline render, and the demo's dry
 //! signal from `longtail::tools`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use longtail::engine::{Executor, GpuPolicy, LatencyMode, MAX_CHANNELS};
 use longtail::ir::builtin::BuiltinIr;
@@ -221,4 +222,57 @@ fn first_non_finite(channels: &[Vec<f32>]) -> Option<(usize, usize)> {
             .position(|s| !s.is_finite())
             .map(|frame| (channel, frame))
     })
+}
+
+/// `ir-list`: the library's scan of `folders`, one line (or JSON object) per file on stdout;
+/// folders that could not be read and a scan the limit stopped, one line each on stderr.
+pub(crate) fn run_ir_list(folders: &[PathBuf], json: bool) -> Result<(), String> {
+    use longtail::library::{ScanLimits, scan};
+    let limits = ScanLimits::default();
+    let found = scan(folders, limits);
+    for entry in &found.entries {
+        let (path, name, folder) = (
+            entry.path.display().to_string(),
+            entry.name(),
+            entry.root.display().to_string(),
+        );
+        let line = match (&entry.info, json) {
+            (Ok(info), true) => serde_json::json!({
+                "path": path, "name": name, "folder": folder,
+                "channels": info.num_channels, "frames": info.num_frames,
+                "seconds": entry.seconds(), "sample_rate": info.sample_rate,
+                "format": info.format,
+            })
+            .to_string(),
+            (Err(error), true) => {
+                serde_json::json!({"path": path, "name": name, "folder": folder, "error": error})
+                    .to_string()
+            }
+            (Ok(info), false) => format!(
+                "{path}\t{} ch\t{}\t{} Hz\t{}",
+                info.num_channels,
+                entry
+                    .seconds()
+                    .map_or_else(|| "length unknown".to_owned(), |s| format!("{s:.3} s")),
+                info.sample_rate,
+                info.format
+            ),
+            (Err(error), false) => format!("{path}\trefused: {error}"),
+        };
+        println!("{line}");
+    }
+    for (folder, why) in &found.skipped {
+        eprintln!("skipped {}: {why}", folder.display());
+    }
+    if found.truncated {
+        eprintln!("stopped at {} files", limits.max_files);
+    }
+    match found
+        .skipped
+        .iter()
+        .find(|(folder, _)| folders.contains(folder))
+    {
+        Some((folder, why)) => Err(format!("cannot read '{}': {why}", folder.display())),
+        None => Ok(()),
+    }
 }

@@ -27,7 +27,7 @@ use longtail::tools::bench::{BenchConfig, Pace};
 use longtail::tools::status;
 
 use args::{Cli, Command, ExecutorArg};
-use audio::{run_demo, run_ir_info, run_render};
+use audio::{run_demo, run_ir_info, run_ir_list, run_render};
 use longtail::ir::mapping::Bus;
 use measure::{
     Workload, run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status,
@@ -78,6 +78,7 @@ fn main() -> ExitCode {
             });
             run_ir_info(&files, rate, auto_trim_db, bus)
         }
+        Command::IrList { folders, json } => run_ir_list(&folders, json),
         Command::Status {
             ir_seconds,
             block,
