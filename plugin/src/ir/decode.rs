@@ -100,26 +100,7 @@ pub struct Limits {
 /// Decodes `path` into `f32` channels within `limits`. See the module docs for the checks.
 /// Allocates; call off the audio thread.
 pub fn read(path: &Path, limits: Limits) -> Result<(Audio, FileInfo), IrError> {
-    let display = path.display().to_string();
-    let unreadable = |reason: String| IrError::Unreadable {
-        path: display.clone(),
-        reason,
-    };
-    let metadata = std::fs::metadata(path).map_err(|err| unreadable(err.to_string()))?;
-    if metadata.is_dir() {
-        return Err(unreadable("it is a directory".into()));
-    }
-    let file_bytes = metadata.len();
-    check_size(&display, file_bytes)?;
-    let file = File::open(path).map_err(|err| unreadable(err.to_string()))?;
-    decode_quietly(
-        Box::new(file),
-        extension(path),
-        &display,
-        file_bytes,
-        limits,
-        false,
-    )
+    read_path(path, limits, false)
 }
 
 /// What the container says about `path`, without decoding its samples: [`read`]'s checks up to
@@ -127,6 +108,11 @@ pub fn read(path: &Path, limits: Limits) -> Result<(Audio, FileInfo), IrError> {
 /// [`INFO_HEAD_BYTES`] and what symphonia's probe needs. For the IR library, which lists
 /// thousands of files. Where the header states no frame count, the info has none.
 pub fn read_info(path: &Path, limits: Limits) -> Result<FileInfo, IrError> {
+    read_path(path, limits, true).map(|(_, info)| info)
+}
+
+/// [`read`], or with `header_only` [`read_info`]: the path's checks, then the decode.
+fn read_path(path: &Path, limits: Limits, header_only: bool) -> Result<(Audio, FileInfo), IrError> {
     let display = path.display().to_string();
     let unreadable = |reason: String| IrError::Unreadable {
         path: display.clone(),
@@ -145,9 +131,8 @@ pub fn read_info(path: &Path, limits: Limits) -> Result<FileInfo, IrError> {
         &display,
         file_bytes,
         limits,
-        true,
+        header_only,
     )
-    .map(|(_, info)| info)
 }
 
 /// Bytes [`read_info`] reads from a file's start to find a WAV's `fmt ` chunk (it is in the
