@@ -1,7 +1,7 @@
 //! The signal path around the engine: the wet signal's stereo width, dry/wet mix with a
 //! latency-compensated dry path, output gain, the crossfade between an outgoing and an incoming
-//! engine, and the final guard against non-finite output. The plugin and `longtail-cli render` both run this, so offline renders
-//! are what the plugin plays.
+//! engine, and the final guard against non-finite output. The plugin and `longtail-cli render`
+//! both run this, so offline renders are what the plugin plays.
 //!
 //! Built off the audio thread ([`Processor::new`] allocates every buffer for the maximum block
 //! size); [`Processor::process`] runs on the audio thread and never allocates, locks or waits.

@@ -12,10 +12,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::ir::decode::{FileInfo, read_info};
-
-/// File extensions the library lists (case-insensitive): what the decoder reads.
-pub const EXTENSIONS: [&str; 7] = ["wav", "wave", "flac", "aif", "aiff", "aifc", "ogg"];
+use crate::ir::decode::{EXTENSIONS, FileInfo, read_info};
 
 /// Bounds of one scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +135,8 @@ fn scan_root(root: &Path, limits: ScanLimits, entered: &mut HashSet<PathBuf>, sc
     }
 }
 
-/// Whether `path` has one of the [`EXTENSIONS`].
+/// Whether `path` has one of the decoder's [`EXTENSIONS`] (case-insensitive), as the file
+/// dialog offers them.
 pub fn is_ir_file(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
