@@ -8,6 +8,11 @@
 //! and skipped. A folder is entered once, by its canonical path, so a symlink loop (or two roots
 //! that overlap) ends; canonical paths work on Windows too, which has no inode numbers. Entries
 //! come sorted by path within each root, roots in the order given.
+//!
+//! The folders and the favourites live in the user's settings file, shared by every instance
+//! and merged on each write ([`settings`]).
+
+pub mod settings;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
