@@ -8,9 +8,9 @@
 //! level then needed one more pass to split them (and one to interleave the sum back before
 //! the inverse). Here the twiddle pass reads and writes the split arrays itself and
 //! vectorises: a period's forward and inverse take 26 to 45 % less time than realfft's plus
-//! those passes (`cargo bench -p longtail --bench engine -- period_fft`: 2.7 against 4.9 us at
-//! 2048 points, 71 against 96 us at 32768, on the EPYC VM). The transforms are about a third of
-//! a stereo reverb's or a small matrix's work.
+//! those passes (`cargo bench -p longtail-tests --features bench --bench engine -- period_fft`:
+//! 2.7 against 4.9 us at 2048 points, 71 against 96 us at 32768, on the EPYC VM). The
+//! transforms are about a third of a stereo reverb's or a small matrix's work.
 //!
 //! The transforms are unnormalised, as realfft's: a forward then an inverse multiplies by
 //! `2P`. The inverse reads the DC and Nyquist bins' real parts only (a real signal's are real).

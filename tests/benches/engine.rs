@@ -1,7 +1,7 @@
 //! Steady-state pieces of the engine, timed by criterion: the spectral MAC (scalar reference,
 //! the kernel this CPU uses and its two-period pair), a period's real FFTs (against realfft with
 //! the passes it needs around it), one level's FFT round, and the audio thread's callback.
-//! Run with `cargo bench -p longtail`. Timings only; correctness lives in the tests.
+//! Run with `cargo bench -p longtail-tests --features bench`. Timings only; correctness lives in the tests.
 
 use std::hint::black_box;
 
