@@ -65,7 +65,7 @@ longtail_install_packages() {
         fi
     fi
     if ! command -v cargo >/dev/null 2>&1; then
-        echo "deps: cargo not found. Install Rust 1.88 or newer (https://rustup.rs), then run this command again." >&2
+        echo "deps: cargo not found. Install Rust 1.89 or newer (https://rustup.rs), then run this command again." >&2
         exit 1
     fi
 }

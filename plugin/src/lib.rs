@@ -26,7 +26,8 @@
 //! - [`engine`]: the convolution engine: the plan, the head, the FFT levels, the workers and the
 //!   GPU side, and the thermal governor that moves levels;
 //! - [`ir`]: impulse responses: decoding files, the built-ins, edits, resampling, the user file
-//!   in the project state; [`library`]: the IR files under the user's folders, as headers;
+//!   in the project state; [`library`]: the IR files under the user's folders, as headers, and
+//!   the settings file (folders, favourites) every instance shares;
 //! - [`editor`]: the egui editor, one file per tab;
 //! - [`thermal`]: CPU and GPU thermal probes, one file per source, and the thermal policy;
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;

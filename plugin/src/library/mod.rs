@@ -10,12 +10,16 @@
 //! come sorted by path within each root, roots in the order given.
 //!
 //! The folders and the favourites live in the user's settings file, shared by every instance
-//! and merged on each write ([`settings`]).
+//! and merged on each write ([`settings`]). What the editor's browser shows of a scan (search,
+//! favourites, next and previous) is worked out in [`browse`].
 
+pub mod browse;
 pub mod settings;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use crate::ir::decode::{EXTENSIONS, FileInfo, read_info};
 
@@ -67,18 +71,25 @@ pub struct Scan {
     pub entries: Vec<Entry>,
     /// Folders that could not be read (or were deeper than the limit), with why.
     pub skipped: Vec<(PathBuf, String)>,
-    /// The file limit stopped the scan.
+    /// The file limit (or [`scan_until`]'s stop) ended the scan before its end.
     pub truncated: bool,
 }
 
 /// Lists the IR files under `roots` within `limits`. Blocking file I/O: call off the audio
 /// and UI threads.
 pub fn scan(roots: &[PathBuf], limits: ScanLimits) -> Scan {
+    scan_until(roots, limits, &AtomicBool::new(false))
+}
+
+/// [`scan`], ending early (as if at the file limit: [`Scan::truncated`]) once `stop` is set,
+/// before the next folder or file: the editor sets it when its window closes, so that closing
+/// never waits for a slow disk.
+pub fn scan_until(roots: &[PathBuf], limits: ScanLimits, stop: &AtomicBool) -> Scan {
     let mut scan = Scan::default();
     let mut entered = HashSet::new();
     for root in roots {
         let first = scan.entries.len();
-        scan_root(root, limits, &mut entered, &mut scan);
+        scan_root(root, limits, stop, &mut entered, &mut scan);
         scan.entries[first..].sort_by(|a, b| a.path.cmp(&b.path));
         if scan.truncated {
             break;
@@ -88,9 +99,19 @@ pub fn scan(roots: &[PathBuf], limits: ScanLimits) -> Scan {
 }
 
 /// One root of [`scan`]: depth-first, each folder's entries in name order.
-fn scan_root(root: &Path, limits: ScanLimits, entered: &mut HashSet<PathBuf>, scan: &mut Scan) {
+fn scan_root(
+    root: &Path,
+    limits: ScanLimits,
+    stop: &AtomicBool,
+    entered: &mut HashSet<PathBuf>,
+    scan: &mut Scan,
+) {
     let mut stack = vec![(root.to_path_buf(), 0usize)];
     while let Some((folder, depth)) = stack.pop() {
+        if stop.load(Relaxed) {
+            scan.truncated = true;
+            return;
+        }
         let canonical = match std::fs::canonicalize(&folder) {
             Ok(canonical) => canonical,
             Err(err) => {
@@ -124,7 +145,7 @@ fn scan_root(root: &Path, limits: ScanLimits, entered: &mut HashSet<PathBuf>, sc
                         .push((path, format!("deeper than {} folders", limits.max_depth)));
                 }
             } else if is_ir_file(&path) {
-                if scan.entries.len() >= limits.max_files {
+                if scan.entries.len() >= limits.max_files || stop.load(Relaxed) {
                     scan.truncated = true;
                     return;
                 }

@@ -52,3 +52,42 @@ fn ir_list_lists_headers_and_reasons() {
         "{stderr}"
     );
 }
+
+/// Without folders, `ir-list` scans the library's: those of the settings file the editor uses
+/// (here LONGTAIL_CONFIG_DIR's), and refuses a settings file from a newer version, naming it.
+#[test]
+fn ir_list_without_folders_lists_the_librarys() {
+    let dir = temp_dir("ir-list-library");
+    let irs = dir.join("irs");
+    std::fs::create_dir_all(&irs).unwrap();
+    write_float_wav(&irs.join("plate.wav"), 48_000, &[noise(480, 4, 0.5)]);
+    let config = dir.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    let settings = serde_json::json!({"version": 1, "folders": [irs], "favourites": []});
+    std::fs::write(config.join("library.json"), settings.to_string()).unwrap();
+    let listed = Command::new(CLI)
+        .arg("ir-list")
+        .env("LONGTAIL_CONFIG_DIR", &config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success(), "{listed:?}");
+    assert!(
+        stdout.contains("plate.wav\t1 ch\t0.010 s\t48000 Hz"),
+        "{stdout}"
+    );
+
+    std::fs::write(
+        config.join("library.json"),
+        r#"{"version": 99, "folders": []}"#,
+    )
+    .unwrap();
+    let refused = Command::new(CLI)
+        .arg("ir-list")
+        .env("LONGTAIL_CONFIG_DIR", &config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("library.json"), "{stderr}");
+}

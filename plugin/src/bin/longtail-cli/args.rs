@@ -117,10 +117,10 @@ pub(crate) enum Command {
     /// (name, channels, length, sample rate, folder, read from the header without decoding the
     /// samples), or the one-line reason a file cannot play. At most 20,000 files and 16
     /// folders deep; a symlink loop is entered once. Exits with status 1 when a folder cannot
-    /// be read.
+    /// be read. Without folders, the editor's library: the folders of the user's library
+    /// settings file (library.json in the config folder, or LONGTAIL_CONFIG_DIR).
     IrList {
-        /// The folders to scan.
-        #[arg(required = true)]
+        /// The folders to scan (none: the library's).
         folders: Vec<PathBuf>,
         /// One JSON object per line: path, name, folder, channels, frames, seconds,
         /// sample_rate and format, or path, name, folder and error.

@@ -227,7 +227,18 @@ fn first_non_finite(channels: &[Vec<f32>]) -> Option<(usize, usize)> {
 /// `ir-list`: the library's scan of `folders`, one line (or JSON object) per file on stdout;
 /// folders that could not be read and a scan the limit stopped, one line each on stderr.
 pub(crate) fn run_ir_list(folders: &[PathBuf], json: bool) -> Result<(), String> {
+    use longtail::library::settings::{LibrarySettings, SettingsFile};
     use longtail::library::{ScanLimits, scan};
+    let library_folders;
+    let folders = if folders.is_empty() {
+        library_folders = match SettingsFile::user() {
+            Some(file) => file.load().map_err(|err| err.to_string())?.folders,
+            None => LibrarySettings::first_run().folders,
+        };
+        &library_folders[..]
+    } else {
+        folders
+    };
     let limits = ScanLimits::default();
     let found = scan(folders, limits);
     for entry in &found.entries {
