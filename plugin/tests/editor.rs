@@ -108,7 +108,19 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         ("default", "720x480"),
         ("double", "1440x960"),
     ];
-    for tab in ["reverb", "shape", "engine", "thermal"] {
+    // The Library tab reads its folders from a settings file of the test's own: the fixtures,
+    // with one favourite, so the picture is the same on every machine.
+    let config = dir.join("editor-library-config");
+    std::fs::create_dir_all(&config).expect("config folder");
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let settings = serde_json::json!({
+        "version": 1,
+        "folders": [fixtures],
+        "favourites": [fixtures.join("ir-16.wav")],
+    });
+    std::fs::write(config.join("library.json"), settings.to_string()).expect("settings");
+    let config = config.to_str().expect("a UTF-8 target path");
+    for tab in ["reverb", "shape", "library", "engine", "thermal"] {
         for (size_name, size) in sizes {
             // The Reverb and Shape tabs are one screen at 100 %: no scroll at any of these sizes.
             let no_scroll = if matches!(tab, "reverb" | "shape") {
@@ -125,6 +137,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
                     ("LONGTAIL_EDITOR_SIZE", size),
                     ("LONGTAIL_EDITOR_ZOOM", "100"),
                     ("EXPECT_NO_SCROLL", no_scroll),
+                    ("LONGTAIL_CONFIG_DIR", config),
                 ],
             );
         }

@@ -65,11 +65,25 @@ pub(super) enum Tab {
     Thermal,
     /// The early/late balance and the tone shelves ([`super::reverb_tab`]).
     Shape,
+    /// The IR library ([`super::library_tab`]).
+    Library,
 }
 
 impl Choice for Tab {
-    const ALL: &'static [Self] = &[Tab::Reverb, Tab::Engine, Tab::Thermal, Tab::Shape];
-    const SHOWN: &'static [Self] = &[Tab::Reverb, Tab::Shape, Tab::Engine, Tab::Thermal];
+    const ALL: &'static [Self] = &[
+        Tab::Reverb,
+        Tab::Engine,
+        Tab::Thermal,
+        Tab::Shape,
+        Tab::Library,
+    ];
+    const SHOWN: &'static [Self] = &[
+        Tab::Reverb,
+        Tab::Shape,
+        Tab::Library,
+        Tab::Engine,
+        Tab::Thermal,
+    ];
     const ENV: &'static str = "LONGTAIL_EDITOR_TAB";
 
     fn name(self) -> &'static str {
@@ -78,6 +92,7 @@ impl Choice for Tab {
             Tab::Engine => "Engine",
             Tab::Thermal => "Thermal",
             Tab::Shape => "Shape",
+            Tab::Library => "Library",
         }
     }
 }

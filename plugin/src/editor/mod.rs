@@ -7,8 +7,8 @@
 //! [`EngineMonitor`] (atomics only) and changes parameters through the host (`ParamSetter`), so
 //! nothing it does can make the audio thread wait. Slow work happens on helper threads: the IR
 //! preview (waveform and spectrogram) is generated on a short-lived thread, a file dialog and
-//! the decoding of the chosen file run on another, and the thermal probes run on the
-//! [`ThermalMonitor`] thread. The host's GUI thread never blocks on any of them while the editor
+//! the decoding of the chosen file run on another, the IR library's settings file and scan on a
+//! third, and the thermal probes run on the [`ThermalMonitor`] thread. The host's GUI thread never blocks on any of them while the editor
 //! runs. All three end as soon as the window has closed (`window`, [`WindowThreads`]): the jobs
 //! are joined, each within a bound ([`threads::Jobs`]), and the monitor is stopped and
 //! joined. So no thread of the editor outlives its window.
@@ -30,7 +30,7 @@
 //! are persisted with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a
 //! project reopens its editor as it was left. For screenshots of each (scripts/
 //! editor-screenshot.sh, the `editor` test) these open the editor another way:
-//! `LONGTAIL_EDITOR_TAB` (`reverb`, `engine` or `thermal`), `LONGTAIL_EDITOR_IR_VIEW`
+//! `LONGTAIL_EDITOR_TAB` (`reverb`, `shape`, `library`, `engine` or `thermal`), `LONGTAIL_EDITOR_IR_VIEW`
 //! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
 //! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
 //! unfolded) and `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change
@@ -69,7 +69,8 @@
 //! - `meter_view`: the input and output meters and their peak hold.
 //! - `ir_picture`: the IR's waveform or spectrogram with the edits and their handles.
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
-//! - `reverb_tab`, `engine_tab`, `thermal_tab`: one file per tab;
+//! - `reverb_tab`, `library_tab`, `engine_tab`, `thermal_tab`: one file per tab (the Shape
+//!   tab lives in `reverb_tab`);
 //! - `window`: the editor as nice-plug sees it, whose window ends [`WindowThreads`] once it has
 //!   closed (generic over the app: it uses nothing here);
 //! - [`threads`]: one-off helper threads joined within a bound, and pinning the library when
@@ -97,6 +98,7 @@ mod draw;
 mod engine_tab;
 mod files;
 mod ir_picture;
+mod library_tab;
 mod matrix_view;
 mod meter_view;
 mod preview;
@@ -175,6 +177,8 @@ pub struct EditorApp {
     meter_holds: [meter_view::MeterHold; 2],
     /// The tests' record of each frame, when `LONGTAIL_EDITOR_PROBE` is set.
     probe: Option<probe::Probe>,
+    /// The Library tab: the settings, the scan, the search ([`library_tab`]).
+    library: library_tab::LibraryView,
     /// The header's version text: the version (the commit is on hover, where it does not
     /// take the header's width), or `LONGTAIL_EDITOR_VERSION`.
     version_text: String,
@@ -234,6 +238,7 @@ pub fn create(params: Arc<LongtailParams>, monitor: Arc<EngineMonitor>) -> Optio
         controls_height: None,
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),
+        library: library_tab::LibraryView::new(Arc::clone(&window_threads.library_stop)),
         version_text: std::env::var("LONGTAIL_EDITOR_VERSION")
             .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned()),
     };
@@ -256,6 +261,8 @@ struct WindowThreads {
     thermal: std::sync::Mutex<Option<ThermalMonitor>>,
     /// The end of the thread the open window runs on.
     window_thread: std::sync::Mutex<Option<Arc<ThreadEnd>>>,
+    /// Set on closing, so that a library scan still running ends before its join.
+    library_stop: Arc<AtomicBool>,
 }
 
 impl WindowThreads {
@@ -270,6 +277,7 @@ impl WindowThreads {
         if let Some(end) = window_thread {
             end.wait(WINDOW_THREAD_BOUND);
         }
+        self.library_stop.store(true, Relaxed);
         self.jobs.join_all();
         drop(self.thermal_monitor().take());
     }
@@ -363,6 +371,7 @@ impl NiceEguiApp for EditorApp {
                 Tab::Engine => self.engine_tab(ui, &setter),
                 Tab::Thermal => self.thermal_tab(ui),
                 Tab::Shape => self.shape_tab(ui, &setter, view_height),
+                Tab::Library => self.library_tab(ui, view_height),
             });
             if let Some(probe) = &mut self.probe {
                 probe.scrolled(output.content_size, output.inner_rect.size());
