@@ -31,7 +31,7 @@ fi
 overflow="$(editor_probe_get 'd["overflow"]')"
 scroll="$(editor_probe_get 'd["scroll_overflow"]')"
 scroll_y="$(editor_probe_get 'd["scroll_overflow_y"]')"
-echo "probe: tab $(editor_probe_get 'd["tab"]'), window $(editor_probe_get 'd["window"]'), overflow $overflow, scroll overflow $scroll, vertical scroll $scroll_y"
+echo "probe: tab $(editor_probe_get 'd["tab"]'), window $(editor_probe_get 'd["window"]'), overflow $overflow, scroll overflow $scroll, vertical scroll $scroll_y, slowest frame $(editor_probe_get 'd["slowest_frame_ms"]') ms of $(editor_probe_get 'd["frames"]')+ frames"
 if ! python3 -c "import sys, json; o = json.loads(sys.argv[1]); sys.exit(0 if max(o) <= 0.5 and float(sys.argv[2]) <= 0.5 else 1)" "$overflow" "$scroll"; then
   echo "content runs past the window (right, bottom: $overflow) or past a scroll area ($scroll)" >&2
   exit 1

@@ -39,8 +39,9 @@ enum Work {
 struct Update {
     /// The settings as the file holds them now, or why they could not be read or written.
     settings: Result<LibrarySettings, String>,
-    /// A new scan of the settings' folders, where the job rescanned.
-    scan: Option<Scan>,
+    /// A new scan of the settings' folders, where the job rescanned, with what the search
+    /// looks in for each entry ([`browse::haystacks`], made here off the GUI thread).
+    scan: Option<(Scan, Vec<String>)>,
 }
 
 /// The tab's state on the GUI thread.
@@ -50,6 +51,8 @@ pub(super) struct LibraryView {
     /// Why the settings file could not be used, until the next job succeeds.
     settings_error: Option<String>,
     scan: Option<Scan>,
+    /// The scan's entries' [`browse::haystacks`].
+    haystacks: Vec<String>,
     job: Option<super::Job<Update>>,
     /// Changes made while a job ran, for the next one.
     queued: Vec<Change>,
@@ -61,6 +64,12 @@ pub(super) struct LibraryView {
     failed: Vec<(PathBuf, String)>,
     /// Set when the window closes, so that a running scan ends.
     stop: Arc<AtomicBool>,
+    /// The shown entries and what they were worked out from (search, favourites only, the
+    /// favourites, the scan's number): a 20,000-file library is filtered once per change, not
+    /// once per frame.
+    shown: (String, bool, Vec<PathBuf>, u64, Arc<[usize]>),
+    /// Counts the scans received, for `shown`.
+    scans: u64,
 }
 
 impl LibraryView {
@@ -71,6 +80,7 @@ impl LibraryView {
             settings: None,
             settings_error: None,
             scan: None,
+            haystacks: Vec::new(),
             job: None,
             queued: Vec::new(),
             search: String::new(),
@@ -78,6 +88,8 @@ impl LibraryView {
             requested: None,
             failed: Vec::new(),
             stop,
+            shown: (String::new(), false, Vec::new(), 0, Arc::from(Vec::new())),
+            scans: 0,
         }
     }
 }
@@ -105,7 +117,9 @@ fn run(work: Work, rescan: bool, stop: &AtomicBool) -> Update {
             .as_ref()
             .map(|s| s.folders.clone())
             .unwrap_or_default();
-        scan_until(&folders, ScanLimits::default(), stop)
+        let scan = scan_until(&folders, ScanLimits::default(), stop);
+        let haystacks = browse::haystacks(&scan.entries);
+        (scan, haystacks)
     });
     Update { settings, scan }
 }
@@ -144,8 +158,10 @@ impl EditorApp {
                         }
                         Err(err) => view.settings_error = Some(err),
                     }
-                    if let Some(scan) = update.scan {
+                    if let Some((scan, haystacks)) = update.scan {
                         view.scan = Some(scan);
+                        view.haystacks = haystacks;
+                        view.scans += 1;
                     }
                 }
                 super::Poll::Lost => view.settings_error = Some("the library job stopped".into()),
@@ -228,6 +244,38 @@ impl EditorApp {
         }
     }
 
+    /// The indices of the entries to show, worked out again only when what they depend on
+    /// changed.
+    fn library_shown(&mut self, favourites: &[PathBuf]) -> Arc<[usize]> {
+        let view = &mut self.library;
+        let (search, only, favs, scans, _) = &view.shown;
+        if *search != view.search
+            || *only != view.favourites_only
+            || (view.favourites_only && favs.as_slice() != favourites)
+            || *scans != view.scans
+        {
+            let shown: Arc<[usize]> = match &view.scan {
+                Some(scan) => browse::shown(
+                    &scan.entries,
+                    &view.haystacks,
+                    &view.search,
+                    view.favourites_only,
+                    favourites,
+                )
+                .into(),
+                None => Arc::from(Vec::new()),
+            };
+            view.shown = (
+                view.search.clone(),
+                view.favourites_only,
+                favourites.to_vec(),
+                view.scans,
+                shown,
+            );
+        }
+        Arc::clone(&view.shown.4)
+    }
+
     pub(super) fn library_tab(&mut self, ui: &mut egui::Ui, view_height: f32) {
         let top = ui.cursor().top();
         self.poll_library();
@@ -238,15 +286,7 @@ impl EditorApp {
             .as_ref()
             .map(|s| s.favourites.clone())
             .unwrap_or_default();
-        let shown = match &self.library.scan {
-            Some(scan) => browse::shown(
-                &scan.entries,
-                &self.library.search,
-                self.library.favourites_only,
-                &favourites,
-            ),
-            None => Vec::new(),
-        };
+        let shown = self.library_shown(&favourites);
         let busy = self.library.job.is_some();
 
         ui.horizontal_wrapped(|ui| {

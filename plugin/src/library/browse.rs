@@ -13,10 +13,22 @@ pub enum Step {
     Previous,
 }
 
-/// Whether `entry` matches the search `query`: every word of it (case-insensitive) appears in
-/// the file's name or in its folder below the root. An empty query matches everything.
-pub fn matches(entry: &Entry, query: &str) -> bool {
-    let haystack = format!("{} {}", entry.name(), folder_below_root(entry)).to_lowercase();
+/// What the search looks in for `entry`: its name and its folder below the root, lower case.
+/// Made once per scan ([`haystacks`]), so typing in the search filters a large library
+/// without allocating per entry.
+pub fn haystack(entry: &Entry) -> String {
+    format!("{} {}", entry.name(), folder_below_root(entry)).to_lowercase()
+}
+
+/// [`haystack`] of every entry, in order.
+pub fn haystacks(entries: &[Entry]) -> Vec<String> {
+    entries.iter().map(haystack).collect()
+}
+
+/// Whether an entry with `haystack` matches the search `query`: every word of it
+/// (case-insensitive) appears in the file's name or in its folder below the root. An empty
+/// query matches everything.
+pub fn matches(haystack: &str, query: &str) -> bool {
     query
         .split_whitespace()
         .all(|word| haystack.contains(&word.to_lowercase()))
@@ -32,19 +44,21 @@ pub fn folder_below_root(entry: &Entry) -> String {
         .to_string()
 }
 
-/// The indices of `entries` to show: those matching `query`, and only the favourites when
-/// `favourites_only` is set.
+/// The indices of `entries` to show: those matching `query` (`haystacks` are the entries'
+/// [`haystacks`]), and only the favourites when `favourites_only` is set.
 pub fn shown(
     entries: &[Entry],
+    haystacks: &[String],
     query: &str,
     favourites_only: bool,
     favourites: &[PathBuf],
 ) -> Vec<usize> {
     entries
         .iter()
+        .zip(haystacks)
         .enumerate()
-        .filter(|(_, entry)| !favourites_only || favourites.contains(&entry.path))
-        .filter(|(_, entry)| matches(entry, query))
+        .filter(|(_, (entry, _))| !favourites_only || favourites.contains(&entry.path))
+        .filter(|(_, (_, haystack))| matches(haystack, query))
         .map(|(index, _)| index)
         .collect()
 }
@@ -117,27 +131,26 @@ mod tests {
     #[test]
     fn the_search_matches_every_word_in_name_or_folder_in_any_case() {
         let entries = library();
-        assert_eq!(shown(&entries, "", false, &[]), [0, 1, 2, 3]);
-        assert_eq!(shown(&entries, "hall", false, &[]), [0, 1]);
-        assert_eq!(shown(&entries, "HALLS big", false, &[]), [0]);
-        assert_eq!(shown(&entries, "plate gold", false, &[]), [2]);
-        assert_eq!(
-            shown(&entries, "cathedral", false, &[]),
-            Vec::<usize>::new()
-        );
+        let hay = haystacks(&entries);
+        let find = |query: &str, only: bool, favourites: &[PathBuf]| {
+            shown(&entries, &hay, query, only, favourites)
+        };
+        assert_eq!(find("", false, &[]), [0, 1, 2, 3]);
+        assert_eq!(find("hall", false, &[]), [0, 1]);
+        assert_eq!(find("HALLS big", false, &[]), [0]);
+        assert_eq!(find("plate gold", false, &[]), [2]);
+        assert_eq!(find("cathedral", false, &[]), Vec::<usize>::new());
         assert_eq!(folder_below_root(&entries[2]), "Plates");
         let favourites = [PathBuf::from("/irs/Rooms/Small Room.wav")];
-        assert_eq!(shown(&entries, "", true, &favourites), [3]);
-        assert_eq!(
-            shown(&entries, "hall", true, &favourites),
-            Vec::<usize>::new()
-        );
+        assert_eq!(find("", true, &favourites), [3]);
+        assert_eq!(find("hall", true, &favourites), Vec::<usize>::new());
     }
 
     #[test]
     fn next_and_previous_wrap_and_skip_what_cannot_play() {
         let entries = library();
-        let all = shown(&entries, "", false, &[]);
+        let hay = haystacks(&entries);
+        let all = shown(&entries, &hay, "", false, &[]);
         let at = |i: usize| Some(entries[i].path.as_path());
         assert_eq!(neighbour(&entries, &all, None, Step::Next), Some(0));
         assert_eq!(neighbour(&entries, &all, None, Step::Previous), Some(3));
@@ -148,11 +161,11 @@ mod tests {
         assert_eq!(neighbour(&entries, &all, at(3), Step::Next), Some(0));
         assert_eq!(neighbour(&entries, &all, at(0), Step::Previous), Some(3));
         // Within a search: the current file outside it starts from the first match.
-        let halls = shown(&entries, "hall", false, &[]);
+        let halls = shown(&entries, &hay, "hall", false, &[]);
         assert_eq!(neighbour(&entries, &halls, at(3), Step::Next), Some(0));
         assert_eq!(neighbour(&entries, &halls, at(0), Step::Next), Some(0));
         // Nothing playable, or nothing shown.
-        let broken = shown(&entries, "broken", false, &[]);
+        let broken = shown(&entries, &hay, "broken", false, &[]);
         assert_eq!(neighbour(&entries, &broken, None, Step::Next), None);
         assert_eq!(neighbour(&entries, &[], None, Step::Previous), None);
     }
