@@ -1,8 +1,8 @@
 //! The audio-thread side of every path runs under `assert_no_alloc` (nice-plug's allocator with
 //! `assert_process_allocs`: any allocation, reallocation or free inside aborts the test):
-//! ragged blocks, reset, engine swaps with their crossfade (and ten library files stepped
-//! through without a click), the preparation thread's rings,
-//! non-finite input, and a stalled worker (fault injection: the audio thread waits only within
+//! ragged blocks, reset, engine swaps with their crossfade (ten library files stepped through,
+//! and the shelves automated, without a click), the preparation thread's rings, non-finite
+//! input, and a stalled worker (fault injection: the audio thread waits only within
 //! the bound of `engine::pace`).
 
 use std::time::{Duration, Instant};
@@ -376,14 +376,106 @@ fn max_jump(signal: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// Takes the next prepared engine, waiting for the preparation thread (offline: the step lands
+/// where it was asked for).
+fn wait_for_engine(preparer: &mut Preparer) -> Box<Engine> {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(prepared) = assert_no_alloc(|| preparer.take_ready()) {
+            return prepared.engine.expect("each step builds");
+        }
+        assert!(Instant::now() < deadline, "no engine prepared within 120 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A 440 Hz cosine at half scale plays through `steady` (one processor per sound, each from
+/// the first sample to the last) and through one more that starts as the first sound and
+/// steps to sound `k` a quarter second after the last step, taking its engine from `step_to(k)`
+/// and crossfading it in. Every call runs under `assert_no_alloc`.
+///
+/// Asserts that the stepped render never jumps from one sample to the next by more than 1e-3
+/// beyond the largest jump of the steady renders. A cosine, so each steady render starts as a
+/// fresh reverb on a sounding signal, as every engine stepped to does (it starts without the
+/// input's history). A step without the crossfade jumps by the difference of two wet signals.
+fn assert_steps_never_click(
+    steady: Vec<Processor>,
+    first: Processor,
+    preparer: &mut Preparer,
+    mut step_to: impl FnMut(usize, &mut Preparer) -> Box<Engine>,
+) {
+    let count = steady.len();
+    let mut processors = steady;
+    processors.push(first);
+    let stepping = count;
+    let block = 256;
+    let step_every = RATE as usize / 4;
+    let total = (count + 1) * step_every;
+    let sine: Vec<f32> = (0..total)
+        .map(|i| 0.5 * (std::f32::consts::TAU * 440.0 * i as f32 / RATE as f32).cos())
+        .collect();
+    let ones = vec![1.0f32; block];
+    let mut outputs = vec![[sine.clone(), sine.clone()]; processors.len()];
+    let mut next = 1;
+    for start in (0..total).step_by(block) {
+        if next < count && start >= next * step_every {
+            let engine = step_to(next, preparer);
+            let processor = &mut processors[stepping];
+            if let Some(old) = assert_no_alloc(|| processor.begin_swap(engine)) {
+                assert!(preparer.retire(old).is_ok());
+            }
+            next += 1;
+        }
+        let end = (start + block).min(total);
+        let size = end - start;
+        for (processor, [left, right]) in processors.iter_mut().zip(&mut outputs) {
+            let mut channels: [&mut [f32]; 2] = [&mut left[start..end], &mut right[start..end]];
+            assert_no_alloc(|| {
+                processor.process(
+                    &mut channels,
+                    Controls {
+                        mix: &ones[..size],
+                        gain: &ones[..size],
+                        width: &ones[..size],
+                    },
+                )
+            });
+            if let Some(finished) = assert_no_alloc(|| processor.take_finished()) {
+                assert!(preparer.retire(finished).is_ok());
+            }
+        }
+    }
+    assert_eq!(next, count, "every step was taken");
+    for channel in 0..2 {
+        let own = outputs[..stepping]
+            .iter()
+            .map(|output| max_jump(&output[channel]))
+            .fold(0.0f32, f32::max);
+        let stepped = &outputs[stepping][channel];
+        let jump = max_jump(stepped);
+        let change = stepped
+            .iter()
+            .zip(&outputs[0][channel])
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        eprintln!(
+            "channel {channel}: largest jump {jump:.4}, the steady renders' {own:.4}, \
+             away from the first sound's render by up to {change:.3}"
+        );
+        assert!(
+            change > 3.0 * own,
+            "the steps changed the sound too little to test"
+        );
+        assert!(
+            jump <= own + 1e-3,
+            "channel {channel}: the stepped render jumps by {jump}, the steady ones by {own}"
+        );
+    }
+}
+
 /// The Library tab's Next, ten times while a sine plays: each file is loaded into the file
 /// state (as the editor's helper thread does), prepared on the preparation thread and
-/// crossfaded in, the audio side never allocating. The stepped render never jumps from one
-/// sample to the next by more than 1e-3 beyond the largest jump of the renders that play one
-/// of the files throughout, from the sine's first sample (a cosine: each such render starts
-/// as a fresh reverb on a sounding signal, as every engine stepped to does, since it starts
-/// without the input's history). A step without the crossfade jumps by the difference of two
-/// wet signals, about 0.7 here.
+/// crossfaded in; no click ([`assert_steps_never_click`]: without the crossfade the stepped
+/// render jumps by 0.40 against the steady renders' 0.04).
 #[test]
 fn stepping_through_ten_library_files_never_clicks() {
     use longtail::ir::store::IrFileState;
@@ -410,105 +502,75 @@ fn stepping_through_ten_library_files_never_clicks() {
 
     let files = Arc::new(IrFileState::default());
     let mut preparer = Preparer::spawn(Arc::clone(&files), Default::default()).unwrap();
-    // One processor per file that plays it throughout, and the one that steps, from file 0.
-    let mut processors: Vec<Processor> = paths
-        .iter()
-        .chain(std::iter::once(&paths[0]))
-        .map(|path| {
-            files.load_paths(&[path.as_path()]).unwrap();
-            let (file, _) = files.current().expect("loaded");
-            let engine = Engine::new(&file.ir, config(LatencyMode::Zero)).unwrap();
-            Processor::new(Box::new(engine), 2_400)
-        })
-        .collect();
-    let stepping = processors.len() - 1;
-
-    let block = 256;
-    let step_every = RATE as usize / 4;
-    let total = 11 * step_every;
-    let sine: Vec<f32> = (0..total)
-        .map(|i| 0.5 * (std::f32::consts::TAU * 440.0 * i as f32 / RATE as f32).cos())
-        .collect();
-    let ones = vec![1.0f32; block];
-    let mut outputs = vec![[sine.clone(), sine.clone()]; processors.len()];
-    let mut next = 1;
-    let mut waiting = false;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    for start in (0..total).step_by(block) {
-        if next < paths.len() && start >= next * step_every {
-            // Next: the editor's helper thread loads the file, the parameter asks for it.
-            files.load_paths(&[paths[next].as_path()]).unwrap();
-            let (_, generation) = files.current().expect("loaded");
-            let request = Request {
-                source: IrSource::File(generation),
-                edits: EditSettings::NONE,
-                sample_rate: RATE,
-                config: config(LatencyMode::Zero),
-                format: Default::default(),
-                generation: next as u64,
-                stagger_idx: None,
-            };
-            assert!(assert_no_alloc(|| preparer.request(request)));
-            next += 1;
-            waiting = true;
-        }
-        while waiting {
-            // Offline: the next block waits for the engine, so the steps land where asked.
-            if let Some(prepared) = assert_no_alloc(|| preparer.take_ready()) {
-                let engine = prepared.engine.expect("each file builds");
-                let processor = &mut processors[stepping];
-                if let Some(old) = assert_no_alloc(|| processor.begin_swap(engine)) {
-                    assert!(preparer.retire(old).is_ok());
-                }
-                waiting = false;
-            } else {
-                assert!(Instant::now() < deadline, "no engine prepared within 120 s");
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        let end = (start + block).min(total);
-        let size = end - start;
-        for (processor, [left, right]) in processors.iter_mut().zip(&mut outputs) {
-            let mut channels: [&mut [f32]; 2] = [&mut left[start..end], &mut right[start..end]];
-            assert_no_alloc(|| {
-                processor.process(
-                    &mut channels,
-                    Controls {
-                        mix: &ones[..size],
-                        gain: &ones[..size],
-                        width: &ones[..size],
-                    },
-                )
-            });
-            if let Some(finished) = assert_no_alloc(|| processor.take_finished()) {
-                assert!(preparer.retire(finished).is_ok());
-            }
-        }
-    }
-    assert_eq!(next, paths.len(), "all ten files were stepped to");
-    for channel in 0..2 {
-        let own = outputs[..stepping]
-            .iter()
-            .map(|output| max_jump(&output[channel]))
-            .fold(0.0f32, f32::max);
-        let stepped = &outputs[stepping][channel];
-        let jump = max_jump(stepped);
-        let change = stepped
-            .iter()
-            .zip(&outputs[0][channel])
-            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
-        eprintln!(
-            "channel {channel}: largest jump {jump:.4}, the steady renders' {own:.4}, \
-             away from file 0's render by up to {change:.3}"
-        );
-        assert!(
-            change > 3.0 * own,
-            "the steps changed the sound too little to test"
-        );
-        assert!(
-            jump <= own + 1e-3,
-            "channel {channel}: the stepped render jumps by {jump}, the steady ones by {own}"
-        );
-    }
+    let processor = |path: &std::path::PathBuf| {
+        files.load_paths(&[path.as_path()]).unwrap();
+        let (file, _) = files.current().expect("loaded");
+        let engine = Engine::new(&file.ir, config(LatencyMode::Zero)).unwrap();
+        Processor::new(Box::new(engine), 2_400)
+    };
+    let steady: Vec<Processor> = paths.iter().map(processor).collect();
+    let first = processor(&paths[0]);
+    assert_steps_never_click(steady, first, &mut preparer, |k, preparer| {
+        // Next: the editor's helper thread loads the file, the parameter asks for it.
+        files.load_paths(&[paths[k].as_path()]).unwrap();
+        let (_, generation) = files.current().expect("loaded");
+        let request = Request {
+            source: IrSource::File(generation),
+            edits: EditSettings::NONE,
+            sample_rate: RATE,
+            config: config(LatencyMode::Zero),
+            format: Default::default(),
+            generation: k as u64,
+            stagger_idx: None,
+        };
+        assert!(assert_no_alloc(|| preparer.request(request)));
+        wait_for_engine(preparer)
+    });
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The shelves automated while a sine plays, each change at a block boundary: the low shelf to
+/// +12 dB, the high shelf to -12 dB, then both back and the low one to -12 dB, each edit
+/// prepared on the preparation thread and crossfaded in, as the plugin does once a knob
+/// rests; no click ([`assert_steps_never_click`]).
+#[test]
+fn automating_the_shelves_never_clicks() {
+    use longtail::ir::edit::Shelf;
+
+    let mut preparer = Preparer::spawn(Default::default(), Default::default()).unwrap();
+    let shelf = |hz: f64, db: f64| Some(Shelf { hz, db });
+    let edits = [
+        EditSettings::NONE,
+        EditSettings {
+            low_shelf: shelf(300.0, 12.0),
+            ..EditSettings::NONE
+        },
+        EditSettings {
+            low_shelf: shelf(300.0, 12.0),
+            high_shelf: shelf(2_000.0, -12.0),
+            ..EditSettings::NONE
+        },
+        EditSettings {
+            low_shelf: shelf(600.0, -12.0),
+            ..EditSettings::NONE
+        },
+    ];
+    let request = |k: usize| Request {
+        source: IrSource::Builtin(BuiltinIr::SmallRoom),
+        edits: edits[k],
+        sample_rate: RATE,
+        config: config(LatencyMode::Zero),
+        format: Default::default(),
+        generation: k as u64,
+        stagger_idx: None,
+    };
+    let prepare = |k: usize, preparer: &mut Preparer| {
+        assert!(assert_no_alloc(|| preparer.request(request(k))));
+        wait_for_engine(preparer)
+    };
+    let steady: Vec<Processor> = (0..edits.len())
+        .map(|k| Processor::new(prepare(k, &mut preparer), 2_400))
+        .collect();
+    let first = Processor::new(prepare(0, &mut preparer), 2_400);
+    assert_steps_never_click(steady, first, &mut preparer, prepare);
 }
