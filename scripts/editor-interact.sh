@@ -6,7 +6,8 @@
 #   1. dragging the trim-start handle on the IR moves Trim start off 0;
 #   2. a click on Dry/wet moves it, a double-click puts it back to its default;
 #   3. a click on Pre-delay's value, then typing 120 and Enter, sets 120 ms;
-#   4. three wheel notches up over Output gain raise it by three steps (1 % each).
+#   4. three wheel notches up over Output gain raise it by three steps (1 % each);
+#   5. dragging the crossover handle on the IR moves Crossover up.
 #
 # The standalone must stay alive throughout: the tests' build has nice-plug's
 # assert_process_allocs on, so process() (the meters included) runs under it with the editor
@@ -95,6 +96,19 @@ done
 expect "three wheel notches raise Output gain by three steps" \
   "abs(d['params']['Output gain']['normalized'] - $before - 0.03) < 0.002" "d['params']['Output gain']"
 
+# 5. Drag the early/late crossover handle (at the bottom of the picture) 40 points right.
+default_crossover="$(param 'Crossover' plain)"
+read -r x y <<<"$(at crossover 0.5 0.5)"
+xdotool mousemove "$x" "$y"
+sleep 0.2
+xdotool mousedown 1
+for step in 10 20 30 40; do
+  xdotool mousemove "$((x + step))" "$y"
+  sleep 0.05
+done
+xdotool mouseup 1
+expect "dragging the crossover handle moves Crossover off $default_crossover ms" \
+  "d['params']['Crossover']['plain'] > $default_crossover + 1.0" "d['params']['Crossover']"
 sleep 0.5
 import -window root -crop "$editor_geom" +repage "$out/editor-interact-after.png"
 editor_alive
@@ -103,4 +117,4 @@ if [ "$failures" -gt 0 ]; then
   echo "$failures interaction checks failed" >&2
   exit 1
 fi
-echo "4 interactions checked; the standalone stayed alive throughout (in the tests' build, process() runs under assert_process_allocs)"
+echo "5 interactions checked; the standalone stayed alive throughout (in the tests' build, process() runs under assert_process_allocs)"

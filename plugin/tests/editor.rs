@@ -2,7 +2,7 @@
 //! standalone opens its window and draws it; each view at the minimum size, the default size
 //! and twice the default is screenshotted, and the editor's probe shows that no laid-out text
 //! runs past the window and that the Reverb tab needs no scroll at 100 %; then the mouse and
-//! the keyboard drive it (a handle drag, a double-click, a typed value, the wheel), checked
+//! the keyboard drive it (two handle drags, a double-click, a typed value, the wheel), checked
 //! through the parameters. The screenshots stay next to the binaries (`target/<profile>/`,
 //! their paths printed) for CI's artifacts. Skipped with a message when a tool is missing,
 //! except under CI (`CI` set), where that is a failure.
@@ -230,5 +230,5 @@ fn the_mouse_and_the_keyboard_change_parameters_as_a_host_records_them() {
         .arg(standalone())
         .arg(&dir);
     let stdout = run(command, "the interaction script");
-    assert!(stdout.contains("4 interactions checked"), "{stdout}");
+    assert!(stdout.contains("5 interactions checked"), "{stdout}");
 }

@@ -8,7 +8,13 @@
 //! - where the automatic trim cuts (a dashed line), when it cuts before the end trim;
 //! - the fades as gain curves, each with a handle at its inner end;
 //! - the pre-delay as a bar in the strip above the IR, with a handle at its end;
-//! - the decay curve (backward-integrated energy, on the waveform's dB scale).
+//! - the early/late crossover as a handle at the bottom (with a dotted line and the two levels
+//!   while they differ from 0 dB);
+//! - the decay curve (backward-integrated energy, on the waveform's dB scale);
+//! - on the spectrogram, whose height is frequency, the low and high shelves' corners as
+//!   dashed lines with their gain and a handle each, dragged up and down.
+//!
+//! A shelf at 0 dB is off: its line is drawn faint, and still dragged.
 //!
 //! A drag is one parameter change between the host's begin and end gestures, so hosts record
 //! it as automation and undo it as one step; a double-click on a handle resets its parameter.
@@ -193,6 +199,16 @@ impl EditorApp {
                 value_at: Box::new(move |ms| body.1 - ms),
             },
             Handle {
+                name: "crossover",
+                param: &params.crossover_ms,
+                at_ms: body.0 + edits.crossover_ms,
+                grip: knob(
+                    timeline.x(body.0 + edits.crossover_ms),
+                    rect.bottom() - GRIP - 2.0,
+                ),
+                value_at: Box::new(move |ms| ms - body.0),
+            },
+            Handle {
                 name: "pre-delay",
                 param: &params.predelay_ms,
                 at_ms: body.0 + edits.predelay_ms,
@@ -206,8 +222,120 @@ impl EditorApp {
         for handle in &handles {
             self.drive_handle(ui, setter, timeline, handle);
         }
+        if IrView::from_index(self.params.editor_ir_view.load(Relaxed)) == IrView::Spectrogram {
+            let s = &data.picture.spectrogram;
+            let axis = FrequencyAxis {
+                rect,
+                low: s.edges_hz[0].ln(),
+                high: s.edges_hz[s.bands].ln(),
+            };
+            let shelves = [
+                (
+                    "low-shelf",
+                    &params.low_shelf_hz,
+                    &params.low_shelf_db,
+                    0.25,
+                ),
+                (
+                    "high-shelf",
+                    &params.high_shelf_hz,
+                    &params.high_shelf_db,
+                    0.75,
+                ),
+            ];
+            for (name, hz, db, along) in shelves {
+                self.drive_shelf(ui, setter, axis, (name, hz, db), along);
+            }
+        }
     }
 
+    /// A shelf's corner on the spectrogram: a dashed line with its gain, and a handle at
+    /// `along` of the width that drags the corner frequency up and down (one gesture; a
+    /// double-click resets it).
+    fn drive_shelf(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        axis: FrequencyAxis,
+        (name, hz, db): (&'static str, &FloatParam, &FloatParam),
+        along: f32,
+    ) {
+        let rect = axis.rect;
+        let y = axis.y(hz.value());
+        let x = rect.left() + along * rect.width();
+        let grip = Rect::from_center_size(Pos2::new(x, y), Vec2::splat(2.0 * GRIP));
+        let id = ui.make_persistent_id(("ir-handle", name));
+        let response = ui
+            .interact(grip, id, Sense::click_and_drag())
+            .on_hover_cursor(egui::CursorIcon::ResizeVertical)
+            .on_hover_text(format!(
+                "{}: {} Hz, {} (drag; double-click resets)",
+                hz.name(),
+                hz,
+                db
+            ));
+        self.probe_rect(name, grip);
+        if response.drag_started() {
+            setter.begin_set_parameter(hz);
+        }
+        if response.dragged()
+            && let Some(pointer) = response.interact_pointer_pos()
+        {
+            let value = hz.preview_plain(hz.preview_normalized(axis.hz(pointer.y)));
+            setter.set_parameter(hz, value);
+        }
+        if response.drag_stopped() {
+            setter.end_set_parameter(hz);
+        }
+        if response.double_clicked() {
+            set_param(setter, hz, hz.default_plain_value());
+        }
+        let active = response.hovered() || response.dragged();
+        let colour = match (active, db.value() == 0.0) {
+            (true, _) => Palette::TEXT,
+            (false, false) => Palette::HANDLE,
+            (false, true) => Palette::HANDLE.gamma_multiply(0.45),
+        };
+        let painter = ui.painter_at(rect);
+        painter.add(Shape::dashed_line(
+            &[Pos2::new(rect.left(), y), Pos2::new(rect.right(), y)],
+            Stroke::new(1.2, colour),
+            6.0,
+            4.0,
+        ));
+        painter.circle_filled(grip.center(), GRIP - 1.0, colour);
+        painter.text(
+            Pos2::new(x + GRIP + 4.0, y - 2.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!("{} {:+.1} dB", hz.name().to_lowercase(), db.value()),
+            egui::FontId::proportional(11.0 * self.zoom),
+            colour,
+        );
+    }
+}
+
+/// Frequency on the spectrogram, logarithmic from the bottom of `rect` to its top.
+#[derive(Clone, Copy)]
+struct FrequencyAxis {
+    rect: Rect,
+    /// The natural logarithms of the lowest and the highest frequency drawn.
+    low: f32,
+    high: f32,
+}
+
+impl FrequencyAxis {
+    fn y(&self, hz: f32) -> f32 {
+        let at = ((hz.max(1.0).ln() - self.low) / (self.high - self.low)).clamp(0.0, 1.0);
+        self.rect.bottom() - at * self.rect.height()
+    }
+
+    fn hz(&self, y: f32) -> f32 {
+        let at = (self.rect.bottom() - y) / self.rect.height().max(1.0);
+        (self.low + at * (self.high - self.low)).exp()
+    }
+}
+
+impl EditorApp {
     /// Lets `handle` be dragged (one gesture) and double-clicked (reset), and draws its grip.
     fn drive_handle(
         &mut self,
@@ -398,6 +526,26 @@ fn draw_marks(
                 Palette::HANDLE,
             );
         }
+    }
+    // The early/late crossover, while the two levels differ from 0 dB.
+    if edits.early_db != 0.0 || edits.tail_db != 0.0 {
+        let x = timeline.x(marks.body.0 + edits.crossover_ms);
+        painter.add(Shape::dashed_line(
+            &[Pos2::new(x, rect.top()), Pos2::new(x, rect.bottom())],
+            Stroke::new(1.0, Palette::HANDLE),
+            2.0,
+            3.0,
+        ));
+        painter.text(
+            Pos2::new(x + GRIP + 2.0, rect.bottom() - 2.0),
+            egui::Align2::LEFT_BOTTOM,
+            format!(
+                "early {:+.1} dB | tail {:+.1} dB",
+                edits.early_db, edits.tail_db
+            ),
+            egui::FontId::proportional(11.0 * zoom),
+            Palette::HANDLE,
+        );
     }
     // The pre-delay strip: the silence before the IR, to scale.
     let strip = Rect::from_min_max(outer.min, Pos2::new(outer.right(), rect.top()));
