@@ -4,6 +4,7 @@
 //! offline render's (an instance in offline render mode, the same blocks): >= 100 dB, fully
 //! wet. A late result or a dropped chunk leaves a hole of hundreds of samples in the reverb,
 //! tens of dB below that. `process()` runs under `assert_process_allocs`, waits included.
+//! Each runs alone on the machine (no other test's host exists meanwhile, `host::alone`).
 
 use clack_extensions::render::RenderMode;
 use longtail::ir::builtin::BuiltinIr;
@@ -24,6 +25,8 @@ fn host_with(builtin: BuiltinIr, mode: RenderMode, max_block: usize) -> TestHost
 }
 
 fn ahead_of_real_time_equals_the_offline_render(builtin: BuiltinIr) {
+    // Alone on the machine: see `host::alone`.
+    let _machine = alone();
     for blocks in BLOCKS {
         let hosts: Vec<AheadHost> = LEADS_S
             .iter()
