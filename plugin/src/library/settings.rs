@@ -354,6 +354,9 @@ mod tests {
         // Sparse, so the test writes little: the length is checked before reading.
         let oversized = File::create(&file.path).unwrap();
         oversized.set_len(MAX_FILE_BYTES + 1).unwrap();
+        // Closed before the writes below: Windows (Wine here) refuses to rename over a file
+        // this process still holds open.
+        drop(oversized);
         assert!(matches!(refused(&file), SettingsError::TooLarge(_)));
 
         let mut full = LibrarySettings::default();
