@@ -275,21 +275,7 @@ impl EditorApp {
                 db
             ));
         self.probe_rect(name, grip);
-        if response.drag_started() {
-            setter.begin_set_parameter(hz);
-        }
-        if response.dragged()
-            && let Some(pointer) = response.interact_pointer_pos()
-        {
-            let value = hz.preview_plain(hz.preview_normalized(axis.hz(pointer.y)));
-            setter.set_parameter(hz, value);
-        }
-        if response.drag_stopped() {
-            setter.end_set_parameter(hz);
-        }
-        if response.double_clicked() {
-            set_param(setter, hz, hz.default_plain_value());
-        }
+        drag_param(setter, hz, &response, |pointer| axis.hz(pointer.y));
         let active = response.hovered() || response.dragged();
         let colour = match (active, db.value() == 0.0) {
             (true, _) => Palette::TEXT,
@@ -311,6 +297,31 @@ impl EditorApp {
             egui::FontId::proportional(11.0 * self.zoom),
             colour,
         );
+    }
+}
+
+/// A handle's gestures on `param`: a drag is one host gesture setting the value `wanted` gives
+/// for the pointer (within the parameter's range), a double-click resets it.
+fn drag_param(
+    setter: &ParamSetter,
+    param: &FloatParam,
+    response: &egui::Response,
+    wanted: impl FnOnce(Pos2) -> f32,
+) {
+    if response.drag_started() {
+        setter.begin_set_parameter(param);
+    }
+    if response.dragged()
+        && let Some(pointer) = response.interact_pointer_pos()
+    {
+        let value = param.preview_plain(param.preview_normalized(wanted(pointer)));
+        setter.set_parameter(param, value);
+    }
+    if response.drag_stopped() {
+        setter.end_set_parameter(param);
+    }
+    if response.double_clicked() {
+        set_param(setter, param, param.default_plain_value());
     }
 }
 
@@ -354,23 +365,9 @@ impl EditorApp {
                 handle.param
             ));
         self.probe_rect(handle.name, handle.grip);
-        let param = handle.param;
-        if response.drag_started() {
-            setter.begin_set_parameter(param);
-        }
-        if response.dragged()
-            && let Some(pointer) = response.interact_pointer_pos()
-        {
-            let wanted = (handle.value_at)(timeline.ms(pointer.x)).max(0.0) as f32;
-            let value = param.preview_plain(param.preview_normalized(wanted));
-            setter.set_parameter(param, value);
-        }
-        if response.drag_stopped() {
-            setter.end_set_parameter(param);
-        }
-        if response.double_clicked() {
-            set_param(setter, param, param.default_plain_value());
-        }
+        drag_param(setter, handle.param, &response, |pointer| {
+            (handle.value_at)(timeline.ms(pointer.x)).max(0.0) as f32
+        });
         let active = response.hovered() || response.dragged();
         let colour = if active {
             Palette::TEXT
