@@ -7,7 +7,6 @@ use longtail::ir::decode::{self, MAX_FILE_BYTES};
 use longtail::ir::{self, IR_LIMITS, IrError, IrLayout};
 use longtail::rng::Rng;
 
-#[cfg(not(feature = "assert_process_allocs"))]
 #[path = "support/alloc_guard.rs"]
 mod alloc_guard;
 

@@ -14,7 +14,6 @@ use longtail::preparer::{IrSource, prepare_ir};
 use longtail::rng::Rng;
 use nice_plug::prelude::Params;
 
-#[cfg(not(feature = "assert_process_allocs"))]
 #[path = "support/alloc_guard.rs"]
 mod alloc_guard;
 

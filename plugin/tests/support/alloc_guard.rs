@@ -1,11 +1,20 @@
-//! A global allocator for tests that refuses any single allocation above [`LIMIT`], so a length
-//! read from a damaged file or state that sizes an allocation unchecked fails the test, whatever
-//! the operating system's overcommit would have let through.
+//! The tests' allocation guard: any single allocation above [`LIMIT`] fails the test binary, so
+//! a length read from a damaged file or state that sizes an allocation unchecked fails the test,
+//! whatever the operating system's overcommit would have let through.
 //!
-//! A refused request prints one line naming its size, and the allocation fails: the standard
-//! library then aborts the test binary ("memory allocation of N bytes failed"), which fails the
-//! test run. Install it in a test binary with
-//! `#[global_allocator] static GUARD: AllocGuard = AllocGuard;`.
+//! Two ways, one per build:
+//! - Without nice-plug's `assert_process_allocs` (`cargo test -p longtail`), [`AllocGuard`] is
+//!   the global allocator: it refuses a request above [`LIMIT`] and prints one line naming its
+//!   size; the standard library then aborts the test binary ("memory allocation of N bytes
+//!   failed"). Install it with `#[global_allocator] static GUARD: AllocGuard = AllocGuard;`.
+//! - With it (the workspace run, `scripts/test.sh`), nice-plug's allocator is the global one and
+//!   a binary has only one, so on Linux the kernel guards instead: before `main`, the binary's
+//!   data limit (`RLIMIT_DATA`, which counts every private writable mapping, so every large
+//!   `malloc`) is set to what it uses then plus [`LIMIT`]. A request above it fails the same way.
+//!   This is how one build of the plugin serves both these tests and the host tests. (Elsewhere
+//!   this build has no guard; Linux runs these tests under it.)
+
+#![cfg_attr(feature = "assert_process_allocs", allow(dead_code))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
@@ -77,4 +86,36 @@ fn refuse(size: usize) -> *mut u8 {
     // (`len` is under 100; the CRT's `write` on Windows takes a `u32` count.)
     unsafe { libc::write(2, line.as_ptr().cast(), len as _) };
     std::ptr::null_mut()
+}
+
+/// Sets the data limit to the binary's data at start plus [`LIMIT`], from the ELF constructor
+/// list, so it holds before any test thread starts.
+#[cfg(all(feature = "assert_process_allocs", target_os = "linux"))]
+mod kernel_limit {
+    #[used]
+    #[unsafe(link_section = ".init_array")]
+    static SET_AT_START: extern "C" fn() = set_data_limit;
+
+    extern "C" fn set_data_limit() {
+        let in_use = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|status| vm_data_bytes(&status));
+        let Some(in_use) = in_use else {
+            panic!("allocation guard: no VmData in /proc/self/status, so no data limit");
+        };
+        let limit = libc::rlimit {
+            rlim_cur: in_use + super::LIMIT as u64,
+            rlim_max: libc::RLIM_INFINITY,
+        };
+        // SAFETY: a plain system call on a valid `rlimit`.
+        let rc = unsafe { libc::setrlimit(libc::RLIMIT_DATA, &limit) };
+        assert_eq!(rc, 0, "allocation guard: setrlimit(RLIMIT_DATA) failed");
+    }
+
+    /// `VmData:` of `/proc/self/status`, in bytes.
+    fn vm_data_bytes(status: &str) -> Option<u64> {
+        let line = status.lines().find(|line| line.starts_with("VmData:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib * 1024)
+    }
 }
