@@ -74,3 +74,10 @@ longtail_install_packages() {
 longtail_install_deps() {
     longtail_install_packages "${LONGTAIL_APT_PACKAGES[@]}"
 }
+
+# Rust's Windows target (the cross build of scripts/windows.sh and scripts/dist.sh).
+longtail_add_windows_target() {
+    if ! rustup target list --installed | grep -qx x86_64-pc-windows-gnu; then
+        rustup target add x86_64-pc-windows-gnu
+    fi
+}
