@@ -104,15 +104,19 @@ fi
 # the builds take it, instead of 15 minutes of their own at the end. They write target/release,
 # target/x86_64-pc-windows-gnu/release and target/bundled/ only, never the debug libraries the
 # host tests load. "release archives: wait for the builds" waits for them, then dist.sh packs (its
-# cargo calls are then up to date). setsid makes the job its own process group, so on_exit ends
-# all of it.
+# cargo calls are then up to date). Job control (set -m) makes the job its own process group, so
+# on_exit ends all of it. Not setsid: a new session is a new scheduler autogroup, which the kernel
+# weighs equal to the tests' whole session, whatever the priority inside it (tried: the idle
+# builds then took half the CPU from the test build).
 release_log="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release-build.log"
 if [ "$quick" = false ]; then
     mkdir -p "$(dirname "$release_log")"
-    setsid chrt --idle 0 bash -c "cargo xtask bundle longtail --release --locked &&
+    set -m
+    chrt --idle 0 bash -c "cargo xtask bundle longtail --release --locked &&
         cargo xtask bundle longtail --release --locked --target x86_64-pc-windows-gnu" \
         >"$release_log" 2>&1 &
     release_pid=$!
+    set +m
     echo "release builds: in the background (pid $release_pid), log $release_log"
 fi
 wait_release_builds() {
