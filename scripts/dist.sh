@@ -11,8 +11,10 @@
 #                                             longtail-cli.exe,
 # each with README.txt (install, first use, logs), LICENSE and SHA256SUMS (sha256sum's format,
 # every other file of the archive), inside one folder named like the archive. The version is the
-# workspace's; README.txt names the commit too (plugin/build.rs). About 15 minutes per OS from
-# a clean target dir on a 2-core machine; `bash scripts/dist-check.sh` tests the archives.
+# workspace's; README.txt names the commit too (plugin/build.rs). About 8 minutes per OS from a
+# clean target dir on a 2-core machine (scripts/test.sh starts the same builds in the background
+# while its tests run, so here they are up to date); `bash scripts/dist-check.sh` tests the
+# archives.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
