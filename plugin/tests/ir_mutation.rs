@@ -269,7 +269,10 @@ fn the_allocation_guard_stops_a_huge_request() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "the child survived: {stderr}");
-    assert!(stderr.contains("memory allocation of 2147483648 bytes failed"), "{stderr}");
+    assert!(
+        stderr.contains("memory allocation of 2147483648 bytes failed"),
+        "{stderr}"
+    );
     #[cfg(not(feature = "assert_process_allocs"))]
     assert!(
         stderr.contains("allocation guard: refused a single allocation of 2147483648 bytes"),
