@@ -221,26 +221,34 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
     // slot are dropped.
     engine.set_workers_stalled(true);
     let mut slowest_call = Duration::ZERO;
-    let mut most_waited_in_a_period = Duration::ZERO;
+    // Per period: the waits the engine chose (their time up to each deadline), what the system
+    // added past the deadlines, and how late the period's first call came.
+    let (mut most_chosen, mut most_overshoot, mut most_jitter) =
+        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let (mut released, mut degraded_while_stalled) = (false, false);
     let stall_start = Instant::now();
-    let mut period_waited_ns = 0;
+    let (mut seen_waited_ns, mut seen_overshoot_ns) = (0, 0);
+    let mut close_period = |stats: longtail::engine::LateStats| {
+        let overshoot = stats.wait_overshoot_ns - seen_overshoot_ns;
+        let chosen = stats.wait_total_ns - seen_waited_ns - overshoot;
+        most_chosen = most_chosen.max(Duration::from_nanos(chosen));
+        most_overshoot = most_overshoot.max(Duration::from_nanos(overshoot));
+        (seen_waited_ns, seen_overshoot_ns) = (stats.wait_total_ns, stats.wait_overshoot_ns);
+    };
     let mut start = 0;
     for size in Blocks::Fixed(64).sizes(total) {
         if start < stall_len && start % PERIOD == 0 {
-            let waited = engine.late_stats().wait_total_ns - period_waited_ns;
-            most_waited_in_a_period = most_waited_in_a_period.max(Duration::from_nanos(waited));
-            period_waited_ns += waited;
+            close_period(engine.late_stats());
             let due = stall_start + period * (start / PERIOD) as u32;
             if let Some(wait) = due.checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
+            most_jitter = most_jitter.max(Instant::now().saturating_duration_since(due));
         }
         if start >= stall_len && !released {
             // Phase 2: the worker recovers; offline mode makes the rest deterministic.
             degraded_while_stalled = engine.late_stats().degraded;
-            let waited = engine.late_stats().wait_total_ns - period_waited_ns;
-            most_waited_in_a_period = most_waited_in_a_period.max(Duration::from_nanos(waited));
+            close_period(engine.late_stats());
             engine.set_workers_stalled(false);
             engine.set_offline(true);
             released = true;
@@ -263,21 +271,29 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
 
     let stats = engine.late_stats();
     println!(
-        "stalled worker: {stats:?}, slowest audio-thread call while stalled: {slowest_call:?}, \
-         most waited in one period: {most_waited_in_a_period:?}"
+        "stalled worker: {stats:?}, slowest audio-thread call while stalled: {slowest_call:?}; \
+         most in one period: waited by choice {most_chosen:?}, past deadlines \
+         {most_overshoot:?}, first call late by {most_jitter:?}"
     );
-    // The bound of engine::pace, plus what a loaded 2-core machine may add to timed sleeps
-    // (measured: up to 3.5 ms while a build ran). Far below the stall (24 periods), which an
-    // unbounded wait would show.
+    // The bound of engine::pace holds for the waits the engine chose, up to the error its
+    // docs name: a period's first call that comes late (jitter) makes the anchor read a lead
+    // the host did not have. What a loaded machine adds past each deadline (a wake-up
+    // latency: 10 ms under Wine while a build ran) is the system's: it is counted apart and
+    // only checked to be far below the stall (24 periods), which an unbounded wait would show
+    // (the watchdog stops one that never ends).
     let bound = period - longtail::engine::pace::WAIT_MARGIN;
-    let scheduling = Duration::from_millis(10);
+    let clock_reads = Duration::from_millis(1);
     assert!(
         stats.waits > 0,
         "the split period's lead was not used: {stats:?}"
     );
     assert!(
-        most_waited_in_a_period <= bound + scheduling,
-        "waited {most_waited_in_a_period:?} in one period (bound {bound:?})"
+        most_chosen <= bound + most_jitter + clock_reads,
+        "chose to wait {most_chosen:?} in one period (bound {bound:?}, jitter {most_jitter:?})"
+    );
+    assert!(
+        most_overshoot < 4 * period,
+        "waits ran {most_overshoot:?} past their deadlines in one period"
     );
     assert!(stats.late_results > 0, "lates were not counted: {stats:?}");
     assert!(stats.dropped_chunks > 0, "no chunk was dropped: {stats:?}");

@@ -173,6 +173,9 @@ pub struct LateStats {
     pub wait_max_ns: u64,
     /// All of them together, in nanoseconds.
     pub wait_total_ns: u64,
+    /// How long they ran past their deadlines, together, in nanoseconds (the system's wake-up
+    /// latency).
+    pub wait_overshoot_ns: u64,
 }
 
 /// A stagger phase for the `instance_idx`-th engine of a process: spread over the largest
@@ -535,6 +538,7 @@ impl Engine {
                 stats.waits += counters.waits.load(Relaxed);
                 stats.wait_max_ns = stats.wait_max_ns.max(counters.wait_max_ns.load(Relaxed));
                 stats.wait_total_ns += counters.wait_total_ns.load(Relaxed);
+                stats.wait_overshoot_ns += counters.wait_overshoot_ns.load(Relaxed);
             }
         }
         stats

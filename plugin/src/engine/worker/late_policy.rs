@@ -59,13 +59,19 @@ pub struct LevelStats {
     pub wait_max_ns: AtomicU64,
     /// All of them together, in nanoseconds.
     pub wait_total_ns: AtomicU64,
+    /// How long those waits ran past their deadline, together, in nanoseconds: the system's
+    /// wake-up latency (a loaded machine, a coarse timer), not a wait the engine chose.
+    pub wait_overshoot_ns: AtomicU64,
 }
 
 impl LevelStats {
-    /// Counts a bounded wait of `waited_ns`. Audio thread.
-    pub(crate) fn count_wait(&self, waited_ns: u64) {
+    /// Counts a bounded wait of `waited_ns`, of which `overshoot_ns` past its deadline. Audio
+    /// thread.
+    pub(crate) fn count_wait(&self, waited_ns: u64, overshoot_ns: u64) {
         self.waits.fetch_add(1, Ordering::Relaxed);
         self.wait_max_ns.fetch_max(waited_ns, Ordering::Relaxed);
         self.wait_total_ns.fetch_add(waited_ns, Ordering::Relaxed);
+        self.wait_overshoot_ns
+            .fetch_add(overshoot_ns, Ordering::Relaxed);
     }
 }

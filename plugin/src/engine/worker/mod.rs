@@ -358,9 +358,10 @@ impl WorkerLevel {
                 }
                 self.wake();
                 let (completed, end) = wait_for_completion_until(&self.shared, job, *deadline);
-                self.shared
-                    .stats
-                    .count_wait(end.saturating_duration_since(start).as_nanos() as u64);
+                self.shared.stats.count_wait(
+                    end.saturating_duration_since(start).as_nanos() as u64,
+                    end.saturating_duration_since(*deadline).as_nanos() as u64,
+                );
                 *ended = Some(end);
                 completed
             }
