@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The release archives: `bash scripts/dist.sh [linux|windows|all]` (all by default).
+# The release archives: `bash scripts/dist.sh [--build-only] [linux|windows|all]` (all by
+# default; --build-only builds and packs nothing: scripts/test.sh runs it in the background).
 #
 # For each OS it builds the release bundles (`cargo xtask bundle longtail --release`, with
 # `--target x86_64-pc-windows-gnu` for Windows), which land in target/bundled/<triple>/ (each
@@ -19,11 +20,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
 
+build_only=false
+if [ "${1:-}" = --build-only ]; then
+    build_only=true
+    shift
+fi
 which=${1:-all}
 case "$which" in
     linux | windows | all) ;;
     *)
-        echo "usage: scripts/dist.sh [linux|windows|all]" >&2
+        echo "usage: scripts/dist.sh [--build-only] [linux|windows|all]" >&2
         exit 2
         ;;
 esac
@@ -70,9 +76,20 @@ stage_bundles() {
     printf '%s' "$stage"
 }
 
+# The builds first (both, when both are asked for), then the archives.
+if [ "$which" != windows ]; then
+    cargo xtask bundle longtail --release --locked
+fi
+if [ "$which" != linux ]; then
+    longtail_add_windows_target
+    cargo xtask bundle longtail --release --locked --target x86_64-pc-windows-gnu
+fi
+if [ "$build_only" = true ]; then
+    exit 0
+fi
+
 if [ "$which" != windows ]; then
     triple=x86_64-unknown-linux-gnu
-    cargo xtask bundle longtail --release --locked
     name="longtail-$version-linux-x86_64"
     stage=$(stage_bundles "$name" "$triple" Longtail longtail)
     # The release profile keeps the symbol table (for profilers); the archive's binaries do not.
@@ -87,10 +104,6 @@ fi
 
 if [ "$which" != linux ]; then
     triple=x86_64-pc-windows-gnu
-    if ! rustup target list --installed | grep -qx "$triple"; then
-        rustup target add "$triple"
-    fi
-    cargo xtask bundle longtail --release --locked --target "$triple"
     name="longtail-$version-windows-x86_64"
     stage=$(stage_bundles "$name" "$triple" Longtail.exe Longtail.exe)
     x86_64-w64-mingw32-strip -o "$stage/longtail-cli.exe" \

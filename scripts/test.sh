@@ -97,7 +97,7 @@ fi
 # plugin/tests/support/alloc_guard.rs). They used to run first in a build of their own, without
 # the feature: 4 to 5 minutes of CI for the same tests.
 
-# The release builds of both OSes (what scripts/dist.sh builds, the same commands), started now
+# The release builds of both OSes (scripts/dist.sh --build-only: the same commands), started now
 # in the background at the scheduler's idle priority (SCHED_IDLE): they get a core only when no
 # other process wants it. The suite leaves much time on the table (the editor, host and pacing
 # tests wait on real time, one test binary runs at a time, and Wine's tests run one process), and
@@ -112,9 +112,7 @@ release_log="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release-build.log"
 if [ "$quick" = false ]; then
     mkdir -p "$(dirname "$release_log")"
     set -m
-    chrt --idle 0 bash -c "cargo xtask bundle longtail --release --locked &&
-        cargo xtask bundle longtail --release --locked --target x86_64-pc-windows-gnu" \
-        >"$release_log" 2>&1 &
+    chrt --idle 0 bash scripts/dist.sh --build-only >"$release_log" 2>&1 &
     release_pid=$!
     set +m
     echo "release builds: in the background (pid $release_pid), log $release_log"

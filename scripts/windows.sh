@@ -24,9 +24,7 @@ if [ -z "${LONGTAIL_WINE_XVFB:-}" ]; then
 fi
 
 readonly TARGET=x86_64-pc-windows-gnu
-if ! rustup target list --installed | grep -qx "$TARGET"; then
-    rustup target add "$TARGET"
-fi
+longtail_add_windows_target
 
 target_dir=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 windows_dir="$target_dir/windows"
