@@ -17,6 +17,7 @@
 //! tracks on several audio threads: each thread has its own engines, pace and deadline
 //! statistics, and they start their timed loops together.
 
+use std::borrow::Cow;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
@@ -271,9 +272,11 @@ impl FixedWork {
 /// Runs `config.instances` engines for `ir` over `input` (one `Vec` per channel, 1 or 2), or
 /// the fixed work of [`BenchConfig::fixed_work_us`] in their place. When `output` is given it
 /// receives the first instance's output, one sample per input sample. Allocates only before
-/// and after the timed loop.
+/// and after the timed loop. An owned `ir` is dropped once the engines are built, as a host
+/// drops a file's samples once they are loaded, so the peak memory of the run (the harness
+/// contract's `maxrss`) holds the engines and not a second copy of the IR.
 pub fn run(
-    ir: &Ir,
+    ir: Cow<'_, Ir>,
     input: &[Vec<f32>],
     config: &BenchConfig,
     output: Option<&mut Vec<Vec<f32>>>,
@@ -308,6 +311,7 @@ pub fn run_host_threads(
                 };
                 let start = &start;
                 scope.spawn(move || {
+                    let ir = Cow::Borrowed(ir);
                     run_on_thread(ir, input, &thread_config, None, first_instance, Some(start)).map(
                         |result| BenchResult {
                             host_threads,
@@ -391,7 +395,7 @@ fn session_result(threads: &[BenchResult]) -> BenchResult {
 /// `first_instance` on (for their stagger phases), and it waits at `start` for the others
 /// before its timed loop.
 fn run_on_thread(
-    ir: &Ir,
+    ir: Cow<'_, Ir>,
     input: &[Vec<f32>],
     config: &BenchConfig,
     output: Option<&mut Vec<Vec<f32>>>,
@@ -401,6 +405,7 @@ fn run_on_thread(
     let _ftz = crate::engine::denormals::ScopedFtz::enable();
     let num_channels = input.len();
     let num_outputs = ir.layout.matrix_outputs().unwrap_or(num_channels);
+    let ir_taps = ir.len();
     let num_frames = input.first().map_or(0, Vec::len);
     let block = config.block.max(1);
 
@@ -426,7 +431,7 @@ fn run_on_thread(
     };
     let built: Result<Vec<Engine>, EngineError> = (0..num_engines)
         .map(|instance_idx| {
-            let mut engine = Engine::new(ir, engine_config)?;
+            let mut engine = Engine::new(&ir, engine_config)?;
             let max_partition_size = engine.plan().max_partition_size();
             let phase = stagger_phase((first_instance + instance_idx) as u64, max_partition_size);
             engine.set_stagger(phase);
@@ -438,6 +443,8 @@ fn run_on_thread(
     if let Some(start) = start {
         start.wait();
     }
+    // --check renders the IR offline after the run; else an owned IR goes now (see [`run`]).
+    let kept_ir = config.check.then_some(ir);
     let mut engines = built?;
     // Let the worker threads start before the clock runs.
     std::thread::sleep(Duration::from_millis(20));
@@ -583,8 +590,8 @@ fn run_on_thread(
         waits += stats.waits;
         wait_max_ns = wait_max_ns.max(stats.wait_max_ns);
     }
-    let snr_vs_offline_db = match (config.check, output.as_deref(), engines.first()) {
-        (true, Some(output), Some(first)) => {
+    let snr_vs_offline_db = match (kept_ir.as_deref(), output.as_deref(), engines.first()) {
+        (Some(ir), Some(output), Some(first)) => {
             let phase = stagger_phase(first_instance as u64, first.plan().max_partition_size());
             let offline = OfflineRender {
                 ir,
@@ -644,7 +651,7 @@ fn run_on_thread(
         channels: num_channels,
         outputs: num_outputs,
         paths: engines.first().map_or(0, Engine::num_paths),
-        ir_taps: if fixed_work.is_some() { 0 } else { ir.len() },
+        ir_taps: if fixed_work.is_some() { 0 } else { ir_taps },
         instances: engines.len(),
         audio_s,
         n_blocks: block_times.len(),
