@@ -14,7 +14,13 @@
 //!   This is how one build of the plugin serves both these tests and the host tests. (Elsewhere
 //!   this build has no guard; Linux runs these tests under it.)
 
-#![cfg_attr(feature = "assert_process_allocs", allow(dead_code))]
+#![cfg_attr(
+    feature = "assert_process_allocs",
+    expect(
+        dead_code,
+        reason = "the allocator guard is installed only without the feature"
+    )
+)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
