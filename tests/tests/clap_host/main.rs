@@ -34,6 +34,7 @@ mod ir_swaps;
 mod latency_and_tail;
 mod layouts;
 mod loading_and_parameters;
+mod machine;
 mod pacing;
 mod signals;
 mod state;
@@ -43,6 +44,7 @@ use std::ffi::CStr;
 use std::time::Duration;
 
 use host::*;
+use machine::alone;
 use signals::*;
 
 const PLUGIN_ID: &CStr = c"audio.longtail.convolver";
