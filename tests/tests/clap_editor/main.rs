@@ -28,6 +28,9 @@
     reason = "the editor test uses a part of the shared CLAP host"
 )]
 mod host;
+#[path = "../clap_host/machine.rs"]
+#[expect(dead_code, reason = "the editor test has no pacing test to run alone")]
+mod machine;
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
