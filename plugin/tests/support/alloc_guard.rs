@@ -14,14 +14,9 @@
 //!   This is how one build of the plugin serves both these tests and the host tests. (Elsewhere
 //!   this build has no guard; Linux runs these tests under it.)
 
-// (Under Windows nothing here reads as dead to rustc, so the expectation is Linux's alone.)
-#![cfg_attr(
-    all(feature = "assert_process_allocs", target_os = "linux"),
-    expect(
-        dead_code,
-        reason = "the allocator guard is installed only without the feature"
-    )
-)]
+// `allow`, not `expect`: under Windows rustc reports these items dead without the attribute
+// and yet calls an `expect(dead_code)` on them unfulfilled (CI's Windows build, both seen).
+#![cfg_attr(feature = "assert_process_allocs", allow(dead_code))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 
