@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The release archives: `bash scripts/dist.sh [--build-only] [linux|windows|all]` (all by
-# default; --build-only builds and packs nothing: scripts/test.sh runs it in the background).
+# default; --build-only builds without packing: scripts/test.sh runs it in the background).
 #
 # For each OS it builds the release bundles (`cargo xtask bundle longtail --release`, with
 # `--target x86_64-pc-windows-gnu` for Windows), which land in target/bundled/<triple>/ (each

@@ -63,8 +63,8 @@
 //! for GPU levels (the hub's results come through the same slots). The waits, their longest
 //! and their total are counted ([`super::worker::LevelStats`]) and reported by the bench.
 //! Apart from them the worker counts how long the waits ran past their deadlines: the system's
-//! wake-up latency, which the rule cannot choose (about 0.6 ms a wait under Wine, where the wait polls in sleeps
-//! of 100 us; 0.1 to 0.3 ms on Linux's futex on the 2-core VM).
+//! wake-up latency, which the rule cannot choose (about 0.6 ms a wait under Wine, where the
+//! wait polls in sleeps of 100 us; 0.1 to 0.3 ms on Linux's futex on the 2-core VM).
 //!
 //! Uses nothing of the engine.
 

@@ -1,6 +1,7 @@
 //! How an IR meets a bus: for every IR and every bus, one rule says which IR channel feeds
 //! which path, and every combination it cannot play is refused with a message that names the
-//! counts. The rule is shown before anything plays (`longtail-cli ir-info --outputs`, the editor).
+//! counts. The rule is shown before anything plays (`longtail-cli ir-info --outputs`, the
+//! editor).
 //!
 //! A bus is `inputs -> outputs` with a [`ChannelFormat`] that says what its channels are.
 //! Buses of at most two channels a side are the stereo buses of today; wider ones are
