@@ -1,5 +1,4 @@
 //! Shared by the GPU tests: the adapter rule, seeded noise and a float64 direct convolution.
-#![allow(dead_code, reason = "each test binary uses a part")]
 
 pub mod kernel_bench;
 

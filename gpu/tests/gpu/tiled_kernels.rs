@@ -2,7 +2,7 @@
 //! `with_history`): their CPU twins against realfft and the radix-2 twins, and each entry point
 //! on the GPU (lavapipe in CI) against its twin, for every shape a transform can take.
 
-mod common;
+use crate::common;
 
 use common::kernel_bench::{Bench, as_complex, assert_close, complex_noise, flat, params};
 use common::noise;

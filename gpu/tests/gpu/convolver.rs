@@ -3,7 +3,7 @@
 //! and missing chunks, and the hub with its feeds, delays and a lost device, and the hook its
 //! thread starts with.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! realfft or a float64 DFT, and the kernel itself (on the GPU, lavapipe in CI) against its twin
 //! on seeded random data, for several sizes and batch counts.
 
-mod common;
+use crate::common;
 
 use common::kernel_bench::{Bench, as_complex, assert_close, complex_noise, flat, params};
 use common::noise;
