@@ -32,33 +32,52 @@ case "${1:-}" in
         ;;
 esac
 
-# The step table: `step NAME COMMAND...` runs COMMAND and records its wall time; the table is
-# printed when the script exits, however it exits.
+# The step table: `step NAME COMMAND...` runs COMMAND and records its wall time and the share of
+# the machine's CPU time that was idle meanwhile (from /proc/stat, all cores: what the background
+# release builds could still have used); the table is printed when the script exits, however it
+# exits.
 step_names=()
 step_seconds=()
+step_idle=()
 step_running=
 suite_start=$SECONDS
+# "IDLE TOTAL": the machine's idle and total CPU time since boot, in clock ticks.
+cpu_ticks() {
+    awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t; exit }' /proc/stat
+}
+suite_ticks=$(cpu_ticks)
+# The idle share in percent between two cpu_ticks readings.
+idle_percent() {
+    local idle0 total0 idle1 total1
+    read -r idle0 total0 <<<"$1"
+    read -r idle1 total1 <<<"$2"
+    echo $(((idle1 - idle0) * 100 / (total1 - total0 > 0 ? total1 - total0 : 1)))
+}
 step() {
-    local name="$1" start=$SECONDS
+    local name="$1" start=$SECONDS ticks
+    ticks=$(cpu_ticks)
     shift
     step_running=$name
     "$@"
     step_names+=("$name")
     step_seconds+=($((SECONDS - start)))
+    step_idle+=("$(idle_percent "$ticks" "$(cpu_ticks)")")
     step_running=
 }
 step_table() {
     local rc=$? i
     echo
-    echo "== scripts/test.sh steps (wall time)"
+    echo "== scripts/test.sh steps (wall time; CPU idle meanwhile, all cores)"
     for i in "${!step_names[@]}"; do
-        printf '%-44s %5d s\n' "${step_names[$i]}" "${step_seconds[$i]}"
+        printf '%-44s %5d s  %3d %% idle\n' "${step_names[$i]}" "${step_seconds[$i]}" \
+            "${step_idle[$i]}"
     done
     if [ -n "$step_running" ]; then
         printf '%-44s %5s\n' "$step_running (FAILED)" "-"
     fi
-    printf '%-44s %5d s (%d min)%s\n' "total" $((SECONDS - suite_start)) \
-        $(((SECONDS - suite_start + 30) / 60)) "$([ "$rc" -eq 0 ] || echo ", exit $rc")"
+    printf '%-44s %5d s (%d min)%s, %d %% idle\n' "total" $((SECONDS - suite_start)) \
+        $(((SECONDS - suite_start + 30) / 60)) "$([ "$rc" -eq 0 ] || echo ", exit $rc")" \
+        "$(idle_percent "$suite_ticks" "$(cpu_ticks)")"
 }
 
 # The release builds run in the background (see below); whatever ends the script ends them too.
