@@ -8,15 +8,22 @@ gpu_check_target_dir() {
     realpath -m "${CARGO_TARGET_DIR:-target}"
 }
 
-# Builds the release CLI and the GPU test binaries, and sets GPU_CHECK_CLI and GPU_CHECK_TESTS
-# (their paths). The tests come from the workspace's test build (the dev profile that
-# scripts/test.sh builds, so in CI nothing is built twice), picked by target: every test
-# target of the gpu crate, engine_gpu, engine_gpu_faults, auto_placement and lone_reverb_memory.
+# Builds the release CLI (unless GPU_CHECK_BUILT_CLI names one) and the GPU test binaries, and
+# sets GPU_CHECK_CLI and GPU_CHECK_TESTS (their paths). The tests come from the workspace's test
+# build (the dev profile that scripts/test.sh builds, so in CI nothing is built twice), picked
+# by target: every test target of the gpu crate, engine_gpu, engine_gpu_faults, auto_placement
+# and lone_reverb_memory.
 gpu_check_build() {
     local target_dir
     target_dir=$(gpu_check_target_dir)
-    cargo build --release --locked -p longtail --bin longtail-cli || return 1
-    GPU_CHECK_CLI="$target_dir/release/longtail-cli"
+    if [ -n "${GPU_CHECK_BUILT_CLI:-}" ]; then
+        # A release CLI built already: scripts/test.sh passes its own while its background
+        # release build of Windows still holds cargo's lock on target/release/.
+        GPU_CHECK_CLI=$GPU_CHECK_BUILT_CLI
+    else
+        cargo build --release --locked -p longtail --bin longtail-cli || return 1
+        GPU_CHECK_CLI="$target_dir/release/longtail-cli"
+    fi
     local json
     json=$(cargo test --workspace --exclude xtask --locked --no-run --message-format=json) ||
         return 1

@@ -37,7 +37,9 @@
 # GPU_CHECK_PERIODS (bench-gpu's periods, 1000), GPU_CHECK_MATRIX (inputs, outputs and IR
 # seconds of the matrix run, "16 16 4"), GPU_CHECK_TEST_ARGS (arguments for every test
 # binary, a filter or `--skip NAME`, say; none by default), GPU_CHECK_CARRIED_LOADERS=1 (use
-# the carried loaders even where the machine has its own); for --pack, GPU_CHECK_XZ_LEVEL (9).
+# the carried loaders even where the machine has its own); for --pack, GPU_CHECK_XZ_LEVEL (9)
+# and GPU_CHECK_BUILT_CLI (the path of a release longtail-cli built already, packed instead of
+# building one).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/gpu-check-lib.sh || exit 1

@@ -127,18 +127,26 @@ fi
 # on_exit ends all of it. Not setsid: a new session is a new scheduler autogroup, which the kernel
 # weighs equal to the tests' whole session, whatever the priority inside it (tried: the idle
 # builds then took half the CPU from the test build).
+# Linux's first: once it is done (the marker file), the GPU check's dry run below packs its CLI
+# while Windows' still builds.
 release_log="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release-build.log"
+linux_release_done="$(realpath -m "${CARGO_TARGET_DIR:-target}")/release-build-linux.done"
 if [ "$quick" = false ]; then
     mkdir -p "$(dirname "$release_log")"
+    rm -f "$linux_release_done"
     set -m
-    chrt --idle 0 bash scripts/dist.sh --build-only >"$release_log" 2>&1 &
+    chrt --idle 0 bash -c 'bash scripts/dist.sh --build-only linux && touch "$1" &&
+        bash scripts/dist.sh --build-only windows' release-builds "$linux_release_done" \
+        >"$release_log" 2>&1 &
     release_pid=$!
     set +m
     echo "release builds: in the background (pid $release_pid), log $release_log"
 fi
 wait_release_builds() {
     local rc=0
-    wait "$release_pid" || rc=$?
+    if [ -n "$release_pid" ]; then
+        wait "$release_pid" || rc=$?
+    fi
     release_pid=
     if [ "$rc" -ne 0 ]; then
         echo "release builds failed ($rc); the end of $release_log:" >&2
@@ -146,6 +154,16 @@ wait_release_builds() {
         return 1
     fi
     grep "Finished" "$release_log" || true
+}
+# Waits for the Linux release build only (the background job ends early only if it failed).
+wait_linux_release_build() {
+    while [ ! -e "$linux_release_done" ]; do
+        if ! kill -0 "$release_pid" 2>/dev/null; then
+            wait_release_builds || return 1
+            [ -e "$linux_release_done" ] || return 1
+        fi
+        sleep 2
+    done
 }
 
 step "linux: workspace build" cargo test --workspace --exclude xtask --locked --no-run
@@ -165,16 +183,21 @@ step "windows: build and tests under Wine" \
     env LONGTAIL_LINUX_CLI="$(realpath -m "${CARGO_TARGET_DIR:-target}")/debug/longtail-cli" \
     bash scripts/windows.sh
 
+# The GPU check packed from the Linux release CLI and the test build, and run from a clean copy
+# of the tree on lavapipe, with no cargo on PATH (what a lent GPU machine gets). It runs while
+# the Windows release build goes on in the background, which takes the CPU it leaves (it waits
+# on real time for much of its run); the CLI is passed in, since building it would wait for that
+# build's lock on target/release/.
+step "release build: wait for Linux" wait_linux_release_build
+step "GPU check: dry run" env GPU_CHECK_BUILT_CLI="$(realpath -m \
+    "${CARGO_TARGET_DIR:-target}")/release/longtail-cli" bash scripts/gpu-check-dry-run.sh
+
 # The release archives, each target built once (scripts/dist.sh), then tested as a user meets
 # them: checksums, install into a temporary HOME, the installed plugin in the CLAP host test,
 # the installed CLI and standalone, uninstall, the Windows CLI under Wine.
 step "release archives: wait for the builds" wait_release_builds
 step "release archives: pack" bash scripts/dist.sh
 step "release archives: check" bash scripts/dist-check.sh
-
-# The GPU check packed from the builds above and run from a clean copy of the tree on lavapipe,
-# with no cargo on PATH (what a lent GPU machine gets).
-step "GPU check: dry run" bash scripts/gpu-check-dry-run.sh
 
 # The editor tests leave their Xvfb screenshots here (CI artifacts): each view at the minimum,
 # the default and twice the default size, the zooms, the wide buses, before and after the
