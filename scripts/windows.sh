@@ -69,6 +69,16 @@ unset LONGTAIL_REQUIRE_GPU
 # tests run alone would build the plugin again without the feature.
 all_tests=("${plugin_tests[@]}" "${engine_tests[@]}")
 
+# Cargo.toml's dev profile builds a few dependencies at opt-level 3 for the tests that feel
+# their speed: wgpu's core and HAL (the GPU tests on lavapipe) and vello (the editor's
+# rasteriser). Under Wine neither runs (no GPU adapter, no editor test), so this build keeps
+# them at the profile's 1: about a minute of CPU less.
+speed_args=()
+for crate in wgpu-core wgpu-hal vello_cpu vello_common fearless_simd; do
+    speed_args+=(--config "profile.dev.package.$crate.opt-level=1")
+done
+all_tests=("${speed_args[@]}" "${all_tests[@]}")
+
 start=$SECONDS
 cargo test --target "$TARGET" --locked "${all_tests[@]}" --no-run
 build_s=$((SECONDS - start))
