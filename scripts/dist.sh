@@ -12,7 +12,7 @@
 #                                             longtail-cli.exe,
 # each with README.txt (install, first use, logs), LICENSE and SHA256SUMS (sha256sum's format,
 # every other file of the archive), inside one folder named like the archive. The version is the
-# workspace's; README.txt names the commit too (plugin/build.rs). About 8 minutes per OS from a
+# workspace's; README.txt names the commit too (plugin/build.rs). About 6 minutes per OS from a
 # clean target dir on a 2-core machine (scripts/test.sh starts the same builds in the background
 # while its tests run, so here they are up to date); `bash scripts/dist-check.sh` tests the
 # archives.
