@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The tests: installs what is missing, then runs the whole test suite (unit tests, engine
 # accuracy, the CLI, the standalone on the dummy backend, a real CLAP host loading the plugin),
-# then the Windows build's tests under Wine (scripts/windows.sh), the release archives
-# (scripts/dist.sh, scripts/dist-check.sh) and the GPU check's dry run
-# (scripts/gpu-check-dry-run.sh).
+# then the Windows build's tests under Wine (scripts/windows.sh), the GPU check's dry run
+# (scripts/gpu-check-dry-run.sh) and the release archives (scripts/dist.sh,
+# scripts/dist-check.sh).
 #
 #   bash scripts/test.sh            everything (what .ci/run calls)
 #   bash scripts/test.sh --quick    the Linux suite and the docs' link check only: the
 #                                   edit-test loop (no Windows build, archives or dry run)
 #
-# It ends with a table of its steps and their wall times, on failure too (the step that failed
-# is marked).
+# It ends with a table of its steps, their wall times and the CPU left idle, on failure too
+# (the step that failed is marked).
 # The tests build the dev profile once per OS (opt-level 1 but for the few dependencies the tests
 # feel, see Cargo.toml; debug assertions on, so nice-plug's assert_process_allocs aborts on any
 # allocation in process()); the archives the release profile, once per target, in the background
