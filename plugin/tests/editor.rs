@@ -14,6 +14,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many screenshots are taken at once (each a private Xvfb display and a standalone).
+const SHOTS_AT_ONCE: usize = 3;
 
 /// The tools the scripts need; `None` when the test should skip.
 fn tools_present() -> bool {
@@ -120,6 +124,8 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
     });
     std::fs::write(config.join("library.json"), settings.to_string()).expect("settings");
     let config = config.to_str().expect("a UTF-8 target path");
+    // Every shot's name and variables; they run SHOTS_AT_ONCE at a time below.
+    let mut shots: Vec<(String, Vec<(&str, String)>)> = Vec::new();
     for tab in ["reverb", "shape", "library", "engine", "thermal"] {
         for (size_name, size) in sizes {
             // The Reverb and Shape tabs are one screen at 100 %: no scroll at any of these sizes.
@@ -128,18 +134,17 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
             } else {
                 "0"
             };
-            shoot(
-                &dir,
-                &format!("editor-{tab}-{size_name}.png"),
-                &[
-                    ("LONGTAIL_EDITOR_TAB", tab),
-                    ("LONGTAIL_EDITOR_IR_VIEW", "waveform"),
-                    ("LONGTAIL_EDITOR_SIZE", size),
-                    ("LONGTAIL_EDITOR_ZOOM", "100"),
-                    ("EXPECT_NO_SCROLL", no_scroll),
-                    ("LONGTAIL_CONFIG_DIR", config),
+            shots.push((
+                format!("editor-{tab}-{size_name}.png"),
+                vec![
+                    ("LONGTAIL_EDITOR_TAB", tab.to_owned()),
+                    ("LONGTAIL_EDITOR_IR_VIEW", "waveform".to_owned()),
+                    ("LONGTAIL_EDITOR_SIZE", size.to_owned()),
+                    ("LONGTAIL_EDITOR_ZOOM", "100".to_owned()),
+                    ("EXPECT_NO_SCROLL", no_scroll.to_owned()),
+                    ("LONGTAIL_CONFIG_DIR", config.to_owned()),
                 ],
-            );
+            ));
         }
     }
     // The other IR views, the zooms at the ends of their range, and the buses past stereo:
@@ -202,7 +207,8 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         ),
     ];
     for (name, env) in cases {
-        let mut env = env;
+        let mut env: Vec<(&str, String)> =
+            env.into_iter().map(|(k, v)| (k, v.to_owned())).collect();
         for (key, default) in [
             ("LONGTAIL_EDITOR_TAB", "reverb"),
             ("LONGTAIL_EDITOR_IR_VIEW", "waveform"),
@@ -211,11 +217,26 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
             ("LONGTAIL_EDITOR_FORMAT", "auto"),
         ] {
             if !env.iter().any(|(k, _)| *k == key) {
-                env.push((key, default));
+                env.push((key, default.to_owned()));
             }
         }
-        shoot(&dir, name, &env);
+        shots.push((name.to_owned(), env));
     }
+    // Each shot has its own Xvfb and standalone and mostly waits (for the window, then the
+    // script's settle time), so a few at once take a third of the wall time; a failed shot
+    // panics its worker, which fails the test when the scope ends.
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..SHOTS_AT_ONCE {
+            scope.spawn(|| {
+                while let Some((name, env)) = shots.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let env: Vec<(&str, &str)> =
+                        env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    shoot(&dir, name, &env);
+                }
+            });
+        }
+    });
 }
 
 #[test]
