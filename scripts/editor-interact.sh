@@ -55,10 +55,12 @@ read -r x y <<<"$(at trim-start 0.5 0.5)"
 xdotool mousemove "$x" "$y"
 sleep 0.2
 xdotool mousedown 1
+sleep 0.1
 for step in 10 20 30 40 50 60; do
   xdotool mousemove "$((x + step))" "$y"
   sleep 0.05
 done
+sleep 0.1
 xdotool mouseup 1
 expect "dragging the trim-start handle sets Trim start" \
   "d['params']['Trim start']['plain'] > 1.0" "d['params']['Trim start']"
@@ -102,10 +104,12 @@ read -r x y <<<"$(at crossover 0.5 0.5)"
 xdotool mousemove "$x" "$y"
 sleep 0.2
 xdotool mousedown 1
+sleep 0.1
 for step in 10 20 30 40; do
   xdotool mousemove "$((x + step))" "$y"
   sleep 0.05
 done
+sleep 0.1
 xdotool mouseup 1
 expect "dragging the crossover handle moves Crossover off $default_crossover ms" \
   "d['params']['Crossover']['plain'] > $default_crossover + 1.0" "d['params']['Crossover']"
