@@ -139,7 +139,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
     std::fs::write(config.join("library.json"), settings.to_string()).expect("settings");
     let config = config.to_str().expect("a UTF-8 target path");
     // Every shot's name and variables; they run SHOTS_AT_ONCE at a time below.
-    let mut shots: Vec<(String, Vec<(&str, String)>)> = Vec::new();
+    let mut shots: Vec<(String, Vec<(&str, &str)>)> = Vec::new();
     for tab in ["reverb", "shape", "library", "engine", "thermal"] {
         for (size_name, size) in sizes {
             // The Reverb and Shape tabs are one screen at 100 %: no scroll at any of these sizes.
@@ -151,12 +151,12 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
             shots.push((
                 format!("editor-{tab}-{size_name}.png"),
                 vec![
-                    ("LONGTAIL_EDITOR_TAB", tab.to_owned()),
-                    ("LONGTAIL_EDITOR_IR_VIEW", "waveform".to_owned()),
-                    ("LONGTAIL_EDITOR_SIZE", size.to_owned()),
-                    ("LONGTAIL_EDITOR_ZOOM", "100".to_owned()),
-                    ("EXPECT_NO_SCROLL", no_scroll.to_owned()),
-                    ("LONGTAIL_CONFIG_DIR", config.to_owned()),
+                    ("LONGTAIL_EDITOR_TAB", tab),
+                    ("LONGTAIL_EDITOR_IR_VIEW", "waveform"),
+                    ("LONGTAIL_EDITOR_SIZE", size),
+                    ("LONGTAIL_EDITOR_ZOOM", "100"),
+                    ("EXPECT_NO_SCROLL", no_scroll),
+                    ("LONGTAIL_CONFIG_DIR", config),
                 ],
             ));
         }
@@ -221,8 +221,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         ),
     ];
     for (name, env) in cases {
-        let mut env: Vec<(&str, String)> =
-            env.into_iter().map(|(k, v)| (k, v.to_owned())).collect();
+        let mut env = env;
         for (key, default) in [
             ("LONGTAIL_EDITOR_TAB", "reverb"),
             ("LONGTAIL_EDITOR_IR_VIEW", "waveform"),
@@ -231,7 +230,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
             ("LONGTAIL_EDITOR_FORMAT", "auto"),
         ] {
             if !env.iter().any(|(k, _)| *k == key) {
-                env.push((key, default.to_owned()));
+                env.push((key, default));
             }
         }
         shots.push((name.to_owned(), env));
@@ -244,9 +243,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         for _ in 0..SHOTS_AT_ONCE {
             scope.spawn(|| {
                 while let Some((name, env)) = shots.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let env: Vec<(&str, &str)> =
-                        env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                    shoot(&dir, name, &env);
+                    shoot(&dir, name, env);
                 }
             });
         }
