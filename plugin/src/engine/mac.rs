@@ -1,29 +1,28 @@
 //! The spectral multiply-accumulate (`acc += x * h` over split complex arrays), the hot loop
 //! of every level; its dual (`acc += x_a * h_a + x_b * h_b`: two partitions for one pass over
 //! the sum); and its pair (`a += x_a * h`, `b += x_b * h`: one IR partition read for two
-//! periods), also with a leading term of `a` in the same pass. Each is written once and
-//! compiled twice: a scalar reference that the compiler vectorises for the baseline target, and
-//! the same for AVX2 with fused multiply-adds, chosen once per level.
+//! periods). Each is written once and compiled twice: a scalar reference that the compiler
+//! vectorises for the baseline target, and the same for AVX2 with fused multiply-adds, chosen
+//! once per level.
 //!
-//! Each call streams one partition's spectra whole: a level walks an output's paths and
-//! partitions one after another (`UpolsLevel`'s step 2), so the hardware prefetcher sees long
-//! runs. Measured on a dense 12 x 12 matrix, both a four-product kernel (16 input streams at
-//! once) and a walk blocked over bins (short runs) were 10 to 100 % slower than this. Two
-//! partitions per pass (the dual kernel, 8 streams) halve the sum's loads and stores and took
-//! 1 to 12 % off stereo reverbs and up to 7 % off matrices; four per pass gained nothing more.
+//! A level whose spectra fit in cache calls each kernel on one partition's spectra whole: it
+//! walks an output's paths and partitions one after another (`UpolsLevel`'s step 2), so the
+//! hardware prefetcher sees long runs. Measured on a dense 12 x 12 matrix, both a four-product
+//! kernel (16 input streams at once) and a walk blocked over short runs of bins were 10 to
+//! 100 % slower than this. Two partitions per pass (the dual kernel, 8 streams) halve the sum's
+//! loads and stores and took 1 to 12 % off stereo reverbs and up to 7 % off matrices; four per
+//! pass gained nothing more.
 //!
-//! Where a matrix's spectra outgrow the last-level cache (a dense 12 x 12 of 2 s rooms keeps
-//! about 110 MB), the kernel is bound by memory, not arithmetic: on the 2-core EPYC VM it
-//! takes 0.26 to 0.3 ns per complex MAC from cache and 0.65 to 0.7 ns from DRAM, reading the
-//! IR spectra at about 11.5 GB/s against 16 GB/s for a plain two-stream read. Neither laying
-//! the IR spectra out in the order they are read (bins blocked, one sequential stream) nor
-//! interleaving re and im in blocks of 8 (three streams instead of six) came closer to that
-//! figure. What lowers the cost of big matrices is reading fewer spectra: fewer, bigger
-//! partitions ([`super::plan`]), and each partition read once for two periods (the pair
-//! kernel, see [`super::upols::UpolsLevel::compute`]), which took 5 to 10 % off dense 12 x 12
-//! and 16 x 16 matrices at 1024-sample blocks. Such a level adds partition 0 alone to a period's
-//! sum; folded into the next term's pass (the dual or the lead pair), it took up to 12 % off
-//! dense 12 x 12 and 16 x 16 matrices (16 x 16 at 64 samples: nothing), for the same bits.
+//! Where the spectra outgrow the cache, the kernel is bound by memory, not arithmetic: on the
+//! 2-core EPYC VM it takes 0.26 to 0.3 ns per complex MAC from cache and 0.65 to 0.7 ns from
+//! DRAM, and on the Xeon VM a stereo 10 s reverb's last level (15 MB of spectra, in the
+//! last-level cache) took twice the time per MAC of the levels in a core's own cache. Neither
+//! laying the IR spectra out in the order they are read (bins blocked, one sequential stream)
+//! nor interleaving re and im in blocks of 8 (three streams instead of six) changed that. What
+//! lowers the cost is reading fewer spectra: fewer, bigger partitions ([`super::plan`]), and
+//! each IR partition and input spectrum read once for two periods, a chunk of 1024 bins at a
+//! time (the pair kernel, see `upols/carry.rs`), which took 8 to 13 % off stereo reverbs at
+//! blocks of 256 and 1024.
 //!
 //! Uses nothing else of the engine.
 
@@ -47,11 +46,9 @@ pub type MacKernel = fn(Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 /// A term of a sum: an input spectrum and the IR spectrum it meets.
 pub type Term<'a> = (Spectrum<'a>, Spectrum<'a>);
 
-/// `a += sum_k lead[k] + x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms
-/// of one IR partition for one read of its spectrum ([`super::upols`]'s carried terms), after
-/// `LEAD` terms of `a` alone (0, or 1: a carrying level's term before it, in the same pass).
-pub type MacPairKernel<const LEAD: usize> =
-    fn(Acc<'_>, [Term<'_>; LEAD], Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
+/// `a += x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms of one IR
+/// partition for one read of its spectrum ([`super::upols`]'s carried terms).
+pub type MacPairKernel = fn(Acc<'_>, Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 
 /// `acc += sum_k x[k] * h[k]`: `K` partitions into one sum, which is read and written once
 /// instead of `K` times (the sum, not the spectra, is what an in-cache MAC moves most).
@@ -61,8 +58,7 @@ pub type MacTermsKernel<const K: usize> = fn(Acc<'_>, [Spectrum<'_>; K], [Spectr
 #[derive(Clone, Copy)]
 pub struct MacKernels {
     pub single: MacKernel,
-    pub pair: MacPairKernel<0>,
-    pub lead_pair: MacPairKernel<1>,
+    pub pair: MacPairKernel,
     pub dual: MacTermsKernel<2>,
 }
 
@@ -73,15 +69,13 @@ pub fn best_mac_kernels() -> MacKernels {
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         return MacKernels {
             single: spectral_mac_fma,
-            pair: spectral_mac_pair_fma::<0>,
-            lead_pair: spectral_mac_pair_fma::<1>,
+            pair: spectral_mac_pair_fma,
             dual: spectral_mac_terms_fma::<2>,
         };
     }
     MacKernels {
         single: spectral_mac,
-        pair: spectral_mac_pair::<0>,
-        lead_pair: spectral_mac_pair::<1>,
+        pair: spectral_mac_pair,
         dual: spectral_mac_terms::<2>,
     }
 }
@@ -108,12 +102,10 @@ fn cmadd<const FUSED: bool>(
     )
 }
 
-/// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products, and `a`
-/// gets the `LEAD` terms first, in the order separate calls would add them.
+/// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products.
 #[inline(always)]
-fn mac_pair_body<const FUSED: bool, const LEAD: usize>(
+fn mac_pair_body<const FUSED: bool>(
     a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
@@ -121,23 +113,13 @@ fn mac_pair_body<const FUSED: bool, const LEAD: usize>(
 ) {
     let len = a.re.len();
     let (a_re, a_im, b_re, b_im) = (a.re, &mut a.im[..len], &mut b.re[..len], &mut b.im[..len]);
-    let lead_x_re = lead.map(|(x, _)| &x.re[..len]);
-    let lead_x_im = lead.map(|(x, _)| &x.im[..len]);
-    let lead_h_re = lead.map(|(_, h)| &h.re[..len]);
-    let lead_h_im = lead.map(|(_, h)| &h.im[..len]);
     let (xa_re, xa_im) = (&x_a.re[..len], &x_a.im[..len]);
     let (xb_re, xb_im) = (&x_b.re[..len], &x_b.im[..len]);
     let (h_re, h_im) = (&h.re[..len], &h.im[..len]);
     for bin_idx in 0..len {
-        let mut sum = (a_re[bin_idx], a_im[bin_idx]);
-        for k in 0..LEAD {
-            let x = (lead_x_re[k][bin_idx], lead_x_im[k][bin_idx]);
-            let g = (lead_h_re[k][bin_idx], lead_h_im[k][bin_idx]);
-            sum = cmadd::<FUSED>(x, g, sum);
-        }
         let h = (h_re[bin_idx], h_im[bin_idx]);
         let x = (xa_re[bin_idx], xa_im[bin_idx]);
-        (a_re[bin_idx], a_im[bin_idx]) = cmadd::<FUSED>(x, h, sum);
+        (a_re[bin_idx], a_im[bin_idx]) = cmadd::<FUSED>(x, h, (a_re[bin_idx], a_im[bin_idx]));
         let x = (xb_re[bin_idx], xb_im[bin_idx]);
         (b_re[bin_idx], b_im[bin_idx]) = cmadd::<FUSED>(x, h, (b_re[bin_idx], b_im[bin_idx]));
     }
@@ -175,17 +157,15 @@ pub fn spectral_mac(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
     mac_terms_body::<false, 1>(acc, [x], [h]);
 }
 
-/// `a += sum_k lead[k] + x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair
-/// kernel.
-pub fn spectral_mac_pair<const LEAD: usize>(
+/// `a += x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair kernel.
+pub fn spectral_mac_pair(
     a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<false, LEAD>(a, lead, x_a, b, x_b, h);
+    mac_pair_body::<false>(a, x_a, b, x_b, h);
 }
 
 /// Portable `acc += sum_k x[k] * h[k]`, split real and imaginary arrays.
@@ -233,29 +213,27 @@ fn spectral_mac_avx2_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
 
 /// [`spectral_mac_pair`] compiled for AVX2 with fused multiply-adds.
 #[cfg(target_arch = "x86_64")]
-fn spectral_mac_pair_fma<const LEAD: usize>(
+fn spectral_mac_pair_fma(
     a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
     // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_pair_avx2_fma::<LEAD>(a, lead, x_a, b, x_b, h) }
+    unsafe { spectral_mac_pair_avx2_fma(a, x_a, b, x_b, h) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn spectral_mac_pair_avx2_fma<const LEAD: usize>(
+fn spectral_mac_pair_avx2_fma(
     a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
+    mac_pair_body::<true>(a, x_a, b, x_b, h);
 }
 
 #[cfg(test)]
@@ -270,8 +248,7 @@ mod tests {
     fn scalar_kernels() -> MacKernels {
         MacKernels {
             single: spectral_mac,
-            pair: spectral_mac_pair::<0>,
-            lead_pair: spectral_mac_pair::<1>,
+            pair: spectral_mac_pair,
             dual: spectral_mac_terms::<2>,
         }
     }
@@ -292,7 +269,6 @@ mod tests {
             let (mut a_re, mut a_im, mut b_re, mut b_im) = ([1.0f32], [1.0f32], [0.0f32], [0.0]);
             (kernels.pair)(
                 acc(&mut a_re, &mut a_im),
-                [],
                 x,
                 acc(&mut b_re, &mut b_im),
                 spectrum(&[2.0], &[-1.0]),
@@ -322,10 +298,10 @@ mod tests {
             for _ in 0..50 {
                 let [ra_re, ra_im, rb_re, rb_im] = &mut reference;
                 spectral_mac(acc(ra_re, ra_im), x, h);
-                spectral_mac_pair(acc(ra_re, ra_im), [], y, acc(rb_re, rb_im), x, h);
+                spectral_mac_pair(acc(ra_re, ra_im), y, acc(rb_re, rb_im), x, h);
                 let [sa_re, sa_im, sb_re, sb_im] = &mut simd;
                 (best_mac_kernels().single)(acc(sa_re, sa_im), x, h);
-                (best_mac_kernels().pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
+                (best_mac_kernels().pair)(acc(sa_re, sa_im), y, acc(sb_re, sb_im), x, h);
             }
             for (a, b) in reference.iter().flatten().zip(simd.iter().flatten()) {
                 // 100 accumulations (two roundings each without FMA, one with) of products
@@ -352,7 +328,6 @@ mod tests {
             [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
         (kernels.pair)(
             acc(&mut a_re, &mut a_im),
-            [],
             x,
             acc(&mut b_re, &mut b_im),
             y,
@@ -380,45 +355,6 @@ mod tests {
             (kernels.single)(acc(&mut b_re, &mut b_im), x, g);
             (kernels.single)(acc(&mut b_re, &mut b_im), y, h);
             assert_eq!((a_re, a_im), (b_re, b_im));
-        }
-    }
-
-    /// The lead pair adds its leading term to `a` before the pair's, in the order a single call
-    /// then the pair would: a carrying level folds them into one pass for the same bits.
-    #[test]
-    fn the_lead_pair_kernel_is_a_single_then_the_pair() {
-        let mut rng = crate::rng::Rng::new(13);
-        let mut data = || (0..100).map(|_| rng.bipolar()).collect::<Vec<f32>>();
-        let [w_re, w_im, x_re, x_im, y_re, y_im] = [data(), data(), data(), data(), data(), data()];
-        let [g_re, g_im, h_re, h_im] = [data(), data(), data(), data()];
-        let (w, x, y) = (
-            spectrum(&w_re, &w_im),
-            spectrum(&x_re, &x_im),
-            spectrum(&y_re, &y_im),
-        );
-        let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
-        for kernels in [scalar_kernels(), best_mac_kernels()] {
-            let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
-            let [mut c_re, mut c_im, mut d_re, mut d_im] =
-                [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
-            (kernels.lead_pair)(
-                acc(&mut a_re, &mut a_im),
-                [(w, g)],
-                x,
-                acc(&mut b_re, &mut b_im),
-                y,
-                h,
-            );
-            (kernels.single)(acc(&mut c_re, &mut c_im), w, g);
-            (kernels.pair)(
-                acc(&mut c_re, &mut c_im),
-                [],
-                x,
-                acc(&mut d_re, &mut d_im),
-                y,
-                h,
-            );
-            assert_eq!((a_re, a_im, b_re, b_im), (c_re, c_im, d_re, d_im));
         }
     }
 }

@@ -15,8 +15,9 @@
 //! and no hand-over. The steps and their order are those of a whole period, and where they fall
 //! depends only on the time, so the output is the same bit for bit whatever the host's block
 //! sizes. It is that of the level run whole when its chunk completes to float rounding only:
-//! run whole, a level sums half of each period's terms a period ahead
-//! ([`UpolsLevel::compute`]), which a spread period, cut into steps, does not.
+//! run whole, a level whose spectra outgrow the cache sums the next period's terms in
+//! alternate chunks of bins ([`UpolsLevel::compute`]), in another order than a spread period's
+//! steps.
 //!
 //! Uses the rings and the FFT levels ([`super::upols`]).
 

@@ -11,8 +11,8 @@
 //!    input's FDL slot, shared by every path from that input;
 //! 2. each output channel accumulates `sum_j X[now - j] * H_path[j]` over its paths and
 //!    partitions (the spectral multiply-accumulate, split real/imaginary arrays); run whole
-//!    ([`UpolsLevel::compute`]), a dense level past [`CARRY_MIN_SPECTRA_BYTES`] reads each
-//!    partition's spectra once for two periods;
+//!    ([`UpolsLevel::compute`]), a level past [`CARRY_MIN_SPECTRA_BYTES`] reads each
+//!    partition's spectra once for two periods (`carry.rs`);
 //! 3. the sum goes back through one c2r per output; its last `P` samples (the valid part of the
 //!    circular convolution) are added to the output ring at `T - P + delay`.
 //!
@@ -27,18 +27,21 @@ use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
 use super::split_fft::SplitRealFft;
 
-/// The IR spectra a level must hold, in bytes, before [`UpolsLevel::compute`] carries half of
-/// each period's terms to the next: below it they stay in a core's cache (2 x 1 MiB L2 on the
-/// bench machine), reading them costs little, and carrying only adds the next period's stores.
-pub const CARRY_MIN_SPECTRA_BYTES: usize = 4 << 20;
+mod carry;
 
-/// Whether a level carries (see [`UpolsLevel::compute`]): at least two partitions, the IR
-/// spectra past [`CARRY_MIN_SPECTRA_BYTES`], and more of them than input spectra, as in a
-/// dense matrix (a pair read saves an IR block but adds an input block, so diagonal paths,
-/// one IR per input, gain nothing).
+/// The spectra a level reads per period (its IR partitions and its inputs'), in bytes, before
+/// [`UpolsLevel::compute`] reads each once for two periods (`carry.rs`). Below it they stay in
+/// the first levels of a core's cache beside the level's sums and transforms, reading them
+/// costs little, and carrying only cuts the walk into shorter runs. Measured on the Xeon VM
+/// (2 MiB of L2 a core), carrying took 9 % off a stereo 1 s reverb at block 1024, whose last
+/// level holds 1.3 MiB; down to no threshold at all, smaller levels gained nothing more.
+pub const CARRY_MIN_SPECTRA_BYTES: usize = 1 << 20;
+
+/// Whether a level carries (see `carry.rs`): at least two partitions, and its IR and input
+/// spectra past [`CARRY_MIN_SPECTRA_BYTES`].
 fn carries(num_partitions: usize, num_spectra: usize, num_inputs: usize, num_bins: usize) -> bool {
-    let bytes = num_spectra * num_partitions * num_bins * 2 * size_of::<f32>();
-    num_partitions >= 2 && num_spectra > num_inputs && bytes >= CARRY_MIN_SPECTRA_BYTES
+    let bytes = (num_spectra + num_inputs) * num_partitions * num_bins * 2 * size_of::<f32>();
+    num_partitions >= 2 && bytes >= CARRY_MIN_SPECTRA_BYTES
 }
 
 /// One spectrum per output channel for the terms a carrying level sums ahead.
@@ -206,6 +209,8 @@ pub struct UpolsLevel {
     period: u64,
     /// The period whose terms `carry` holds, if any.
     carry_period: Option<u64>,
+    /// Bins per chunk of a carrying level's walk ([`carry::chunk_bins`]).
+    carry_chunk_bins: usize,
     /// `P` samples per output channel: the inline path's result before it goes to the rings.
     output_buffer: Vec<f32>,
     /// Fused head only: spectra of the head taps `[0, P)` per path, scaled by `1 / 2P`.
@@ -284,6 +289,7 @@ impl UpolsLevel {
             },
             period: 0,
             carry_period: None,
+            carry_chunk_bins: carry::chunk_bins(num_bins),
             head_spectra: Vec::new(),
             pending: Vec::new(),
             output_buffer: vec![0.0; num_outputs * partition_size],
@@ -296,11 +302,20 @@ impl UpolsLevel {
         !self.carry.is_empty()
     }
 
-    /// Carries terms whatever the level's size, so tests can check carrying on small levels.
+    /// Carries terms whatever the level's size, in chunks of `chunk_bins`, so tests can check
+    /// carrying on small levels.
     #[cfg(test)]
-    fn carrying(mut self) -> Self {
+    fn carrying(mut self, chunk_bins: usize) -> Self {
         self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
+        self.carry_chunk_bins = chunk_bins;
         self
+    }
+
+    /// Forgets the terms carried so far, as a gap would, so tests can compare periods summed
+    /// afresh with carried ones.
+    #[cfg(test)]
+    fn drop_carried(&mut self) {
+        self.carry_period = None;
     }
 
     /// Partition size `P`.
@@ -378,15 +393,9 @@ impl UpolsLevel {
     /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
     /// that chunk's contribution. Does not allocate.
     ///
-    /// Where the IR spectra outgrow the cache, reading them is what a period costs, so in a
-    /// dense matrix ([`carries`]) each partition read serves two periods: period `t` needs
-    /// `H[j] * X[t - j]` for every `j`, and for `j >= 1` the next period's term
-    /// `H[j] * X[t + 1 - j]` is known too. Period `t` reads partition 0 and the partitions
-    /// `j >= 1` with `j = t (mod 2)`, adding each to this period's sum and to the next one's
-    /// (`carry`); the other half came carried from period `t - 1`. About `(n + 1) / 2`
-    /// partitions are read per period instead of `n`, the same arithmetic, split evenly over
-    /// the periods. A period that follows anything but this method's own (the first, one after
-    /// a gap or a reset) has nothing carried and reads all.
+    /// Where the spectra outgrow the cache ([`carries`]), reading them is what a period costs,
+    /// so each IR partition and input spectrum is read once for two periods (`carry.rs`): the
+    /// same arithmetic, split evenly over the periods, for the same bits whatever came before.
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
         self.forward(windows);
         let carried = self.carry_period == Some(self.period);
@@ -398,18 +407,7 @@ impl UpolsLevel {
                 continue;
             }
             match carry.get_mut(output_idx) {
-                Some(next) => {
-                    if carried {
-                        // The carried sum becomes this period's; `next` gets the old buffer.
-                        std::mem::swap(&mut acc, next);
-                    } else {
-                        acc.re.fill(0.0);
-                        acc.im.fill(0.0);
-                    }
-                    next.re.fill(0.0);
-                    next.im.fill(0.0);
-                    self.mac_partitions_carrying(output_idx, &mut acc, next, carried);
-                }
+                Some(next) => self.mac_carrying(output_idx, &mut acc, next, carried),
                 None => {
                     acc.re.fill(0.0);
                     acc.im.fill(0.0);
@@ -421,40 +419,6 @@ impl UpolsLevel {
         self.carry_period = (!carry.is_empty()).then_some(self.period + 1);
         self.carry = carry;
         self.acc = acc;
-    }
-
-    /// Step 2 for one output channel, carrying half of the next period's terms (see
-    /// [`Self::compute`]): `acc` gets this period's terms but those in it already (`carried`),
-    /// `next` the next period's terms of the partitions read. A term of `acc` alone waits for
-    /// the next one and goes with it in one pass over the sum (the dual or the lead pair
-    /// kernel), in the same order, for the same bits.
-    fn mac_partitions_carrying(
-        &self,
-        output_idx: usize,
-        acc: &mut SplitSpectra,
-        next: &mut SplitSpectra,
-        carried: bool,
-    ) {
-        let parity = (self.period % 2) as usize;
-        let mut waiting = None;
-        for &path_idx in &self.output_paths[output_idx] {
-            let fdl = &self.fdl[self.paths[path_idx].input_idx];
-            for partition_idx in 0..self.num_partitions {
-                let (x, h) = self.term(path_idx, partition_idx);
-                if partition_idx > 0 && partition_idx % 2 == parity {
-                    let x_next = fdl.block(self.slot_of_age(partition_idx - 1), self.num_bins);
-                    match waiting.take() {
-                        Some(lead) => {
-                            (self.mac.lead_pair)(acc.acc(), [lead], x, next.acc(), x_next, h)
-                        }
-                        None => (self.mac.pair)(acc.acc(), [], x, next.acc(), x_next, h),
-                    }
-                } else if partition_idx == 0 || !carried {
-                    self.add_term(acc, &mut waiting, (x, h));
-                }
-            }
-        }
-        self.add_last_term(acc, waiting);
     }
 
     /// Adds `term` to `acc` two terms per pass: a term waits in `waiting` for the next one, and

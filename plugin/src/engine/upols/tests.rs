@@ -1,4 +1,4 @@
-//! The carried MAC against periods summed step by step, and where a level carries.
+//! The carried MAC against periods summed afresh and step by step, and where a level carries.
 
 use super::*;
 use crate::rng::Rng;
@@ -6,7 +6,9 @@ use crate::rng::Rng;
 /// Run whole, a carrying level carries half of each period's terms to the next; step by step
 /// ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing. Both
 /// give the same output, to float rounding, across gaps (chunks the late policy dropped)
-/// and a reset, for odd and even partition counts.
+/// and a reset, for odd and even partition counts. And carrying changes no bit: a carrying
+/// level that forgets what it carried before every period (and so sums each afresh) gives
+/// the same output.
 #[test]
 fn carried_terms_match_periods_summed_whole() {
     let mut rng = Rng::new(11);
@@ -35,19 +37,25 @@ fn carried_terms_match_periods_summed_whole() {
         };
         let shared: Vec<usize> = (0..paths.len()).collect();
         let mut planner = FftPlanner::new();
+        // 33 bins in chunks of 8: five chunks, the last one short.
         let mut whole =
-            UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying();
+            UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying(8);
+        let mut afresh =
+            UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying(8);
+        let mut afresh_outputs = vec![vec![0.0; partition_size]; num_outputs];
         let mut steps = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
         let mut plain = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
-        assert!(whole.carries() && !steps.carries() && !plain.carries());
+        assert!(whole.carries() && afresh.carries() && !steps.carries() && !plain.carries());
         let mut plain_outputs = vec![vec![0.0; partition_size]; num_outputs];
         let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
         for period in 0..60 {
             match period {
-                12 => [&mut whole, &mut steps, &mut plain].map(|level| level.push_silence(1)),
-                25 => [&mut whole, &mut steps, &mut plain].map(|level| level.push_silence(3)),
-                40 => [&mut whole, &mut steps, &mut plain].map(UpolsLevel::reset),
-                _ => [(), (), ()],
+                12 => [&mut whole, &mut afresh, &mut steps, &mut plain]
+                    .map(|level| level.push_silence(1)),
+                25 => [&mut whole, &mut afresh, &mut steps, &mut plain]
+                    .map(|level| level.push_silence(3)),
+                40 => [&mut whole, &mut afresh, &mut steps, &mut plain].map(UpolsLevel::reset),
+                _ => [(), (), (), ()],
             };
             let windows: Vec<Vec<f32>> = (0..num_inputs)
                 .map(|_| (0..2 * partition_size).map(|_| rng.bipolar()).collect())
@@ -56,6 +64,11 @@ fn carried_terms_match_periods_summed_whole() {
             let mut output_refs: Vec<&mut [f32]> =
                 outputs.iter_mut().map(Vec::as_mut_slice).collect();
             whole.compute(&window_refs, &mut output_refs);
+            afresh.drop_carried();
+            let mut output_refs: Vec<&mut [f32]> =
+                afresh_outputs.iter_mut().map(Vec::as_mut_slice).collect();
+            afresh.compute(&window_refs, &mut output_refs);
+            assert_eq!(outputs, afresh_outputs, "n={num_partitions} {period}");
             let mut output_refs: Vec<&mut [f32]> =
                 plain_outputs.iter_mut().map(Vec::as_mut_slice).collect();
             plain.compute(&window_refs, &mut output_refs);
@@ -94,17 +107,27 @@ fn carried_terms_match_periods_summed_whole() {
     }
 }
 
-/// Only dense levels whose IR spectra outgrow the cache carry: the last level of a dense
-/// 4 x 4 matrix of 2 s at block 128 (16 spectra of 10 x 8193 bins, 10 MiB), not its level
-/// before (1.5 MiB), nor a stereo reverb's biggest level of a 10 s IR (one IR per input).
+/// Only levels whose IR and input spectra outgrow the cache carry: the last level of a dense
+/// 4 x 4 matrix of 2 s at block 128 (16 IR and 4 input spectra of 10 x 8193 bins, 13 MiB), of
+/// a stereo 10 s reverb (2 and 2 of 28 x 16385 bins, 14 MiB) and of a stereo 1 s reverb at
+/// block 1024 (10 x 4097 bins, 1.3 MiB), not a stereo 1 s reverb's level of 512 at block 64
+/// (14 x 513 bins, 230 KiB).
 #[test]
-fn carries_only_dense_levels_past_the_cache() {
+fn carries_only_levels_past_the_cache() {
     assert!(carries(10, 16, 4, 8193));
-    assert!(!carries(6, 16, 4, 2049));
-    assert!(!carries(28, 2, 2, 16385));
-    assert!(carries(28, 4, 2, 16385), "true stereo");
+    assert!(carries(28, 2, 2, 16385));
+    assert!(carries(10, 2, 2, 4097));
+    assert!(!carries(14, 2, 2, 513));
     assert!(
         !carries(1, 256, 16, 32769),
         "one partition has no next period to carry to"
     );
+}
+
+/// A carrying level's chunks come in both parities, so its periods share the work evenly.
+#[test]
+fn every_carrying_level_has_two_chunks_or_more() {
+    assert_eq!(carry::chunk_bins(16385), carry::CARRY_CHUNK_BINS);
+    assert_eq!(carry::chunk_bins(1025), 513);
+    assert_eq!(carry::chunk_bins(3), 2);
 }

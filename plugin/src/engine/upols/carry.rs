@@ -1,0 +1,136 @@
+//! A level whose spectra outgrow the cache, run whole: each IR partition and input spectrum
+//! read once for two periods.
+//!
+//! Period `t` of an output needs `sum_j X[t - j] * H[j]`. Its terms `j >= 1` are known a period
+//! early, and the walk over `j` that sums them for `t` meets, one step later, the spectrum the
+//! next period needs: `X[t + 1 - j] = X[t - (j - 1)]`. So the bins are cut into chunks of
+//! [`CARRY_CHUNK_BINS`] and, in alternate periods, a chunk *leads*: one walk over the
+//! partitions sums both `t`'s terms `j >= 1` and `t + 1`'s, each `H[j]` and `X[t - j]` read once
+//! from memory, the previous step's input still in the first-level cache. In the other periods
+//! the chunk only adds `X[t] * H[0]` to the sum carried from the period before. Odd and even
+//! chunks lead in turn, so every period does half of each: the same arithmetic as summing each
+//! period whole, split evenly, for about half of the reads from memory.
+//!
+//! Every period's sum is added in one order, whether carried or not: the terms `j >= 1`, path by
+//! path in routing order and partition by partition, then each path's `j = 0`. So the output is
+//! the same bits whichever chunks were carried, after a gap (a chunk the late policy dropped) or
+//! a reset as well as between, and whatever thread runs the level.
+//!
+//! On the Xeon VM a stereo 10 s reverb's last level at 1024-sample blocks (28 partitions of
+//! 16384, 15 MB of IR and input spectra) took twice the time per product of the levels that
+//! stay in a core's cache, and its products were most of the worker's time. Carrying, measured
+//! side by side with the peer harness (`bench.py`, median of 5): stereo 10 s 8, 11 and 13 % less
+//! CPU at blocks of 64, 256 and 1024, stereo 1 s 6 and 12 % less at 256 and 1024. Chunks of
+//! 512 bins did as well as 1024, chunks of 2048 (48 KiB a chunk) lost half of the gain.
+
+use super::super::mac::{Acc, Spectrum};
+use super::{SplitSpectra, UpolsLevel};
+
+/// Bins per chunk: the sums of two periods and one input spectrum of a chunk (24 KiB) stay in
+/// a core's first-level cache, and each walk step streams runs of 4 KiB, long enough for the
+/// hardware prefetcher.
+pub const CARRY_CHUNK_BINS: usize = 1024;
+
+/// Bins per chunk for a level of `num_bins`: [`CARRY_CHUNK_BINS`], or half the bins (rounded
+/// up) where that is fewer, so that every level has chunks of both parities and each period
+/// does about the same work.
+pub fn chunk_bins(num_bins: usize) -> usize {
+    CARRY_CHUNK_BINS.min(num_bins.div_ceil(2)).max(1)
+}
+
+/// A spectrum's bins `range` of block `idx` (blocks of `num_bins`).
+fn chunk<'a>(
+    spectra: &'a SplitSpectra,
+    idx: usize,
+    num_bins: usize,
+    range: &std::ops::Range<usize>,
+) -> Spectrum<'a> {
+    let start = idx * num_bins;
+    Spectrum {
+        re: &spectra.re[start + range.start..start + range.end],
+        im: &spectra.im[start + range.start..start + range.end],
+    }
+}
+
+/// Bins `range` of a one-block spectrum, as an accumulator.
+fn chunk_acc<'a>(spectra: &'a mut SplitSpectra, range: &std::ops::Range<usize>) -> Acc<'a> {
+    Acc {
+        re: &mut spectra.re[range.clone()],
+        im: &mut spectra.im[range.clone()],
+    }
+}
+
+impl UpolsLevel {
+    /// Step 2 of a carrying level for one output channel: this period's sum into `acc`, and in
+    /// the chunks that lead, the next period's terms `j >= 1` into `next`, which holds on entry
+    /// the sum carried from the period before (`carried`: it was this level's previous
+    /// period). See the module docs.
+    pub(super) fn mac_carrying(
+        &self,
+        output_idx: usize,
+        acc: &mut SplitSpectra,
+        next: &mut SplitSpectra,
+        carried: bool,
+    ) {
+        let (num_bins, chunk_bins) = (self.num_bins, self.carry_chunk_bins);
+        let paths = &self.output_paths[output_idx];
+        let newest = self.slot_of_age(0);
+        for (chunk_idx, start) in (0..num_bins).step_by(chunk_bins).enumerate() {
+            let range = start..(start + chunk_bins).min(num_bins);
+            let leads = (self.period + chunk_idx as u64).is_multiple_of(2);
+            if carried && !leads {
+                acc.re[range.clone()].copy_from_slice(&next.re[range.clone()]);
+                acc.im[range.clone()].copy_from_slice(&next.im[range.clone()]);
+            } else {
+                acc.re[range.clone()].fill(0.0);
+                acc.im[range.clone()].fill(0.0);
+                if leads {
+                    next.re[range.clone()].fill(0.0);
+                    next.im[range.clone()].fill(0.0);
+                }
+                for &path_idx in paths {
+                    let fdl = &self.fdl[self.paths[path_idx].input_idx];
+                    let spectra = &self.spectra[self.path_spectrum[path_idx]];
+                    let mut waiting = None;
+                    for partition_idx in 1..self.num_partitions {
+                        let x = chunk(fdl, self.slot_of_age(partition_idx), num_bins, &range);
+                        let h = chunk(spectra, partition_idx, num_bins, &range);
+                        if leads {
+                            let x_next =
+                                chunk(fdl, self.slot_of_age(partition_idx - 1), num_bins, &range);
+                            (self.mac.pair)(
+                                chunk_acc(acc, &range),
+                                x,
+                                chunk_acc(next, &range),
+                                x_next,
+                                h,
+                            );
+                        } else {
+                            // Two terms per pass over the sum, in order: the same bits.
+                            match waiting.take() {
+                                Some((x_lead, h_lead)) => (self.mac.dual)(
+                                    chunk_acc(acc, &range),
+                                    [x_lead, x],
+                                    [h_lead, h],
+                                ),
+                                None => waiting = Some((x, h)),
+                            }
+                        }
+                    }
+                    if let Some((x, h)) = waiting {
+                        (self.mac.single)(chunk_acc(acc, &range), x, h);
+                    }
+                }
+            }
+            for &path_idx in paths {
+                let fdl = &self.fdl[self.paths[path_idx].input_idx];
+                let spectra = &self.spectra[self.path_spectrum[path_idx]];
+                (self.mac.single)(
+                    chunk_acc(acc, &range),
+                    chunk(fdl, newest, num_bins, &range),
+                    chunk(spectra, 0, num_bins, &range),
+                );
+            }
+        }
+    }
+}
