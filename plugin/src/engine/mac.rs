@@ -1,9 +1,9 @@
 //! The spectral multiply-accumulate (`acc += x * h` over split complex arrays), the hot loop
 //! of every level; its dual (`acc += x_a * h_a + x_b * h_b`: two partitions for one pass over
 //! the sum); and its pair (`a += x_a * h`, `b += x_b * h`: one IR partition read for two
-//! periods). Each is written once and compiled twice: a scalar reference that the compiler
-//! vectorises for the baseline target, and the same for AVX2 with fused multiply-adds, chosen
-//! once per level.
+//! periods), also with a leading term of `a` in the same pass. Each is written once and
+//! compiled twice: a scalar reference that the compiler vectorises for the baseline target, and
+//! the same for AVX2 with fused multiply-adds, chosen once per level.
 //!
 //! A level whose spectra fit in cache calls each kernel on one partition's spectra whole: it
 //! walks an output's paths and partitions one after another (`UpolsLevel`'s step 2), so the
@@ -20,9 +20,14 @@
 //! laying the IR spectra out in the order they are read (bins blocked, one sequential stream)
 //! nor interleaving re and im in blocks of 8 (three streams instead of six) changed that. What
 //! lowers the cost is reading fewer spectra: fewer, bigger partitions ([`super::plan`]), and
-//! each IR partition and input spectrum read once for two periods, a chunk of 1024 bins at a
-//! time (the pair kernel, see `upols/carry.rs`), which took 8 to 13 % off stereo reverbs at
-//! blocks of 256 and 1024.
+//! each partition read once for two periods (the pair kernel, see `upols/carry.rs`). A level
+//! of many partitions walks its bins in chunks of 1024 and reads its input spectra once for
+//! two periods too, which took 6 to 13 % off stereo reverbs at blocks of 256 and 1024; a dense
+//! level of a few partitions (a big matrix's) reads half its partitions a period for two, in
+//! long runs, which took 5 to 10 % off dense 12 x 12 and 16 x 16 matrices at 1024-sample
+//! blocks (the chunked walk lost 5 to 10 % there). Such a level adds partition 0 alone to a
+//! period's sum; folded into the next term's pass (the dual or the lead pair), it took up to
+//! 12 % off dense 12 x 12 and 16 x 16 matrices, for the same bits.
 //!
 //! Uses nothing else of the engine.
 
@@ -46,9 +51,11 @@ pub type MacKernel = fn(Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 /// A term of a sum: an input spectrum and the IR spectrum it meets.
 pub type Term<'a> = (Spectrum<'a>, Spectrum<'a>);
 
-/// `a += x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms of one IR
-/// partition for one read of its spectrum ([`super::upols`]'s carried terms).
-pub type MacPairKernel = fn(Acc<'_>, Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
+/// `a += sum_k lead[k] + x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms
+/// of one IR partition for one read of its spectrum ([`super::upols`]'s carried terms), after
+/// `LEAD` terms of `a` alone (0, or 1: a carrying level's term before it, in the same pass).
+pub type MacPairKernel<const LEAD: usize> =
+    fn(Acc<'_>, [Term<'_>; LEAD], Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 
 /// `acc += sum_k x[k] * h[k]`: `K` partitions into one sum, which is read and written once
 /// instead of `K` times (the sum, not the spectra, is what an in-cache MAC moves most).
@@ -58,7 +65,8 @@ pub type MacTermsKernel<const K: usize> = fn(Acc<'_>, [Spectrum<'_>; K], [Spectr
 #[derive(Clone, Copy)]
 pub struct MacKernels {
     pub single: MacKernel,
-    pub pair: MacPairKernel,
+    pub pair: MacPairKernel<0>,
+    pub lead_pair: MacPairKernel<1>,
     pub dual: MacTermsKernel<2>,
 }
 
@@ -69,13 +77,15 @@ pub fn best_mac_kernels() -> MacKernels {
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         return MacKernels {
             single: spectral_mac_fma,
-            pair: spectral_mac_pair_fma,
+            pair: spectral_mac_pair_fma::<0>,
+            lead_pair: spectral_mac_pair_fma::<1>,
             dual: spectral_mac_terms_fma::<2>,
         };
     }
     MacKernels {
         single: spectral_mac,
-        pair: spectral_mac_pair,
+        pair: spectral_mac_pair::<0>,
+        lead_pair: spectral_mac_pair::<1>,
         dual: spectral_mac_terms::<2>,
     }
 }
@@ -102,10 +112,12 @@ fn cmadd<const FUSED: bool>(
     )
 }
 
-/// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products.
+/// The loop of [`spectral_mac_pair`]: each bin of `h` is loaded once for both products, and `a`
+/// gets the `LEAD` terms first, in the order separate calls would add them.
 #[inline(always)]
-fn mac_pair_body<const FUSED: bool>(
+fn mac_pair_body<const FUSED: bool, const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
@@ -113,13 +125,23 @@ fn mac_pair_body<const FUSED: bool>(
 ) {
     let len = a.re.len();
     let (a_re, a_im, b_re, b_im) = (a.re, &mut a.im[..len], &mut b.re[..len], &mut b.im[..len]);
+    let lead_x_re = lead.map(|(x, _)| &x.re[..len]);
+    let lead_x_im = lead.map(|(x, _)| &x.im[..len]);
+    let lead_h_re = lead.map(|(_, h)| &h.re[..len]);
+    let lead_h_im = lead.map(|(_, h)| &h.im[..len]);
     let (xa_re, xa_im) = (&x_a.re[..len], &x_a.im[..len]);
     let (xb_re, xb_im) = (&x_b.re[..len], &x_b.im[..len]);
     let (h_re, h_im) = (&h.re[..len], &h.im[..len]);
     for bin_idx in 0..len {
+        let mut sum = (a_re[bin_idx], a_im[bin_idx]);
+        for k in 0..LEAD {
+            let x = (lead_x_re[k][bin_idx], lead_x_im[k][bin_idx]);
+            let g = (lead_h_re[k][bin_idx], lead_h_im[k][bin_idx]);
+            sum = cmadd::<FUSED>(x, g, sum);
+        }
         let h = (h_re[bin_idx], h_im[bin_idx]);
         let x = (xa_re[bin_idx], xa_im[bin_idx]);
-        (a_re[bin_idx], a_im[bin_idx]) = cmadd::<FUSED>(x, h, (a_re[bin_idx], a_im[bin_idx]));
+        (a_re[bin_idx], a_im[bin_idx]) = cmadd::<FUSED>(x, h, sum);
         let x = (xb_re[bin_idx], xb_im[bin_idx]);
         (b_re[bin_idx], b_im[bin_idx]) = cmadd::<FUSED>(x, h, (b_re[bin_idx], b_im[bin_idx]));
     }
@@ -157,15 +179,17 @@ pub fn spectral_mac(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
     mac_terms_body::<false, 1>(acc, [x], [h]);
 }
 
-/// `a += x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair kernel.
-pub fn spectral_mac_pair(
+/// `a += sum_k lead[k] + x_a * h` and `b += x_b * h`, the scalar reference of the SIMD pair
+/// kernel.
+pub fn spectral_mac_pair<const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<false>(a, x_a, b, x_b, h);
+    mac_pair_body::<false, LEAD>(a, lead, x_a, b, x_b, h);
 }
 
 /// Portable `acc += sum_k x[k] * h[k]`, split real and imaginary arrays.
@@ -213,27 +237,29 @@ fn spectral_mac_avx2_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
 
 /// [`spectral_mac_pair`] compiled for AVX2 with fused multiply-adds.
 #[cfg(target_arch = "x86_64")]
-fn spectral_mac_pair_fma(
+fn spectral_mac_pair_fma<const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
     // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_pair_avx2_fma(a, x_a, b, x_b, h) }
+    unsafe { spectral_mac_pair_avx2_fma::<LEAD>(a, lead, x_a, b, x_b, h) }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn spectral_mac_pair_avx2_fma(
+fn spectral_mac_pair_avx2_fma<const LEAD: usize>(
     a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
     x_a: Spectrum<'_>,
     b: Acc<'_>,
     x_b: Spectrum<'_>,
     h: Spectrum<'_>,
 ) {
-    mac_pair_body::<true>(a, x_a, b, x_b, h);
+    mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
 }
 
 #[cfg(test)]
@@ -248,7 +274,8 @@ mod tests {
     fn scalar_kernels() -> MacKernels {
         MacKernels {
             single: spectral_mac,
-            pair: spectral_mac_pair,
+            pair: spectral_mac_pair::<0>,
+            lead_pair: spectral_mac_pair::<1>,
             dual: spectral_mac_terms::<2>,
         }
     }
@@ -269,6 +296,7 @@ mod tests {
             let (mut a_re, mut a_im, mut b_re, mut b_im) = ([1.0f32], [1.0f32], [0.0f32], [0.0]);
             (kernels.pair)(
                 acc(&mut a_re, &mut a_im),
+                [],
                 x,
                 acc(&mut b_re, &mut b_im),
                 spectrum(&[2.0], &[-1.0]),
@@ -298,10 +326,10 @@ mod tests {
             for _ in 0..50 {
                 let [ra_re, ra_im, rb_re, rb_im] = &mut reference;
                 spectral_mac(acc(ra_re, ra_im), x, h);
-                spectral_mac_pair(acc(ra_re, ra_im), y, acc(rb_re, rb_im), x, h);
+                spectral_mac_pair(acc(ra_re, ra_im), [], y, acc(rb_re, rb_im), x, h);
                 let [sa_re, sa_im, sb_re, sb_im] = &mut simd;
                 (best_mac_kernels().single)(acc(sa_re, sa_im), x, h);
-                (best_mac_kernels().pair)(acc(sa_re, sa_im), y, acc(sb_re, sb_im), x, h);
+                (best_mac_kernels().pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
             }
             for (a, b) in reference.iter().flatten().zip(simd.iter().flatten()) {
                 // 100 accumulations (two roundings each without FMA, one with) of products
@@ -328,6 +356,7 @@ mod tests {
             [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
         (kernels.pair)(
             acc(&mut a_re, &mut a_im),
+            [],
             x,
             acc(&mut b_re, &mut b_im),
             y,
@@ -355,6 +384,45 @@ mod tests {
             (kernels.single)(acc(&mut b_re, &mut b_im), x, g);
             (kernels.single)(acc(&mut b_re, &mut b_im), y, h);
             assert_eq!((a_re, a_im), (b_re, b_im));
+        }
+    }
+
+    /// The lead pair adds its leading term to `a` before the pair's, in the order a single call
+    /// then the pair would: a carrying level folds them into one pass for the same bits.
+    #[test]
+    fn the_lead_pair_kernel_is_a_single_then_the_pair() {
+        let mut rng = crate::rng::Rng::new(13);
+        let mut data = || (0..100).map(|_| rng.bipolar()).collect::<Vec<f32>>();
+        let [w_re, w_im, x_re, x_im, y_re, y_im] = [data(), data(), data(), data(), data(), data()];
+        let [g_re, g_im, h_re, h_im] = [data(), data(), data(), data()];
+        let (w, x, y) = (
+            spectrum(&w_re, &w_im),
+            spectrum(&x_re, &x_im),
+            spectrum(&y_re, &y_im),
+        );
+        let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
+        for kernels in [scalar_kernels(), best_mac_kernels()] {
+            let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
+            let [mut c_re, mut c_im, mut d_re, mut d_im] =
+                [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
+            (kernels.lead_pair)(
+                acc(&mut a_re, &mut a_im),
+                [(w, g)],
+                x,
+                acc(&mut b_re, &mut b_im),
+                y,
+                h,
+            );
+            (kernels.single)(acc(&mut c_re, &mut c_im), w, g);
+            (kernels.pair)(
+                acc(&mut c_re, &mut c_im),
+                [],
+                x,
+                acc(&mut d_re, &mut d_im),
+                y,
+                h,
+            );
+            assert_eq!((a_re, a_im, b_re, b_im), (c_re, c_im, d_re, d_im));
         }
     }
 }

@@ -11,8 +11,8 @@
 //!    input's FDL slot, shared by every path from that input;
 //! 2. each output channel accumulates `sum_j X[now - j] * H_path[j]` over its paths and
 //!    partitions (the spectral multiply-accumulate, split real/imaginary arrays); run whole
-//!    ([`UpolsLevel::compute`]), a level past [`CARRY_MIN_SPECTRA_BYTES`] reads each
-//!    partition's spectra once for two periods (`carry.rs`);
+//!    ([`UpolsLevel::compute`]), a level whose spectra outgrow the cache reads each partition's
+//!    spectra once for two periods (`carry.rs`);
 //! 3. the sum goes back through one c2r per output; its last `P` samples (the valid part of the
 //!    circular convolution) are added to the output ring at `T - P + delay`.
 //!
@@ -30,18 +30,61 @@ use super::split_fft::SplitRealFft;
 mod carry;
 
 /// The spectra a level reads per period (its IR partitions and its inputs'), in bytes, before
-/// [`UpolsLevel::compute`] reads each once for two periods (`carry.rs`). Below it they stay in
-/// the first levels of a core's cache beside the level's sums and transforms, reading them
-/// costs little, and carrying only cuts the walk into shorter runs. Measured on the Xeon VM
-/// (2 MiB of L2 a core), carrying took 9 % off a stereo 1 s reverb at block 1024, whose last
-/// level holds 1.3 MiB; down to no threshold at all, smaller levels gained nothing more.
+/// a level of [`CHUNKED_MIN_PARTITIONS`] or more reads each once for two periods in chunks of
+/// bins (`carry.rs`). Below it they stay in the first levels of a core's cache beside the
+/// level's sums and transforms, reading them costs little, and carrying only cuts the walk
+/// into shorter runs. Measured on the Xeon VM (2 MiB of L2 a core), carrying took 12 % off a
+/// stereo 1 s reverb at block 1024, whose last level holds 1.3 MiB; down to no threshold at
+/// all, smaller levels gained nothing more.
 pub const CARRY_MIN_SPECTRA_BYTES: usize = 1 << 20;
 
-/// Whether a level carries (see `carry.rs`): at least two partitions, and its IR and input
-/// spectra past [`CARRY_MIN_SPECTRA_BYTES`].
-fn carries(num_partitions: usize, num_spectra: usize, num_inputs: usize, num_bins: usize) -> bool {
-    let bytes = (num_spectra + num_inputs) * num_partitions * num_bins * 2 * size_of::<f32>();
-    num_partitions >= 2 && bytes >= CARRY_MIN_SPECTRA_BYTES
+/// Fewest partitions of a level that carries in chunks of bins: the walk over the partitions
+/// reuses each input spectrum for the next period's sum, which pays over many partitions. A
+/// dense matrix's levels of 2 to 4 partitions carried that way cost 5 to 10 % more than
+/// carrying half their partitions a period ([`DENSE_CARRY_MIN_SPECTRA_BYTES`]).
+pub const CHUNKED_MIN_PARTITIONS: usize = 5;
+
+/// The IR spectra a dense level of fewer than [`CHUNKED_MIN_PARTITIONS`] partitions must hold,
+/// in bytes, before it reads half of its partitions each period for two periods: below it
+/// they stay in cache (2 x 1 MiB L2 on the EPYC VM), reading them costs little, and carrying
+/// only adds the next period's stores.
+pub const DENSE_CARRY_MIN_SPECTRA_BYTES: usize = 4 << 20;
+
+/// How a level run whole sums a period ahead (see `carry.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// Each period alone.
+    None,
+    /// In chunks of bins, each IR partition and input spectrum read once for two periods.
+    Chunks,
+    /// Half of the partitions each period, each read for two periods.
+    Parity,
+}
+
+/// How a level carries: in chunks from [`CHUNKED_MIN_PARTITIONS`] partitions and
+/// [`CARRY_MIN_SPECTRA_BYTES`] of IR and input spectra; by parity where it has fewer (at least
+/// two), its IR spectra pass [`DENSE_CARRY_MIN_SPECTRA_BYTES`], and there are more of them than
+/// input spectra, as in a dense matrix (a pair read saves an IR block but adds an input block,
+/// so diagonal paths, one IR per input, gain nothing); else not at all.
+fn carry_for(
+    num_partitions: usize,
+    num_spectra: usize,
+    num_inputs: usize,
+    num_bins: usize,
+) -> Carry {
+    let block = num_partitions * num_bins * 2 * size_of::<f32>();
+    if num_partitions >= CHUNKED_MIN_PARTITIONS
+        && (num_spectra + num_inputs) * block >= CARRY_MIN_SPECTRA_BYTES
+    {
+        Carry::Chunks
+    } else if num_partitions >= 2
+        && num_spectra > num_inputs
+        && num_spectra * block >= DENSE_CARRY_MIN_SPECTRA_BYTES
+    {
+        Carry::Parity
+    } else {
+        Carry::None
+    }
 }
 
 /// One spectrum per output channel for the terms a carrying level sums ahead.
@@ -202,8 +245,10 @@ pub struct UpolsLevel {
     mac: MacKernels,
     /// Accumulator of one output channel's spectrum.
     acc: SplitSpectra,
+    /// How [`Self::compute`] sums a period ahead ([`carry_for`]).
+    carry_kind: Carry,
     /// Per output channel, the terms of the next period that [`Self::compute`] summed ahead of
-    /// time (see there); none where the level does not carry ([`carries`]).
+    /// time (see there); none where the level does not carry.
     carry: Vec<SplitSpectra>,
     /// FDL advances since construction.
     period: u64,
@@ -264,7 +309,7 @@ impl UpolsLevel {
             output_paths[path.output_idx].push(path_idx);
         }
 
-        let carrying = carries(num_partitions, spectra.len(), num_inputs, num_bins);
+        let carry_kind = carry_for(num_partitions, spectra.len(), num_inputs, num_bins);
         Self {
             partition_size,
             num_partitions,
@@ -282,10 +327,11 @@ impl UpolsLevel {
             real_scratch_buffer: vec![0.0; fft_size],
             mac: best_mac_kernels(),
             acc: SplitSpectra::zeroed(1, num_bins),
-            carry: if carrying {
-                carry_buffers(num_outputs, num_bins)
-            } else {
+            carry_kind,
+            carry: if carry_kind == Carry::None {
                 Vec::new()
+            } else {
+                carry_buffers(num_outputs, num_bins)
             },
             period: 0,
             carry_period: None,
@@ -296,16 +342,17 @@ impl UpolsLevel {
         }
     }
 
-    /// Whether [`Self::compute`] carries terms to the next period ([`carries`]).
+    /// How [`Self::compute`] carries terms to the next period ([`carry_for`]).
     #[cfg(test)]
-    fn carries(&self) -> bool {
-        !self.carry.is_empty()
+    fn carry_kind(&self) -> Carry {
+        self.carry_kind
     }
 
-    /// Carries terms whatever the level's size, in chunks of `chunk_bins`, so tests can check
-    /// carrying on small levels.
+    /// Carries terms as `kind` says whatever the level's size, chunks of `chunk_bins`, so tests
+    /// can check carrying on small levels.
     #[cfg(test)]
-    fn carrying(mut self, chunk_bins: usize) -> Self {
+    fn carrying(mut self, kind: Carry, chunk_bins: usize) -> Self {
+        self.carry_kind = kind;
         self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
         self.carry_chunk_bins = chunk_bins;
         self
@@ -393,7 +440,7 @@ impl UpolsLevel {
     /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
     /// that chunk's contribution. Does not allocate.
     ///
-    /// Where the spectra outgrow the cache ([`carries`]), reading them is what a period costs,
+    /// Where the spectra outgrow the cache ([`carry_for`]), reading them is what a period costs,
     /// so each IR partition and input spectrum is read once for two periods (`carry.rs`): the
     /// same arithmetic, split evenly over the periods, for the same bits whatever came before.
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
@@ -406,9 +453,21 @@ impl UpolsLevel {
                 output.fill(0.0);
                 continue;
             }
-            match carry.get_mut(output_idx) {
-                Some(next) => self.mac_carrying(output_idx, &mut acc, next, carried),
-                None => {
+            match (self.carry_kind, carry.get_mut(output_idx)) {
+                (Carry::Chunks, Some(next)) => self.mac_chunks(output_idx, &mut acc, next, carried),
+                (Carry::Parity, Some(next)) => {
+                    if carried {
+                        // The carried sum becomes this period's; `next` gets the old buffer.
+                        std::mem::swap(&mut acc, next);
+                    } else {
+                        acc.re.fill(0.0);
+                        acc.im.fill(0.0);
+                    }
+                    next.re.fill(0.0);
+                    next.im.fill(0.0);
+                    self.mac_parity(output_idx, &mut acc, next, carried);
+                }
+                _ => {
                     acc.re.fill(0.0);
                     acc.im.fill(0.0);
                     self.mac_partitions(output_idx, &mut acc);

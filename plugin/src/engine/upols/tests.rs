@@ -3,12 +3,12 @@
 use super::*;
 use crate::rng::Rng;
 
-/// Run whole, a carrying level carries half of each period's terms to the next; step by step
-/// ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing. Both
-/// give the same output, to float rounding, across gaps (chunks the late policy dropped)
-/// and a reset, for odd and even partition counts. And carrying changes no bit: a carrying
-/// level that forgets what it carried before every period (and so sums each afresh) gives
-/// the same output.
+/// Run whole, a carrying level sums terms of each period ahead, in chunks or by parity; step
+/// by step ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing.
+/// All give the same output, to float rounding, across gaps (chunks the late policy dropped)
+/// and a reset, for odd and even partition counts. And carrying in chunks changes no bit: a
+/// level that forgets what it carried before every period (and so sums each afresh) gives the
+/// same output.
 #[test]
 fn carried_terms_match_periods_summed_whole() {
     let mut rng = Rng::new(11);
@@ -38,24 +38,29 @@ fn carried_terms_match_periods_summed_whole() {
         let shared: Vec<usize> = (0..paths.len()).collect();
         let mut planner = FftPlanner::new();
         // 33 bins in chunks of 8: five chunks, the last one short.
-        let mut whole =
-            UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying(8);
-        let mut afresh =
-            UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared).carrying(8);
+        let new = |planner: &mut FftPlanner<f32>| {
+            UpolsLevel::new(planner, shape, &paths, &path_taps, &shared)
+        };
+        let mut whole = new(&mut planner).carrying(Carry::Chunks, 8);
+        let mut afresh = new(&mut planner).carrying(Carry::Chunks, 8);
+        let mut parity = new(&mut planner).carrying(Carry::Parity, 0);
         let mut afresh_outputs = vec![vec![0.0; partition_size]; num_outputs];
-        let mut steps = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
-        let mut plain = UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
-        assert!(whole.carries() && afresh.carries() && !steps.carries() && !plain.carries());
+        let mut parity_outputs = vec![vec![0.0; partition_size]; num_outputs];
+        let mut steps = new(&mut planner);
+        let mut plain = new(&mut planner);
+        assert_eq!(steps.carry_kind(), Carry::None);
+        assert_eq!(plain.carry_kind(), Carry::None);
         let mut plain_outputs = vec![vec![0.0; partition_size]; num_outputs];
         let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
         for period in 0..60 {
             match period {
-                12 => [&mut whole, &mut afresh, &mut steps, &mut plain]
+                12 => [&mut whole, &mut afresh, &mut parity, &mut steps, &mut plain]
                     .map(|level| level.push_silence(1)),
-                25 => [&mut whole, &mut afresh, &mut steps, &mut plain]
+                25 => [&mut whole, &mut afresh, &mut parity, &mut steps, &mut plain]
                     .map(|level| level.push_silence(3)),
-                40 => [&mut whole, &mut afresh, &mut steps, &mut plain].map(UpolsLevel::reset),
-                _ => [(), (), (), ()],
+                40 => [&mut whole, &mut afresh, &mut parity, &mut steps, &mut plain]
+                    .map(UpolsLevel::reset),
+                _ => [(); 5],
             };
             let windows: Vec<Vec<f32>> = (0..num_inputs)
                 .map(|_| (0..2 * partition_size).map(|_| rng.bipolar()).collect())
@@ -69,6 +74,9 @@ fn carried_terms_match_periods_summed_whole() {
                 afresh_outputs.iter_mut().map(Vec::as_mut_slice).collect();
             afresh.compute(&window_refs, &mut output_refs);
             assert_eq!(outputs, afresh_outputs, "n={num_partitions} {period}");
+            let mut output_refs: Vec<&mut [f32]> =
+                parity_outputs.iter_mut().map(Vec::as_mut_slice).collect();
+            parity.compute(&window_refs, &mut output_refs);
             let mut output_refs: Vec<&mut [f32]> =
                 plain_outputs.iter_mut().map(Vec::as_mut_slice).collect();
             plain.compute(&window_refs, &mut output_refs);
@@ -94,7 +102,11 @@ fn carried_terms_match_periods_summed_whole() {
                     plain_outputs[output_idx], wanted,
                     "n={num_partitions} {period}"
                 );
-                for (got, want) in output.iter().zip(&wanted) {
+                for (got, want) in output
+                    .iter()
+                    .chain(&parity_outputs[output_idx])
+                    .zip(wanted.iter().cycle())
+                {
                     // Sums of 2 x 5 x 32 products below 1 in magnitude, in two orders.
                     assert!(
                         (got - want).abs() <= 1e-4,
@@ -107,19 +119,23 @@ fn carried_terms_match_periods_summed_whole() {
     }
 }
 
-/// Only levels whose IR and input spectra outgrow the cache carry: the last level of a dense
-/// 4 x 4 matrix of 2 s at block 128 (16 IR and 4 input spectra of 10 x 8193 bins, 13 MiB), of
-/// a stereo 10 s reverb (2 and 2 of 28 x 16385 bins, 14 MiB) and of a stereo 1 s reverb at
-/// block 1024 (10 x 4097 bins, 1.3 MiB), not a stereo 1 s reverb's level of 512 at block 64
-/// (14 x 513 bins, 230 KiB).
+/// Only levels whose spectra outgrow the cache carry. In chunks, those of many partitions: the
+/// last level of a stereo 10 s reverb (2 IR and 2 input spectra of 28 x 16385 bins, 14 MiB),
+/// of a stereo 1 s reverb at block 1024 (10 x 4097 bins, 1.3 MiB) and of a dense 4 x 4 matrix
+/// of 2 s at block 128 (16 and 4 of 10 x 8193 bins, 13 MiB); not a stereo 1 s reverb's level
+/// of 512 at block 64 (14 x 513 bins, 230 KiB). By parity, dense levels of a few partitions
+/// (a 12 x 12 matrix's 4 x 16385 bins, 36 MiB of IR spectra), not stereo ones.
 #[test]
 fn carries_only_levels_past_the_cache() {
-    assert!(carries(10, 16, 4, 8193));
-    assert!(carries(28, 2, 2, 16385));
-    assert!(carries(10, 2, 2, 4097));
-    assert!(!carries(14, 2, 2, 513));
-    assert!(
-        !carries(1, 256, 16, 32769),
+    assert_eq!(carry_for(28, 2, 2, 16385), Carry::Chunks);
+    assert_eq!(carry_for(10, 2, 2, 4097), Carry::Chunks);
+    assert_eq!(carry_for(10, 16, 4, 8193), Carry::Chunks);
+    assert_eq!(carry_for(14, 2, 2, 513), Carry::None);
+    assert_eq!(carry_for(4, 144, 12, 16385), Carry::Parity);
+    assert_eq!(carry_for(4, 2, 2, 16385), Carry::None);
+    assert_eq!(
+        carry_for(1, 256, 16, 32769),
+        Carry::None,
         "one partition has no next period to carry to"
     );
 }
