@@ -22,12 +22,12 @@
 //! lowers the cost is reading fewer spectra: fewer, bigger partitions ([`super::plan`]), and
 //! each partition read once for two periods (the pair kernel, see `upols/carry.rs`). A level
 //! of many partitions walks its bins in chunks of 1024 and reads its input spectra once for
-//! two periods too, which took 6 to 13 % off stereo reverbs at blocks of 256 and 1024; a dense
-//! level of a few partitions (a big matrix's) reads half its partitions a period for two, in
-//! long runs, which took 5 to 10 % off dense 12 x 12 and 16 x 16 matrices at 1024-sample
-//! blocks (the chunked walk lost 5 to 10 % there). Such a level adds partition 0 alone to a
-//! period's sum; folded into the next term's pass (the dual or the lead pair), it took up to
-//! 12 % off dense 12 x 12 and 16 x 16 matrices, for the same bits.
+//! two periods too, which took 6 to 13 % off stereo reverbs at blocks of 256 and 10 s ones at
+//! 1024; a dense level of a few partitions (a big matrix's) reads half its partitions a period
+//! for two, in long runs, which took 5 to 10 % off dense 12 x 12 and 16 x 16 matrices at
+//! 1024-sample blocks (the chunked walk lost 5 to 10 % there). Such a level adds partition 0
+//! alone to a period's sum; folded into the next term's pass (the dual or the lead pair), it
+//! took up to 12 % off dense 12 x 12 and 16 x 16 matrices, for the same bits.
 //!
 //! Uses nothing else of the engine.
 

@@ -30,8 +30,9 @@
 //! On the Xeon VM a stereo 10 s reverb's last level at 1024-sample blocks (28 partitions of
 //! 16384, 15 MB of IR and input spectra) took twice the time per product of the levels that
 //! stay in a core's cache, and its products were most of the worker's time. Carrying, measured
-//! side by side with the peer harness (`bench.py`, median of 5): stereo 10 s 8, 11 and 13 % less
-//! CPU at blocks of 64, 256 and 1024, stereo 1 s 6 and 12 % less at 256 and 1024. Chunks of
+//! side by side with the peer harness (`bench.py`, median of 5, two runs): stereo 10 s 8 %, 11 to
+//! 13 % and 11 to 13 % less CPU at blocks of 64, 256 and 1024, stereo 1 s 6 to 12 % less at 256
+//! (at 1024, 0 and 12 % in the two runs: that cell's spread is about 10 %). Chunks of
 //! 512 bins did as well as 1024, chunks of 2048 (48 KiB a chunk) lost half of the gain.
 
 use super::super::mac::{Acc, Spectrum};

@@ -33,9 +33,9 @@ mod carry;
 /// a level of [`CHUNKED_MIN_PARTITIONS`] or more reads each once for two periods in chunks of
 /// bins (`carry.rs`). Below it they stay in the first levels of a core's cache beside the
 /// level's sums and transforms, reading them costs little, and carrying only cuts the walk
-/// into shorter runs. Measured on the Xeon VM (2 MiB of L2 a core), carrying took 12 % off a
-/// stereo 1 s reverb at block 1024, whose last level holds 1.3 MiB; down to no threshold at
-/// all, smaller levels gained nothing more.
+/// into shorter runs. Measured on the Xeon VM (2 MiB of L2 a core), carrying took 0 to 12 %
+/// (two runs) off a stereo 1 s reverb at block 1024, whose last level holds 1.3 MiB; down to
+/// no threshold at all, smaller levels gained nothing more.
 pub const CARRY_MIN_SPECTRA_BYTES: usize = 1 << 20;
 
 /// Fewest partitions of a level that carries in chunks of bins: the walk over the partitions
