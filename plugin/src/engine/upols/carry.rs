@@ -103,6 +103,7 @@ impl UpolsLevel {
                 for &path_idx in paths {
                     let fdl = &self.fdl[self.paths[path_idx].input_idx];
                     let spectra = &self.spectra[self.path_spectrum[path_idx]];
+                    // Two terms per pass over the sum where none leads, in order: the same bits.
                     let mut waiting = None;
                     for partition_idx in 1..self.num_partitions {
                         let x = chunk(fdl, self.slot_of_age(partition_idx), num_bins, &range);
@@ -119,20 +120,10 @@ impl UpolsLevel {
                                 h,
                             );
                         } else {
-                            // Two terms per pass over the sum, in order: the same bits.
-                            match waiting.take() {
-                                Some((x_lead, h_lead)) => (self.mac.dual)(
-                                    chunk_acc(acc, &range),
-                                    [x_lead, x],
-                                    [h_lead, h],
-                                ),
-                                None => waiting = Some((x, h)),
-                            }
+                            self.add_term(chunk_acc(acc, &range), &mut waiting, (x, h));
                         }
                     }
-                    if let Some((x, h)) = waiting {
-                        (self.mac.single)(chunk_acc(acc, &range), x, h);
-                    }
+                    self.add_last_term(chunk_acc(acc, &range), waiting);
                 }
             }
             for &path_idx in paths {
@@ -174,10 +165,10 @@ impl UpolsLevel {
                         None => (self.mac.pair)(acc.acc(), [], x, next.acc(), x_next, h),
                     }
                 } else if partition_idx == 0 || !carried {
-                    self.add_term(acc, &mut waiting, (x, h));
+                    self.add_term(acc.acc(), &mut waiting, (x, h));
                 }
             }
         }
-        self.add_last_term(acc, waiting);
+        self.add_last_term(acc.acc(), waiting);
     }
 }

@@ -453,9 +453,12 @@ impl UpolsLevel {
                 output.fill(0.0);
                 continue;
             }
-            match (self.carry_kind, carry.get_mut(output_idx)) {
-                (Carry::Chunks, Some(next)) => self.mac_chunks(output_idx, &mut acc, next, carried),
-                (Carry::Parity, Some(next)) => {
+            match self.carry_kind {
+                Carry::Chunks => {
+                    self.mac_chunks(output_idx, &mut acc, &mut carry[output_idx], carried)
+                }
+                Carry::Parity => {
+                    let next = &mut carry[output_idx];
                     if carried {
                         // The carried sum becomes this period's; `next` gets the old buffer.
                         std::mem::swap(&mut acc, next);
@@ -467,7 +470,7 @@ impl UpolsLevel {
                     next.im.fill(0.0);
                     self.mac_parity(output_idx, &mut acc, next, carried);
                 }
-                _ => {
+                Carry::None => {
                     acc.re.fill(0.0);
                     acc.im.fill(0.0);
                     self.mac_partitions(output_idx, &mut acc);
@@ -480,20 +483,20 @@ impl UpolsLevel {
         self.acc = acc;
     }
 
-    /// Adds `term` to `acc` two terms per pass: a term waits in `waiting` for the next one, and
-    /// the two go in one pass (the dual kernel) in order; [`Self::add_last_term`] adds the one
-    /// left waiting at the end.
-    fn add_term<'s>(&self, acc: &mut SplitSpectra, waiting: &mut Option<Term<'s>>, term: Term<'s>) {
+    /// Adds `term` to `acc` (a whole sum, or a chunk of its bins) two terms per pass: a term
+    /// waits in `waiting` for the next one, and the two go in one pass (the dual kernel) in
+    /// order; [`Self::add_last_term`] adds the one left waiting at the end.
+    fn add_term<'s>(&self, acc: Acc<'_>, waiting: &mut Option<Term<'s>>, term: Term<'s>) {
         match waiting.take() {
-            Some(lead) => (self.mac.dual)(acc.acc(), [lead.0, term.0], [lead.1, term.1]),
+            Some(lead) => (self.mac.dual)(acc, [lead.0, term.0], [lead.1, term.1]),
             None => *waiting = Some(term),
         }
     }
 
     /// Adds the term left waiting by [`Self::add_term`], if any.
-    fn add_last_term(&self, acc: &mut SplitSpectra, waiting: Option<Term<'_>>) {
+    fn add_last_term(&self, acc: Acc<'_>, waiting: Option<Term<'_>>) {
         if let Some((x, h)) = waiting {
-            (self.mac.single)(acc.acc(), x, h);
+            (self.mac.single)(acc, x, h);
         }
     }
 
@@ -556,10 +559,10 @@ impl UpolsLevel {
         let mut waiting = None;
         for &path_idx in &self.output_paths[output_idx] {
             for partition_idx in 0..self.num_partitions {
-                self.add_term(acc, &mut waiting, self.term(path_idx, partition_idx));
+                self.add_term(acc.acc(), &mut waiting, self.term(path_idx, partition_idx));
             }
         }
-        self.add_last_term(acc, waiting);
+        self.add_last_term(acc.acc(), waiting);
     }
 
     /// Terms `term_idx` and `term_idx + 1` of output `output_idx`'s step 2 into `acc` in one
