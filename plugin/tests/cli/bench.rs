@@ -181,14 +181,18 @@ fn json_number(line: &str, field: &str) -> f64 {
 
 #[test]
 fn bench_fixed_work_measures_the_machine_with_the_same_fields() {
+    // 200 us calls for 2 s of audio: 0.3 s of spinning. Windows' thread clock (and Wine's) only
+    // advances at the scheduler's tick (10 to 15.6 ms), so a call reads 0 or a whole tick; in
+    // 0.5 s of 50 us calls (19 ms of work) it could miss every call, as it once did in CI.
+    // Here about twenty ticks land, each inside a call four times in five.
     let stdout = cli_stdout(&[
         "bench",
         "--fixed-work-us",
-        "50",
+        "200",
         "--block",
         "64",
         "--seconds",
-        "0.5",
+        "2",
         "--warmup-s",
         "0",
         "--json",
@@ -197,11 +201,15 @@ fn bench_fixed_work_measures_the_machine_with_the_same_fields() {
     assert_eq!(lines.len(), 1, "{stdout}");
     let line = lines[0];
     assert!(line.contains("\"engine\":\"fixed-work\""), "{line}");
-    assert!(line.contains("\"layout\":\"fixed work 50.0 us\""), "{line}");
+    assert!(
+        line.contains("\"layout\":\"fixed work 200.0 us\""),
+        "{line}"
+    );
     assert_eq!(json_number(line, "ir_taps"), 0.0);
     assert_eq!(json_number(line, "threads"), 1.0);
-    // Every call spins at least its 50 us, and the thread's own CPU time covers the work.
-    assert!(json_number(line, "blk_med_us") >= 50.0, "{line}");
+    // Every call spins at least its 200 us, and the thread's own CPU time covers the work.
+    assert!(json_number(line, "blk_med_us") >= 200.0, "{line}");
+    assert!(json_number(line, "cpu_main_s") >= 0.15, "{line}");
     assert!(json_number(line, "oncpu_max_us") > 0.0, "{line}");
     assert!(json_number(line, "offcpu_max_us") >= 0.0, "{line}");
 
