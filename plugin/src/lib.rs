@@ -249,7 +249,7 @@ impl Longtail {
         monitor
             .max_block_size
             .store(buffer_config.max_buffer_size, Relaxed);
-        monitor.publish_engine(0, 0, false, 0, 0);
+        monitor.publish_engine(0, 0, LatencyMode::Zero, 0, 0);
         monitor.active.store(true, Relaxed);
     }
 }
@@ -645,7 +645,7 @@ fn publish_engine(monitor: &EngineMonitor, engine: &Engine) {
     monitor.publish_engine(
         engine.plan().ir_len,
         engine.latency_samples(),
-        engine.plan().latency_mode == LatencyMode::LowCpu,
+        engine.plan().latency_mode,
         engine.num_workers(),
         engine.id(),
     );

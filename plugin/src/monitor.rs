@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
-use crate::engine::{BackendProbe, LateStats};
+use crate::engine::{BackendProbe, LateStats, LatencyMode};
 use crate::meters::MeterLevels;
 
 /// Load buckets: 1 % each, the last one for everything at or over the deadline.
@@ -35,6 +35,9 @@ pub struct EngineMonitor {
     pub latency_samples: AtomicU32,
     /// Whether the playing engine runs in low-CPU (one quantum of latency) mode.
     pub low_cpu: AtomicBool,
+    /// The latency the playing engine's offload mode asked for, in samples; 0 in the other
+    /// modes ([`Self::latency_mode`]).
+    pub offload_latency: AtomicU32,
     /// Worker threads of the playing engine.
     pub worker_threads: AtomicU32,
     /// Late worker results of the playing engine.
@@ -98,15 +101,30 @@ impl EngineMonitor {
         &self,
         ir_len: usize,
         latency_samples: usize,
-        low_cpu: bool,
+        latency_mode: LatencyMode,
         workers: usize,
         engine_id: u64,
     ) {
         self.playing_engine.store(engine_id, Relaxed);
         self.ir_len.store(ir_len as u32, Relaxed);
         self.latency_samples.store(latency_samples as u32, Relaxed);
-        self.low_cpu.store(low_cpu, Relaxed);
+        self.low_cpu
+            .store(latency_mode == LatencyMode::LowCpu, Relaxed);
+        let offload = match latency_mode {
+            LatencyMode::Offload(requested) => requested,
+            LatencyMode::Zero | LatencyMode::LowCpu => 0,
+        };
+        self.offload_latency.store(offload as u32, Relaxed);
         self.worker_threads.store(workers as u32, Relaxed);
+    }
+
+    /// The playing engine's latency mode, as published.
+    pub fn latency_mode(&self) -> LatencyMode {
+        match self.offload_latency.load(Relaxed) {
+            0 if self.low_cpu.load(Relaxed) => LatencyMode::LowCpu,
+            0 => LatencyMode::Zero,
+            requested => LatencyMode::Offload(requested as usize),
+        }
     }
 
     /// Keeps the probe of an engine just built, for when it plays. Never call from the audio
@@ -243,9 +261,9 @@ mod tests {
             monitor.offer_backend(engine.backend_probe());
         }
         // The oldest was let go; the playing one is found by its id.
-        monitor.publish_engine(5000, 0, false, 0, engines[0].id());
+        monitor.publish_engine(5000, 0, LatencyMode::Zero, 0, engines[0].id());
         assert!(monitor.playing_backend().is_none());
-        monitor.publish_engine(5000, 0, false, 0, engines[3].id());
+        monitor.publish_engine(5000, 0, LatencyMode::Zero, 0, engines[3].id());
         let probe = monitor.playing_backend().unwrap();
         assert_eq!(probe.engine_id(), engines[3].id());
         assert!(

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU8, AtomicU32};
 
 use nice_plug::prelude::*;
 
+use crate::engine::plan::OFFLOAD_LATENCIES;
 use crate::engine::{Executor, GpuPolicy, LatencyMode};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
@@ -58,6 +59,49 @@ pub enum LatencyModeParam {
     #[id = "low"]
     #[name = "Low CPU"]
     LowCpu,
+    /// Offload: nothing convolves on the audio thread, every level runs on the GPU or the CPU
+    /// workers, and the host compensates a fixed latency of (at least) this many samples
+    /// ([`crate::engine::plan::offload_shape`]). New values go at the end: saved by id.
+    #[id = "offload_512"]
+    #[name = "Offload 512"]
+    Offload512,
+    #[id = "offload_1024"]
+    #[name = "Offload 1024"]
+    Offload1024,
+    #[id = "offload_2048"]
+    #[name = "Offload 2048"]
+    Offload2048,
+    #[id = "offload_4096"]
+    #[name = "Offload 4096"]
+    Offload4096,
+}
+
+impl LatencyModeParam {
+    /// The offload mode's values, shortest latency first.
+    pub const OFFLOAD: [Self; 4] = [
+        Self::Offload512,
+        Self::Offload1024,
+        Self::Offload2048,
+        Self::Offload4096,
+    ];
+
+    /// The latency the offload mode asks for, in samples; `None` in the other modes.
+    pub fn offload_latency(self) -> Option<usize> {
+        match LatencyMode::from(self) {
+            LatencyMode::Offload(samples) => Some(samples),
+            LatencyMode::Zero | LatencyMode::LowCpu => None,
+        }
+    }
+
+    /// Every value, in the parameter's order.
+    pub const ALL: [Self; 6] = [
+        Self::Zero,
+        Self::LowCpu,
+        Self::Offload512,
+        Self::Offload1024,
+        Self::Offload2048,
+        Self::Offload4096,
+    ];
 }
 
 /// Pre-delay as a note value at the host's tempo: plain, dotted (`.`) and triplet (`T`), from
@@ -187,6 +231,10 @@ impl From<LatencyModeParam> for LatencyMode {
         match mode {
             LatencyModeParam::Zero => LatencyMode::Zero,
             LatencyModeParam::LowCpu => LatencyMode::LowCpu,
+            LatencyModeParam::Offload512 => LatencyMode::Offload(OFFLOAD_LATENCIES[0]),
+            LatencyModeParam::Offload1024 => LatencyMode::Offload(OFFLOAD_LATENCIES[1]),
+            LatencyModeParam::Offload2048 => LatencyMode::Offload(OFFLOAD_LATENCIES[2]),
+            LatencyModeParam::Offload4096 => LatencyMode::Offload(OFFLOAD_LATENCIES[3]),
         }
     }
 }
@@ -270,7 +318,7 @@ pub struct LongtailParams {
     /// The built-in impulse response.
     #[id = "ir"]
     pub ir: EnumParam<BuiltinIr>,
-    /// Zero latency or low CPU.
+    /// Zero latency, low CPU, or offload with a fixed latency.
     #[id = "latency"]
     pub latency_mode: EnumParam<LatencyModeParam>,
     /// Where the tail runs.

@@ -10,7 +10,7 @@
 
 use std::f32::consts::FRAC_PI_2;
 
-use crate::engine::plan::{MAX_QUANTUM, PartitionPlan};
+use crate::engine::plan::{PartitionPlan, max_latency};
 use crate::engine::rings::InputRing;
 use crate::engine::{Engine, LateStats, MAX_CHANNELS};
 use crate::ir::mapping::{Bus, ChannelFormat, Dry, dry_source};
@@ -104,6 +104,8 @@ impl Processor {
         let config = *engine.config();
         let max_block_size = config.max_block_size;
         let buffers = |count: usize| vec![vec![0.0f32; max_block_size]; count];
+        // The dry path holds the longest latency an engine swapped in may report.
+        let max_latency = max_latency(max_block_size, config.limits).max(engine.latency_samples());
         Self {
             fading: None,
             fade_pos: 0,
@@ -117,7 +119,7 @@ impl Processor {
             wet_buffer: buffers(config.num_outputs),
             fade_buffer: buffers(config.num_outputs),
             dry_rings: (0..config.num_inputs)
-                .map(|_| InputRing::new(max_block_size + MAX_QUANTUM))
+                .map(|_| InputRing::new(max_block_size + max_latency))
                 .collect(),
             time: 0,
             offline: false,
@@ -196,7 +198,8 @@ impl Processor {
     }
 
     /// Starts a crossfade from the current engine to `engine`, which must have the same
-    /// channel counts and maximum block size. Returns the engine that can no longer play (one
+    /// channel counts and maximum block size, and at most the latency its dry path holds
+    /// ([`max_latency`]: every mode the plugin offers). Returns the engine that can no longer play (one
     /// that was still fading out, if any) for the caller to drop off the audio thread. Does not
     /// allocate.
     #[must_use = "the returned engine must be dropped off the audio thread"]
@@ -204,6 +207,9 @@ impl Processor {
         debug_assert_eq!(engine.config().num_inputs, self.num_inputs);
         debug_assert_eq!(engine.config().num_outputs, self.num_outputs);
         debug_assert_eq!(engine.config().max_block_size, self.max_block_size);
+        debug_assert!(
+            engine.latency_samples() + self.max_block_size <= self.dry_rings[0].history_len()
+        );
         let mut engine = engine;
         engine.set_offline(self.offline);
         engine.continue_pace_of(&self.engine);

@@ -3,7 +3,8 @@
 //! up front and then calls `process()` block by block exactly as a host would.
 //!
 //! The output has `input length + IR length - 1` frames and is time-aligned with the input:
-//! the engine's latency (0, or one quantum in low-CPU mode) is rendered and cut off.
+//! the engine's latency (0, one quantum in low-CPU mode, L in the offload mode) is rendered and
+//! cut off.
 
 use std::time::Instant;
 
@@ -49,7 +50,7 @@ pub struct RenderOptions {
     /// Stereo width of the wet signal, `0..=2` (1: as the IR has it), on two-output buses
     /// ([`crate::processor::Controls::width`]).
     pub width: f32,
-    /// Zero latency or low CPU.
+    /// Zero latency, low CPU, or the offload mode with its latency.
     pub latency_mode: LatencyMode,
     /// Where the levels after the first run (CPU workers, or the GPU with CPU standbys).
     pub executor: Executor,

@@ -1,7 +1,9 @@
 //! The engine against a float64 reference convolution: IR lengths around the quantum and
-//! several seconds long, ragged host block sequences, both latency modes, every channel layout,
+//! several seconds long, ragged host block sequences, every latency mode (the offload mode
+//! asked for 512 samples, which no host block here allows: its plan takes more), every channel layout,
 //! and again with every scratch buffer filled with NaN before each call.
 
+use longtail::engine::plan::OFFLOAD_LATENCIES;
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::Ir;
 use longtail_tests::{
@@ -40,7 +42,11 @@ fn check(ir_len: usize, input_len: usize, layouts: &[(usize, usize, usize)], lim
             .map(|c| noise(input_len, 0.5, RNG_SEED + c as u64))
             .collect();
         let expected = reference(&ir, &inputs, num_outputs);
-        for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
+        for latency_mode in [
+            LatencyMode::Zero,
+            LatencyMode::LowCpu,
+            LatencyMode::Offload(OFFLOAD_LATENCIES[0]),
+        ] {
             for (blocks, executor) in BLOCKS
                 .into_iter()
                 .flat_map(|b| [(b, Executor::Inline), (b, Executor::Workers)])

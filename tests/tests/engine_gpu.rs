@@ -120,7 +120,7 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
 }
 
 /// Matrices with their big levels on the GPU: dense, sparse and shared IRs, ragged blocks,
-/// both latency modes, held to the matrix tolerance like the CPU executors.
+/// every latency mode, held to the matrix tolerance like the CPU executors.
 #[test]
 fn gpu_matrices_match_the_float64_matrix_convolution() {
     let _cpu = shared();
@@ -139,7 +139,11 @@ fn gpu_matrices_match_the_float64_matrix_convolution() {
             .collect();
         let total = inputs[0].len() + ir.len() - 1;
         let want = matrix_reference(&ir, &inputs, total);
-        for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
+        for latency_mode in [
+            LatencyMode::Zero,
+            LatencyMode::LowCpu,
+            LatencyMode::Offload(2048),
+        ] {
             let blocks = Blocks::Random {
                 max: 300,
                 seed: RNG_SEED + idx as u64,

@@ -1,6 +1,6 @@
 //! Matrices (N inputs x M outputs, up to 64 x 64) against the float64 matrix convolution:
-//! dense, sparse and shared-IR matrices, on the inline and worker executors, both latency
-//! modes, ragged host blocks, held to [`MIN_MATRIX_SNR_DB`]; a matrix on a bus of another size
+//! dense, sparse and shared-IR matrices, on the inline and worker executors, every latency
+//! mode, ragged host blocks, held to [`MIN_MATRIX_SNR_DB`]; a matrix on a bus of another size
 //! is refused with the counts. The GPU's matrix test is in `engine_gpu.rs`.
 
 use std::time::Duration;
@@ -29,7 +29,11 @@ fn check(ir_len: usize, input_len: usize, cases: &[(usize, usize, MatrixFill)], 
             .collect();
         let total = input_len + ir_len - 1;
         let expected = matrix_reference(&ir, &inputs, total);
-        for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
+        for latency_mode in [
+            LatencyMode::Zero,
+            LatencyMode::LowCpu,
+            LatencyMode::Offload(2048),
+        ] {
             for &blocks in blocks {
                 for executor in [Executor::Inline, Executor::Workers] {
                     let config = EngineConfig {

@@ -1,13 +1,15 @@
 //! The output does not depend on how the host paces its calls where the host leaves time
 //! (`engine::pace`): a host that runs ahead of real time at each start of playback
 //! (anticipative processing: 0.2, 0.5 and 1 s ahead, 3 starts), with blocks of 64, 128, 512
-//! and 1024 samples and a ragged sequence, on every built-in IR, and a bounce in real-time
-//! mode (60 s as fast as possible), all get the offline render: >= 100 dB against it, no late
-//! result and no dropped chunk. Every call runs under `assert_no_alloc`.
+//! and 1024 samples and a ragged sequence, on every built-in IR (and the cathedral in the
+//! offload mode, every level on a worker), and a bounce in real-time mode (60 s as fast as
+//! possible), all get the offline render: >= 100 dB against it, no late result and no dropped
+//! chunk. Every call runs under `assert_no_alloc`.
 //!
 //! The runs take real time (the host sleeps as it would), so each IR is its own test and the
 //! harness runs two at a time.
 
+use longtail::engine::plan::OFFLOAD_LATENCIES;
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::builtin::BuiltinIr;
 use longtail_tests::ahead::{BLOCKS, LEADS_S, PACED_S, PAUSE, STARTS};
@@ -16,11 +18,15 @@ use nice_assert_no_alloc::assert_no_alloc;
 
 const RATE: u32 = 48_000;
 fn config(blocks: Blocks) -> EngineConfig {
+    config_in(blocks, LatencyMode::Zero)
+}
+
+fn config_in(blocks: Blocks, latency_mode: LatencyMode) -> EngineConfig {
     EngineConfig {
         max_block_size: blocks.max(),
         num_inputs: 2,
         num_outputs: 2,
-        latency_mode: LatencyMode::Zero,
+        latency_mode,
         limits: PlanLimits::default(),
         executor: Executor::Workers,
     }
@@ -43,10 +49,23 @@ fn snr_vs(actual: &[Vec<f32>], reference: &[Vec<f32>]) -> f64 {
 }
 
 fn ahead_of_real_time_equals_the_offline_render(builtin: BuiltinIr) {
+    ahead_of_real_time_in(builtin, LatencyMode::Zero);
+}
+
+/// The offload mode, level 0 on a worker too: the same, on the longest built-in IR.
+#[test]
+fn offload_ahead_of_real_time_is_the_offline_render() {
+    ahead_of_real_time_in(
+        BuiltinIr::Cathedral,
+        LatencyMode::Offload(OFFLOAD_LATENCIES[2]),
+    );
+}
+
+fn ahead_of_real_time_in(builtin: BuiltinIr, latency_mode: LatencyMode) {
     let ir = builtin.generate(RATE);
     for blocks in BLOCKS {
-        let mut paced = Engine::new(&ir, config(blocks)).unwrap();
-        let mut offline = Engine::new(&ir, config(blocks)).unwrap();
+        let mut paced = Engine::new(&ir, config_in(blocks, latency_mode)).unwrap();
+        let mut offline = Engine::new(&ir, config_in(blocks, latency_mode)).unwrap();
         let phase = stagger_phase(3, paced.plan().max_partition_size());
         for engine in [&mut paced, &mut offline] {
             engine.set_stagger(phase);
@@ -67,8 +86,8 @@ fn ahead_of_real_time_equals_the_offline_render(builtin: BuiltinIr) {
             let stats = paced.late_stats();
             let snr = snr_vs(&got, &expected);
             let case = format!(
-                "{} {blocks:?} {lead_s} s ahead x{STARTS}: {snr:.1} dB, {} late, {} dropped, \
-                 {} waits (longest {:.2} ms)",
+                "{} {latency_mode:?} {blocks:?} {lead_s} s ahead x{STARTS}: {snr:.1} dB, {} \
+                 late, {} dropped, {} waits (longest {:.2} ms)",
                 builtin.id(),
                 stats.late_results - before.late_results,
                 stats.dropped_chunks - before.dropped_chunks,

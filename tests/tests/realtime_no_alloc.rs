@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use longtail::engine::plan::OFFLOAD_LATENCIES;
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route_plain};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
@@ -112,6 +113,25 @@ fn process_reset_and_swaps_never_allocate() {
     assert!(finished.is_some());
     drop(finished);
     assert_eq!(processor.latency_samples(), 0);
+
+    // And to the offload mode's longest latency, every level on a worker: the dry path holds
+    // it without growing.
+    let offload = engine(
+        BuiltinIr::Cathedral,
+        LatencyMode::Offload(OFFLOAD_LATENCIES[3]),
+    );
+    let latency = offload.latency_samples();
+    assert!(latency >= OFFLOAD_LATENCIES[3]);
+    let displaced = assert_no_alloc(|| processor.begin_swap(offload));
+    assert!(displaced.is_none());
+    assert!(run(&mut processor, 20_000, RNG_SEED + 4, false) > 0.0);
+    drop(assert_no_alloc(|| processor.take_finished()));
+    assert_eq!(processor.latency_samples(), latency);
+    assert_eq!(
+        processor.engine().num_workers(),
+        processor.engine().plan().levels.len()
+    );
+    assert_no_alloc(|| processor.reset());
 }
 
 #[test]
@@ -361,7 +381,7 @@ fn publishing_to_a_busy_editor_never_allocates_or_waits() {
             monitor.publish_engine(
                 engine.plan().ir_len,
                 0,
-                false,
+                engine.plan().latency_mode,
                 engine.num_workers(),
                 engine.id(),
             );

@@ -22,7 +22,7 @@ use std::ptr::null_mut;
 use std::sync::Mutex;
 
 use longtail::engine::Executor;
-use longtail::engine::plan::LatencyMode;
+use longtail::engine::plan::{LatencyMode, PlanLimits, offload_shape};
 use longtail::ir::builtin::BuiltinIr;
 use longtail::render::{BlockSizes, RenderOptions, render};
 use longtail_tests::{RNG_SEED, max_abs_diff, noise, plugin_library, snr_db};
@@ -34,7 +34,8 @@ use vst3::Steinberg::Vst::SpeakerArr::kStereo;
 use vst3::Steinberg::Vst::SymbolicSampleSizes_::kSample32;
 use vst3::Steinberg::Vst::{
     AudioBusBuffers, AudioBusBuffers__type0, IAudioProcessor, IAudioProcessorTrait, IComponent,
-    IComponentTrait, ProcessData, ProcessSetup,
+    IComponentTrait, IEditController, IEditControllerTrait, ParameterInfo, ProcessData,
+    ProcessSetup,
 };
 use vst3::Steinberg::{
     IBStream, IBStreamTrait, IPluginBaseTrait, IPluginFactory, IPluginFactoryTrait, PClassInfo,
@@ -258,6 +259,36 @@ impl Instance {
         output
     }
 
+    /// Sets the parameter titled `title` to `normalized` through the edit controller
+    /// (nice-plug's component is its own controller), as a host does before activation.
+    fn set_param(&self, title: &str, normalized: f64) {
+        let controller = self
+            .component
+            .cast::<IEditController>()
+            .expect("the component is an IEditController");
+        // SAFETY: the controller's parameter calls with valid indices and an info struct that
+        // lives through each call.
+        unsafe {
+            for idx in 0..controller.getParameterCount() {
+                let mut info: ParameterInfo = std::mem::zeroed();
+                assert_eq!(controller.getParameterInfo(idx, &mut info), kResultOk);
+                let len = info.title.iter().position(|&c| c == 0).unwrap_or(128);
+                if String::from_utf16_lossy(&info.title[..len]) == title {
+                    let result = controller.setParamNormalized(info.id, normalized);
+                    assert_eq!(result, kResultOk, "{title}");
+                    return;
+                }
+            }
+        }
+        panic!("no parameter titled {title}");
+    }
+
+    /// The latency the plugin reports (`IAudioProcessor::getLatencySamples`).
+    fn latency(&self) -> u32 {
+        // SAFETY: a plain query on a live processor.
+        unsafe { self.processor.getLatencySamples() }
+    }
+
     fn save(&self) -> Vec<u8> {
         let stream = ComWrapper::new(MemoryStream::default());
         let ptr = stream.to_com_ptr::<IBStream>().unwrap();
@@ -453,6 +484,50 @@ fn vst3_processes_like_the_cli_render_and_restores_its_state() {
             );
         }
     }
+}
+
+/// The latency a VST3 host reads back after activation (`getLatencySamples`): 0 for zero
+/// latency, one quantum for low CPU, and the offload mode's L, the latency its plan takes for
+/// the block size, with the audio delayed by exactly that much: an impulse through the dry
+/// path (mix 0) comes out L samples later.
+#[test]
+fn vst3_reports_the_latency_of_each_mode() {
+    let module = Module::load();
+    let class = module.audio_class();
+    // The Latency parameter's values: Zero, Low CPU, Offload 512, 1024, 2048, 4096.
+    let normalized = |idx: usize| idx as f64 / 5.0;
+    let offload =
+        |asked: usize, block: usize| offload_shape(asked, block, PlanLimits::default()).0 as u32;
+    for (mode, block, expected) in [
+        (0, 256, 0),
+        (1, 256, 256),
+        (4, 64, offload(2048, 64)),
+        (5, 512, offload(4096, 512)),
+        (2, 64, offload(512, 64)),
+    ] {
+        let instance = module.instantiate(&class);
+        instance.set_param("Latency", normalized(mode));
+        instance.set_param("Mix", 0.0);
+        instance.activate(48_000.0, block);
+        assert_eq!(instance.latency(), expected, "mode {mode}, block {block}");
+        let at = 777;
+        let len = at + expected as usize + 1_000;
+        let mut input = [vec![0.0f32; len], vec![0.0f32; len]];
+        input[0][at] = 1.0;
+        input[1][at] = 1.0;
+        let output = instance.process(&input, block);
+        for channel in output {
+            let first = channel.iter().position(|&s| s != 0.0);
+            assert_eq!(
+                first,
+                Some(at + expected as usize),
+                "mode {mode}, block {block}"
+            );
+        }
+        instance.deactivate();
+    }
+    assert_eq!(offload(2048, 64), 2048);
+    assert_eq!(offload(512, 64), 2048);
 }
 
 /// Activation succeeds at any sample rate a host sets up (Steinberg's validator asks for

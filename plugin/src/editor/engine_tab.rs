@@ -8,7 +8,7 @@ use nice_plug::prelude::*;
 use nice_plug_egui::widgets;
 
 use super::*;
-use crate::engine::plan::{LatencyMode, PartitionPlan, PlanLimits};
+use crate::engine::plan::{PartitionPlan, PlanLimits};
 use crate::engine::{BackendProbe, RunsOn};
 use crate::params::BackendParam;
 
@@ -82,11 +82,7 @@ impl EditorApp {
         }
         let ir_len = monitor.ir_len.load(Relaxed).max(1) as usize;
         let max_block = monitor.max_block_size.load(Relaxed).max(1) as usize;
-        let mode = if monitor.low_cpu.load(Relaxed) {
-            LatencyMode::LowCpu
-        } else {
-            LatencyMode::Zero
-        };
+        let mode = monitor.latency_mode();
         let plan = PartitionPlan::new(ir_len, max_block, mode, PlanLimits::default());
         ui.add_space(8.0);
         ui.heading("Partition plan");
@@ -120,7 +116,9 @@ impl EditorApp {
                     ui.label(format!("{:.1} ms", level.ir_offset as f64 * 1000.0 / rate));
                     let slack_ms = plan.slack_samples(level) as f64 * 1000.0 / rate;
                     let runs_on = match status.map(|s| s.runs_on) {
-                        _ if idx == 0 => "audio thread (with the head)".to_owned(),
+                        _ if idx == 0 && plan.on_audio_thread(0) => {
+                            "audio thread (with the head)".to_owned()
+                        }
                         Some(RunsOn::Gpu) => format!(
                             "GPU: {}, {slack_ms:.1} ms of slack",
                             adapter.as_deref().unwrap_or("?")

@@ -16,6 +16,7 @@ use nice_plug::prelude::*;
 use super::meter_view::draw_meter;
 use super::theme::Palette;
 use super::*;
+use crate::engine::plan::DEFAULT_MIN_WORKER_SLACK;
 use crate::ir::IrError;
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::mapping::{Bus, Mapping, map};
@@ -506,8 +507,9 @@ impl EditorApp {
                     off_bus.as_deref(),
                 );
                 ui.label("Latency");
+                let current = params.latency_mode.value();
+                let asked = current.offload_latency();
                 ui.horizontal(|ui| {
-                    let current = params.latency_mode.value();
                     for (mode, name) in [
                         (LatencyModeParam::Zero, "Zero"),
                         (LatencyModeParam::LowCpu, "Low CPU"),
@@ -516,12 +518,30 @@ impl EditorApp {
                             set_param(setter, &params.latency_mode, mode);
                         }
                     }
+                    if ui.selectable_label(asked.is_some(), "Offload").clicked() && asked.is_none()
+                    {
+                        set_param(setter, &params.latency_mode, LatencyModeParam::Offload2048);
+                    }
+                    if let Some(asked) = asked {
+                        egui::ComboBox::from_id_salt("offload-latency")
+                            .selected_text(format!("{asked}"))
+                            .show_ui(ui, |ui| {
+                                for mode in LatencyModeParam::OFFLOAD {
+                                    let samples = mode.offload_latency().unwrap_or(0);
+                                    if ui
+                                        .selectable_label(current == mode, format!("{samples}"))
+                                        .clicked()
+                                        && current != mode
+                                    {
+                                        set_param(setter, &params.latency_mode, mode);
+                                    }
+                                }
+                            });
+                        ui.label(format!("{latency} smp, {latency_ms:.1} ms"));
+                    }
                 })
                 .response
-                .on_hover_text(format!(
-                    "Zero: no added latency. Low CPU: one quantum of latency for less CPU. \
-                     Reported now: {latency} samples ({latency_ms:.2} ms)"
-                ));
+                .on_hover_text(offload_hover(asked, latency, latency_ms, self.monitor.max_block_size.load(Relaxed)));
                 ui.end_row();
             });
     }
@@ -552,4 +572,25 @@ impl EditorApp {
                 }
             });
     }
+}
+
+/// The Latency control's hover text: what each mode does, what is reported now, and, where
+/// the offload mode took more than it was asked for, why.
+fn offload_hover(asked: Option<usize>, latency: u32, latency_ms: f64, max_block: u32) -> String {
+    let mut text = format!(
+        "Zero: no added latency. Low CPU: one quantum of latency for less CPU. Offload: \
+         nothing convolves on the audio thread (the GPU or the CPU workers take it all) for a \
+         fixed latency the host compensates, in samples at any rate. Reported now: {latency} \
+         samples ({latency_ms:.2} ms)."
+    );
+    if let Some(asked) = asked
+        && latency as usize > asked
+    {
+        text.push_str(&format!(
+            "\nOffload {asked} reports {latency}: a CPU worker (and the GPU's CPU standby) \
+             needs {DEFAULT_MIN_WORKER_SLACK} samples of slack after a host block of up to \
+             {max_block} samples and level 0's partition."
+        ));
+    }
+    text
 }

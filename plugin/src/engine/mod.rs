@@ -10,8 +10,9 @@
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate or lock.
 //! They wait for a worker result only where the host leaves time: offline mode waits for every
 //! result, and real-time mode waits, within a bound, while the host runs ahead of real time
-//! ([`pace`]); at real-time pace they never wait. Level 0 and the head always run inside
-//! `process()`, and so do the later levels whose `D - P` samples of slack are too few for a
+//! ([`pace`]); at real-time pace they never wait. Level 0 and the head run inside
+//! `process()` (but in the offload mode, [`LatencyMode::Offload`], where level 0 has a fixed
+//! latency's slack and goes to a worker like the rest), and so do the later levels whose `D - P` samples of slack are too few for a
 //! worker ([`PlanLimits::min_worker_slack`]): each period of such a level is spread over the
 //! quanta of its slack ([`spread`]), a steady share per call. The others run on their
 //! workers, which get the slack as their deadline, with the late policy of
@@ -140,9 +141,9 @@ pub struct EngineConfig {
     pub executor: Executor,
 }
 
-/// Where the levels after the first one run. Level 0 and the head always run on the audio
-/// thread, and so do the levels with too little slack for a worker, spread over their period
-/// ([`spread`]; whole with [`Executor::Inline`]).
+/// Where the levels after the first one run (and level 0 in the offload mode). Level 0 and
+/// the head otherwise run on the audio thread, and so do the levels with too little slack for
+/// a worker, spread over their period ([`spread`]; whole with [`Executor::Inline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Executor {
     /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
@@ -293,7 +294,7 @@ impl Engine {
         };
         let head = Head::new(&mut planner, head_shape);
         let (gpu, mut build_reason) = match executor {
-            Executor::Gpu(policy) if plan.levels.len() > 1 => {
+            Executor::Gpu(policy) if plan.levels.len() > 1 || plan.offloads() => {
                 let workload = gpu_workload(&plan, num_inputs, num_outputs, unique);
                 match open_gpu(policy, paths.len() * ir.len(), workload) {
                     Ok(opened) => (Some(opened), String::new()),
@@ -320,8 +321,9 @@ impl Engine {
                 &path_taps,
                 &shared,
             );
-            // Level 0 has no slack (its result is due as its chunk completes): it stays inline,
-            // and in zero-latency mode it can take over the head's taps for whole quanta.
+            // Level 0 has no slack (its result is due as its chunk completes, but in the
+            // offload mode): it stays inline, and in zero-latency mode it can take over the
+            // head's taps for whole quanta.
             let mut upols = upols;
             if level_idx == 0 && latency_mode == LatencyMode::Zero {
                 upols.enable_fused_head(&path_taps);
@@ -339,7 +341,8 @@ impl Engine {
                 ),
                 _ => false,
             });
-            let runner = if level_idx == 0 || executor == Executor::Inline {
+            let inline = level_idx == 0 && plan.on_audio_thread(0);
+            let runner = if inline || executor == Executor::Inline {
                 LevelRunner::Inline(Box::new(upols))
             } else if plan.on_audio_thread(level_idx) {
                 LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))

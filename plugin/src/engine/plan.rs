@@ -18,6 +18,11 @@
 //!   `q` taps per sample.
 //! - Low-CPU mode: no head, level 0 starts at IR offset 0 and its output is delayed by one
 //!   quantum. Reported latency: `q`.
+//! - Offload mode: no head, level 0 starts at IR offset 0 with a partition `P0` of at least
+//!   `q`, and the output is delayed by a fixed `L` (from [`OFFLOAD_LATENCIES`], or more where a
+//!   worker needs it: [`offload_shape`]). Level 0 then has `L - P0` samples of slack and runs
+//!   on a worker like every other level: nothing convolves on the audio thread. Reported
+//!   latency: `L`.
 //!
 //! Every level is a uniformly partitioned overlap-save convolver with partition size `P`,
 //! `num_partitions` partitions and IR offset `D`. A level's input chunk `[T - P, T)` is complete
@@ -118,6 +123,63 @@ pub enum LatencyMode {
     Zero,
     /// No head, reported latency of one quantum.
     LowCpu,
+    /// Nothing convolves on the audio thread: every level runs on a background executor and
+    /// the output comes at least this many samples late ([`offload_shape`] says how many).
+    Offload(usize),
+}
+
+/// The latencies the offload mode offers users, in samples at any sample rate (what a host
+/// compensates is samples; the workers' least slack is samples too). The CPU workers need
+/// [`DEFAULT_MIN_WORKER_SLACK`] plus a host block plus level 0's partition, so 512 and 1024
+/// become 2048 there ([`offload_shape`]); they are for executors with a shorter round trip.
+pub const OFFLOAD_LATENCIES: [usize; 4] = [512, 1024, 2048, 4096];
+
+/// Largest latency the offload mode takes, in samples: 1.4 s at 48 kHz. It sizes the output
+/// rings, so a number from outside (a command line, a saved state) is refused past it.
+pub const MAX_OFFLOAD_LATENCY: usize = 65536;
+
+/// The most latency the plugin's modes report for a host that sends at most `max_block_size`
+/// samples a call (the offload mode's longest, [`OFFLOAD_LATENCIES`], or one quantum): what a
+/// dry path delayed to match the wet one must hold. A latency asked for past the list (the
+/// command line's) may be more.
+pub fn max_latency(max_block_size: usize, limits: PlanLimits) -> usize {
+    let longest = OFFLOAD_LATENCIES[OFFLOAD_LATENCIES.len() - 1];
+    offload_shape(longest, max_block_size, limits)
+        .0
+        .max(MAX_QUANTUM)
+}
+
+/// The offload mode's latency `L` and level 0's partition size `P0` when `requested` samples
+/// of latency are asked for, the host sends at most `max_block_size` samples per call and
+/// the workers need `limits.min_worker_slack`.
+///
+/// Level 0 starts at IR offset 0 and its slack is `L - P0`. Its worker must get the least
+/// slack of any worker level after a whole host block, since a call's chunks are all handed
+/// over when the call comes, and the rest of the call's samples may be due in it. So the rule
+/// is `L - P0 >= min_worker_slack + max_block_size`, with `P0` a power of two from the
+/// quantum to the partition cap; `P0` is the largest that fits (fewer, bigger periods). Where
+/// none fits, `L` is the smallest power of two for which the quantum does. The GPU's levels
+/// keep their CPU standby, so the same rule holds with the GPU.
+///
+/// A `requested` latency past [`MAX_OFFLOAD_LATENCY`] is taken as that.
+pub fn offload_shape(
+    requested: usize,
+    max_block_size: usize,
+    limits: PlanLimits,
+) -> (usize, usize) {
+    let quantum = quantum_for_block_size(max_block_size);
+    let max_partition = limits.max_partition_size.max(quantum).next_power_of_two();
+    let need = limits.min_worker_slack + max_block_size;
+    let requested = requested.clamp(1, MAX_OFFLOAD_LATENCY);
+    let latency = if requested >= quantum + need {
+        requested
+    } else {
+        (quantum + need).next_power_of_two()
+    };
+    let room = latency - need;
+    // The largest power of two at most `room`, within [quantum, max_partition].
+    let partition = (1usize << room.ilog2()).clamp(quantum, max_partition);
+    (latency, partition)
 }
 
 /// Limits that executors put on the plan.
@@ -163,8 +225,11 @@ impl Level {
 pub struct PartitionPlan {
     /// Quantum `q`: level 0's partition size and the head's length.
     pub quantum: usize,
-    /// Latency mode the plan was made for.
+    /// Latency mode the plan was made for (in the offload mode, the latency asked for).
     pub latency_mode: LatencyMode,
+    /// Latency of the output in samples: 0, the quantum in low-CPU mode, or the offload
+    /// mode's `L` ([`offload_shape`]).
+    latency: usize,
     /// Taps computed by the direct-form head (`min(q, ir_len)` in zero-latency mode, else 0).
     pub head_taps: usize,
     /// IR length the plan covers, in samples.
@@ -208,7 +273,17 @@ impl PartitionPlan {
 
         let (head_taps, offset) = match latency_mode {
             LatencyMode::Zero => (ir_len.min(quantum), quantum),
-            LatencyMode::LowCpu => (0, 0),
+            LatencyMode::LowCpu | LatencyMode::Offload(_) => (0, 0),
+        };
+        // Level 0's partition, and whether it runs on the audio thread: in the offload mode it
+        // has a worker's slack ([`offload_shape`]).
+        let (latency, first_size, first_inline) = match latency_mode {
+            LatencyMode::Zero => (0, quantum, true),
+            LatencyMode::LowCpu => (quantum, quantum, true),
+            LatencyMode::Offload(requested) => {
+                let (latency, partition) = offload_shape(requested, max_block_size, limits);
+                (latency, partition, false)
+            }
         };
 
         let levels = if offset < ir_len {
@@ -216,10 +291,10 @@ impl PartitionPlan {
                 ir_len,
                 max_partition_size,
                 min_worker_slack: limits.min_worker_slack,
-                latency: latency_for(latency_mode, quantum),
+                latency,
                 weights,
             };
-            cheapest_levels(quantum, offset, &shape, true).1
+            cheapest_levels(first_size, offset, &shape, first_inline).1
         } else {
             Vec::new()
         };
@@ -227,6 +302,7 @@ impl PartitionPlan {
         Self {
             quantum,
             latency_mode,
+            latency,
             head_taps,
             ir_len,
             levels,
@@ -246,24 +322,31 @@ impl PartitionPlan {
             .sum()
     }
 
-    /// Whether level `level_idx` runs on the audio thread whatever the executor: level 0, whose
-    /// result is due as its chunk completes, and every level with less slack than
-    /// [`Self::min_worker_slack`], whose period is spread over the quanta of its slack
-    /// ([`super::spread`]). The others run on workers (or the GPU), or inline with the inline
-    /// executor.
+    /// Whether level `level_idx` runs on the audio thread whatever the executor: level 0,
+    /// whose result is due as its chunk completes (but in the offload mode), and every level
+    /// with less slack than [`Self::min_worker_slack`], whose period is spread over the quanta
+    /// of its slack ([`super::spread`]). The others run on workers (or the GPU), or inline
+    /// with the inline executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
         let level = &self.levels[level_idx];
+        let first_inline = level_idx == 0 && !self.offloads();
         !runs_on_worker(
-            level_idx == 0,
+            first_inline,
             level,
             self.latency_samples(),
             self.min_worker_slack,
         )
     }
 
-    /// Latency the plugin reports to the host, in samples (`0`, or `q` in low-CPU mode).
+    /// Whether this is the offload mode's plan: no level on the audio thread.
+    pub fn offloads(&self) -> bool {
+        matches!(self.latency_mode, LatencyMode::Offload(_))
+    }
+
+    /// Latency the plugin reports to the host, in samples: `0`, `q` in low-CPU mode, `L` in
+    /// the offload mode ([`offload_shape`]).
     pub fn latency_samples(&self) -> usize {
-        latency_for(self.latency_mode, self.quantum)
+        self.latency
     }
 
     /// Delay from a level's input time to its output time, `D + latency`. Always at least the
@@ -346,20 +429,18 @@ struct ChainLimits {
     weights: CostWeights,
 }
 
-/// The plan's latency in samples: `0`, or the quantum in low-CPU mode.
-fn latency_for(latency_mode: LatencyMode, quantum: usize) -> usize {
-    match latency_mode {
-        LatencyMode::Zero => 0,
-        LatencyMode::LowCpu => quantum,
-    }
-}
-
 /// Whether a level runs on a worker (or the GPU, or inline with the inline executor): not the
-/// first level, whose result is due as its chunk completes, nor a level with less slack
-/// (`D + latency - P`) than `min_worker_slack`, which the audio thread spreads over its period.
-/// The one rule for both the planner's costs and [`PartitionPlan::on_audio_thread`].
-fn runs_on_worker(first: bool, level: &Level, latency: usize, min_worker_slack: usize) -> bool {
-    !first && slack(level, latency) >= min_worker_slack
+/// first level of the zero-latency and low-CPU modes (`first_inline`), whose result is due as
+/// its chunk completes, nor a level with less slack (`D + latency - P`) than
+/// `min_worker_slack`, which the audio thread spreads over its period. The one rule for both
+/// the planner's costs and [`PartitionPlan::on_audio_thread`].
+fn runs_on_worker(
+    first_inline: bool,
+    level: &Level,
+    latency: usize,
+    min_worker_slack: usize,
+) -> bool {
+    !first_inline && slack(level, latency) >= min_worker_slack
 }
 
 /// Samples between a level's input chunk completing and its first output sample being needed,
@@ -392,12 +473,13 @@ fn level_start(
 
 /// The cheapest levels covering taps `[offset, ir_len)` starting with partition size
 /// `partition_size`, and their cost. Either this level covers the rest, or it covers up to
-/// where a larger size may start and the search goes on from there.
+/// where a larger size may start and the search goes on from there. `first_inline`: this is
+/// level 0 and runs on the audio thread.
 fn cheapest_levels(
     partition_size: usize,
     offset: usize,
     limits: &ChainLimits,
-    first: bool,
+    first_inline: bool,
 ) -> (f64, Vec<Level>) {
     let ir_len = limits.ir_len;
     let level = |num_partitions| Level {
@@ -407,7 +489,12 @@ fn cheapest_levels(
     };
     let rest = (ir_len - offset).div_ceil(partition_size);
     // A level on the audio thread (spread over its period, after the first) hands no job over.
-    let on_worker = runs_on_worker(first, &level(rest), limits.latency, limits.min_worker_slack);
+    let on_worker = runs_on_worker(
+        first_inline,
+        &level(rest),
+        limits.latency,
+        limits.min_worker_slack,
+    );
     let cost = |num_partitions| {
         weighted_level_cost(partition_size, num_partitions, on_worker, limits.weights)
     };
@@ -453,216 +540,4 @@ pub fn quantum_for_block_size(max_block_size: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check_invariants(plan: &PartitionPlan) {
-        // Levels tile the IR without gaps from the head (or 0) to at least the IR's end.
-        let mut expected_offset = match plan.latency_mode {
-            LatencyMode::Zero => plan.quantum,
-            LatencyMode::LowCpu => 0,
-        };
-        for (level_idx, level) in plan.levels.iter().enumerate() {
-            assert_eq!(
-                level.ir_offset, expected_offset,
-                "gap before level {level_idx}"
-            );
-            assert!(level.partition_size.is_power_of_two());
-            assert!(level.num_partitions >= 1);
-            assert!(
-                plan.output_delay(level) >= level.partition_size,
-                "level {level_idx} late"
-            );
-            if level_idx > 0 {
-                assert!(
-                    level.ir_offset >= 2 * level.partition_size,
-                    "level {level_idx} slack"
-                );
-                assert!(level.partition_size > plan.levels[level_idx - 1].partition_size);
-            }
-            expected_offset = level.ir_end();
-        }
-        assert!(expected_offset >= plan.ir_len || plan.levels.is_empty());
-        if plan.levels.is_empty() {
-            assert_eq!(plan.latency_mode, LatencyMode::Zero);
-            assert!(plan.ir_len <= plan.quantum);
-        }
-        // The last level covers less than one partition past the IR's end.
-        if let Some(last) = plan.levels.last() {
-            assert!(last.ir_end() - plan.ir_len < last.partition_size);
-        }
-    }
-
-    #[test]
-    fn quantum_follows_power_of_two_blocks() {
-        assert_eq!(quantum_for_block_size(64), 64);
-        assert_eq!(quantum_for_block_size(128), 128);
-        assert_eq!(quantum_for_block_size(256), 256);
-        assert_eq!(quantum_for_block_size(512), 512);
-        assert_eq!(quantum_for_block_size(1024), 1024);
-        assert_eq!(quantum_for_block_size(4096), MAX_QUANTUM);
-        assert_eq!(quantum_for_block_size(1000), DEFAULT_QUANTUM);
-        assert_eq!(quantum_for_block_size(8), MIN_QUANTUM);
-        assert_eq!(quantum_for_block_size(1), MIN_QUANTUM);
-        assert_eq!(quantum_for_block_size(100), DEFAULT_QUANTUM);
-    }
-
-    #[test]
-    fn short_irs_use_the_head_only_or_one_level() {
-        let plan = PartitionPlan::new(1, 64, LatencyMode::Zero, PlanLimits::default());
-        assert_eq!(plan.head_taps, 1);
-        assert!(plan.levels.is_empty());
-        let plan = PartitionPlan::new(64, 64, LatencyMode::Zero, PlanLimits::default());
-        assert!(plan.levels.is_empty());
-        let plan = PartitionPlan::new(65, 64, LatencyMode::Zero, PlanLimits::default());
-        assert_eq!(
-            plan.levels,
-            vec![Level {
-                partition_size: 64,
-                num_partitions: 1,
-                ir_offset: 64
-            }]
-        );
-        let plan = PartitionPlan::new(1, 64, LatencyMode::LowCpu, PlanLimits::default());
-        assert_eq!(plan.head_taps, 0);
-        assert_eq!(
-            plan.levels,
-            vec![Level {
-                partition_size: 64,
-                num_partitions: 1,
-                ir_offset: 0
-            }]
-        );
-        assert_eq!(plan.latency_samples(), 64);
-    }
-
-    #[test]
-    fn ten_second_ir_grows_to_the_cap() {
-        let plan = PartitionPlan::new(480_000, 64, LatencyMode::Zero, PlanLimits::default());
-        check_invariants(&plan);
-        let sizes: Vec<usize> = plan.levels.iter().map(|l| l.partition_size).collect();
-        assert_eq!(sizes, vec![64, 512, 4096, 16384]);
-        // Level 1 starts at 2P = 1024 with less slack than a worker gets: it runs on the
-        // audio thread, spread over its period; level 2 has a worker's slack.
-        assert_eq!(
-            plan.levels[0],
-            Level {
-                partition_size: 64,
-                num_partitions: 15,
-                ir_offset: 64
-            }
-        );
-        assert_eq!(plan.levels[1].ir_offset, 1024);
-        assert!(plan.on_audio_thread(1));
-        assert!(!plan.on_audio_thread(2));
-        assert!(plan.slack_samples(&plan.levels[2]) >= DEFAULT_MIN_WORKER_SLACK);
-        assert_eq!(plan.levels[3].ir_offset, 32768);
-        assert_eq!(
-            plan.levels[3].num_partitions,
-            (480_000usize - 32768).div_ceil(16384)
-        );
-        assert_eq!(plan.slack_samples(&plan.levels[3]), 32768 - 16384);
-    }
-
-    /// zita-convolver's layout rule: x4 growth as soon as allowed, up to the cap.
-    fn fixed_growth_plan(ir_len: usize, quantum: usize, cap: usize) -> Vec<Level> {
-        let mut levels = Vec::new();
-        let (mut size, mut offset) = (quantum, quantum);
-        while offset < ir_len {
-            let next = (size * 4).min(cap);
-            let end = if next > size && 2 * next < ir_len {
-                2 * next
-            } else {
-                ir_len
-            };
-            let num_partitions = (end - offset).div_ceil(size);
-            levels.push(Level {
-                partition_size: size,
-                num_partitions,
-                ir_offset: offset,
-            });
-            offset += num_partitions * size;
-            size = next;
-        }
-        levels
-    }
-
-    #[test]
-    fn the_cost_model_picks_the_cheapest_chain() {
-        for quantum in [16, 64, 512] {
-            for ir_len in [1000, 4097, 48_000, 240_000, 480_000] {
-                // zita's rule knows no least slack: compare under the same limits.
-                let limits = PlanLimits {
-                    min_worker_slack: 0,
-                    ..PlanLimits::default()
-                };
-                let plan = PartitionPlan::new(ir_len, quantum, LatencyMode::Zero, limits);
-                check_invariants(&plan);
-                let fixed = PartitionPlan {
-                    levels: fixed_growth_plan(ir_len, quantum, DEFAULT_MAX_PARTITION_SIZE),
-                    ..plan.clone()
-                };
-                check_invariants(&fixed);
-                assert!(
-                    plan.estimated_cost() <= fixed.estimated_cost() + 1e-9,
-                    "{} costs more than {}",
-                    plan.describe(),
-                    fixed.describe()
-                );
-                // Uniform (one level) is a candidate too.
-                let uniform = level_cost(quantum, (ir_len - quantum).div_ceil(quantum), false);
-                assert!(plan.estimated_cost() <= uniform + 1e-9);
-            }
-        }
-        // The model's terms pull the right ways: more partitions and worker jobs cost more.
-        assert!(level_cost(1024, 7, false) > level_cost(1024, 6, false));
-        assert!(level_cost(1024, 6, true) > level_cost(1024, 6, false));
-        assert!(level_cost(256, 6, true) - level_cost(256, 6, false) > 100.0);
-    }
-
-    #[test]
-    fn uniform_plan_when_capped_at_the_quantum() {
-        let limits = PlanLimits {
-            max_partition_size: 64,
-            ..PlanLimits::default()
-        };
-        let plan = PartitionPlan::new(10_000, 64, LatencyMode::Zero, limits);
-        check_invariants(&plan);
-        assert_eq!(plan.levels.len(), 1);
-        assert_eq!(
-            plan.levels[0].num_partitions,
-            (10_000usize - 64).div_ceil(64)
-        );
-    }
-
-    #[test]
-    fn invariants_hold_for_many_shapes() {
-        for latency_mode in [LatencyMode::Zero, LatencyMode::LowCpu] {
-            for max_block in [1, 7, 16, 64, 100, 128, 256, 512, 4096] {
-                for max_partition_size in [16, 64, 1024, 16384, 65536] {
-                    for ir_len in [1, 15, 63, 64, 65, 129, 1000, 4097, 48_000, 480_001] {
-                        let limits = PlanLimits {
-                            max_partition_size,
-                            ..PlanLimits::default()
-                        };
-                        let plan = PartitionPlan::new(ir_len, max_block, latency_mode, limits);
-                        check_invariants(&plan);
-                        // Every level after the first has a period of slack at least: a
-                        // spread level finishes within it; a worker level has the least
-                        // slack a worker gets.
-                        for (idx, level) in plan.levels.iter().enumerate().skip(1) {
-                            let slack = plan.slack_samples(level);
-                            assert!(slack >= level.partition_size, "{}", plan.describe());
-                            assert_eq!(
-                                plan.on_audio_thread(idx),
-                                slack < DEFAULT_MIN_WORKER_SLACK,
-                                "{}",
-                                plan.describe()
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

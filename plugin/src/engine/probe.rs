@@ -29,7 +29,8 @@ pub struct BackendReport {
 /// Where a level of the plan runs now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunsOn {
-    /// Level 0 (with the head), or every level with the inline executor.
+    /// The audio thread: level 0 with the head (not in the offload mode), a level spread
+    /// over its period, or every level with the inline executor.
     AudioThread,
     /// A worker thread.
     CpuWorker,

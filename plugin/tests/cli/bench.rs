@@ -222,6 +222,41 @@ fn bench_fixed_work_measures_the_machine_with_the_same_fields() {
     );
 }
 
+/// `--latency N`: the offload mode, reported in `latency_samples`, with no head and every
+/// level on a worker thread.
+#[test]
+fn bench_offload_reports_its_latency_and_runs_every_level_on_workers() {
+    let stdout = cli_stdout(&[
+        "bench",
+        "--ir-seconds",
+        "1",
+        "--block",
+        "64",
+        "--seconds",
+        "0.5",
+        "--latency",
+        "2048",
+        "--backend",
+        "cpu",
+        "--json",
+    ]);
+    let line = stdout.lines().next().expect("a JSON line");
+    assert_eq!(json_number(line, "latency_samples"), 2048.0, "{line}");
+    assert!(line.contains("\"layout\":\"head0 256x"), "{line}");
+    let plan = longtail::engine::PartitionPlan::new(
+        48_000,
+        64,
+        longtail::engine::LatencyMode::Offload(2048),
+        longtail::engine::PlanLimits::default(),
+    );
+    // The calling thread and one worker per level.
+    assert_eq!(
+        json_number(line, "threads"),
+        1.0 + plan.levels.len() as f64,
+        "{line}"
+    );
+}
+
 #[test]
 fn bench_harness_mode_writes_the_convolution() {
     let dir = temp_dir("bench");

@@ -44,6 +44,9 @@ fn render_matches_direct_convolution() {
         &["--block", "64"][..],
         &["--block", "random", "--latency", "low"],
         &["--block", "1", "--backend", "cpu"],
+        // The offload mode: every level on a worker, 4096 samples late (2048 leaves no room
+        // for a block of 480), cut off again.
+        &["--block", "480", "--latency", "2048", "--backend", "cpu"],
     ] {
         let output = render(&dir, &dir.join("ir.wav"), &dir.join("in.wav"), extra);
         assert_eq!(output.len(), 2);
@@ -167,6 +170,13 @@ fn bad_inputs_fail_with_one_clear_message() {
         (&good_ir, &good_in, &["--mix", "1.5"], "not a mix"),
         (&good_ir, &good_in, &["--block", "0"], "not a block size"),
         (&good_ir, &good_in, &["--latency", "huge"], "invalid value"),
+        (
+            &good_ir,
+            &good_in,
+            &["--latency", "0"],
+            "a number of samples from 1",
+        ),
+        (&good_ir, &good_in, &["--latency", "65537"], "to 65536"),
     ];
     for (ir, input, extra, expected) in cases {
         let stderr = render_error(&dir, ir, input, extra);

@@ -100,7 +100,9 @@ fn parameters_are_listed_with_their_defaults() {
             BACKEND => (true, 2.0),
             // Auto, Speakers, Ambisonics, Discrete.
             CHANNEL_FORMAT => (true, 3.0),
-            LATENCY | IR_SOURCE | REVERSE | NORMALIZE | PREDELAY_SYNC => (true, 1.0),
+            // Zero, Low CPU, Offload 512 to 4096.
+            LATENCY => (true, 5.0),
+            IR_SOURCE | REVERSE | NORMALIZE | PREDELAY_SYNC => (true, 1.0),
             // 1/64 to 1/2, plain, dotted and triplet.
             PREDELAY_NOTE => (true, 15.0),
             _ => (false, 1.0),
@@ -136,6 +138,10 @@ fn parameters_are_listed_with_their_defaults() {
     assert_eq!(host.value_to_text(ir.id, 4.0), "Wide hall (true stereo)");
     let latency = by_name(LATENCY);
     assert_eq!(host.value_to_text(latency.id, LATENCY_LOW_CPU), "Low CPU");
+    assert_eq!(
+        host.value_to_text(latency.id, LATENCY_OFFLOAD_2048),
+        "Offload 2048"
+    );
     host.assert_threading_respected();
 }
 

@@ -103,3 +103,6 @@ const IR_PLATE: f64 = 1.0;
 const IR_CATHEDRAL: f64 = 3.0;
 const LATENCY_ZERO: f64 = 0.0;
 const LATENCY_LOW_CPU: f64 = 1.0;
+/// "Offload 512" and "Offload 2048" (the parameter's values 2 to 5 are 512 to 4096).
+const LATENCY_OFFLOAD_512: f64 = 2.0;
+const LATENCY_OFFLOAD_2048: f64 = 4.0;

@@ -63,6 +63,13 @@ pub(crate) fn low_cpu_latency(max_frames: u32) -> u32 {
     longtail::engine::plan::quantum_for_block_size(max_frames as usize) as u32
 }
 
+/// The latency the offload mode's parameter value `mode` reports at `max_frames`.
+pub(crate) fn offload_latency(mode: f64, max_frames: u32) -> u32 {
+    use longtail::engine::plan::{OFFLOAD_LATENCIES, PlanLimits, offload_shape};
+    let asked = OFFLOAD_LATENCIES[mode as usize - 2];
+    offload_shape(asked, max_frames as usize, PlanLimits::default()).0 as u32
+}
+
 pub(crate) fn tail_of(ir: BuiltinIr, latency: u32) -> TailLength {
     tail_at(ir, SAMPLE_RATE, latency)
 }

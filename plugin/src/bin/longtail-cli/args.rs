@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use longtail::engine::LatencyMode;
+use longtail::engine::plan::{MAX_OFFLOAD_LATENCY, OFFLOAD_LATENCIES};
 use longtail::engine::{Executor, GpuPolicy};
 use longtail::ir;
 use longtail::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
@@ -76,8 +77,11 @@ pub(crate) enum Command {
         /// and 2 -> 2 buses).
         #[arg(long, default_value_t = 100.0, value_parser = parse_width)]
         width: f32,
-        /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU.
-        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU; a
+        /// number of samples N: the offload mode, nothing convolving on the audio thread, with
+        /// a latency of N or more where a worker needs it (the output is time-aligned either
+        /// way).
+        #[arg(long, default_value = "zero", value_parser = parse_latency)]
         latency: LatencyArg,
         /// Where the tail runs: `auto` (the GPU for big IRs on a real GPU whose round trip
         /// fits, else the CPU), `cpu`, or `gpu` (every level of 1024+ samples on the GPU;
@@ -226,8 +230,9 @@ pub(crate) enum Command {
         /// single-thread reference).
         #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]
         executor: ExecutorArg,
-        /// `zero` or `low` latency.
-        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
+        /// is N or more where a worker needs it (`latency_samples` says which).
+        #[arg(long, default_value = "zero", value_parser = parse_latency)]
         latency: LatencyArg,
         /// Measure the machine instead of the engine: no engine runs, and each call spins this
         /// many microseconds over a 512 KiB buffer, timed, paced and prioritised exactly as the
@@ -310,8 +315,9 @@ pub(crate) enum Command {
         /// Sample rate in Hz, 1000 to 768000.
         #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
         rate: u32,
-        /// `zero` or `low` latency.
-        #[arg(long, value_enum, default_value_t = LatencyArg::Zero)]
+        /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
+        /// is N or more where a worker needs it (`latency_samples` says which).
+        #[arg(long, default_value = "zero", value_parser = parse_latency)]
         latency: LatencyArg,
         /// Paths of the engine: 2 for a stereo IR on a stereo track, 4 for true stereo, more
         /// for a matrix of instances (Auto weighs paths times IR length).
@@ -483,10 +489,12 @@ impl EditArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+/// `--latency`: `zero`, `low`, or the offload mode's latency in samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LatencyArg {
     Zero,
     Low,
+    Offload(usize),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -540,7 +548,25 @@ impl From<LatencyArg> for LatencyMode {
         match arg {
             LatencyArg::Zero => LatencyMode::Zero,
             LatencyArg::Low => LatencyMode::LowCpu,
+            LatencyArg::Offload(samples) => LatencyMode::Offload(samples),
         }
+    }
+}
+
+fn parse_latency(text: &str) -> Result<LatencyArg, String> {
+    match text {
+        "zero" => Ok(LatencyArg::Zero),
+        "low" => Ok(LatencyArg::Low),
+        _ => match text.parse::<usize>() {
+            Ok(samples) if (1..=MAX_OFFLOAD_LATENCY).contains(&samples) => {
+                Ok(LatencyArg::Offload(samples))
+            }
+            _ => Err(format!(
+                "`{text}`: --latency takes `zero`, `low` or a number of samples from 1 to \
+                 {MAX_OFFLOAD_LATENCY} (the offload mode, e.g. {})",
+                OFFLOAD_LATENCIES.map(|n| n.to_string()).join(", ")
+            )),
+        },
     }
 }
 

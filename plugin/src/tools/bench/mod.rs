@@ -45,7 +45,7 @@ pub struct BenchConfig {
     pub rate: u32,
     /// Plugin instances processed one after another in each block (one engine each).
     pub instances: usize,
-    /// Zero latency or low CPU.
+    /// Zero latency, low CPU, or the offload mode with its latency.
     pub latency_mode: LatencyMode,
     /// How blocks are released ([`Pace`]); every pace but [`Pace::Offline`] runs the engines in
     /// real-time mode, where lates are possible.

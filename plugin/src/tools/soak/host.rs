@@ -18,7 +18,9 @@ use super::signal::Signal;
 use super::{SoakOptions, SoakReport};
 use crate::Longtail;
 use crate::engine::LatencyMode;
+use crate::engine::plan::OFFLOAD_LATENCIES;
 use crate::ir::builtin::BuiltinIr;
+use crate::params::LatencyModeParam;
 use crate::processor::Health;
 use crate::rng::Rng;
 
@@ -156,10 +158,11 @@ impl Host {
     fn set_engine_params(&self, ir: BuiltinIr, latency_mode: LatencyMode) {
         let ir_idx = BuiltinIr::ALL.iter().position(|&i| i == ir).unwrap_or(0);
         self.set_enum(self.handles.ir, ir_idx);
-        self.set_enum(
-            self.handles.latency,
-            usize::from(latency_mode == LatencyMode::LowCpu),
-        );
+        let latency_idx = LatencyModeParam::ALL
+            .iter()
+            .position(|&mode| LatencyMode::from(mode) == latency_mode)
+            .unwrap_or(0);
+        self.set_enum(self.handles.latency, latency_idx);
     }
 
     /// Moves mix and gain when their time has come, and switches the IR when its time has come.
@@ -175,9 +178,11 @@ impl Host {
             report.switches += 1;
             self.ir_idx = (self.ir_idx + 1) % BuiltinIr::ALL.len();
             if report.switches.is_multiple_of(7) {
+                // Zero, low CPU, offload, and round again.
                 self.latency_mode = match self.latency_mode {
                     LatencyMode::Zero => LatencyMode::LowCpu,
-                    LatencyMode::LowCpu => LatencyMode::Zero,
+                    LatencyMode::LowCpu => LatencyMode::Offload(OFFLOAD_LATENCIES[2]),
+                    LatencyMode::Offload(_) => LatencyMode::Zero,
                 };
             }
             self.set_engine_params(BuiltinIr::ALL[self.ir_idx], self.latency_mode);

@@ -1,0 +1,274 @@
+//! The plan's invariants, its cost model and the offload mode's shape.
+
+use super::*;
+
+fn check_invariants(plan: &PartitionPlan) {
+    // Levels tile the IR without gaps from the head (or 0) to at least the IR's end.
+    let mut expected_offset = match plan.latency_mode {
+        LatencyMode::Zero => plan.quantum,
+        LatencyMode::LowCpu | LatencyMode::Offload(_) => 0,
+    };
+    for (level_idx, level) in plan.levels.iter().enumerate() {
+        assert_eq!(
+            level.ir_offset, expected_offset,
+            "gap before level {level_idx}"
+        );
+        assert!(level.partition_size.is_power_of_two());
+        assert!(level.num_partitions >= 1);
+        assert!(
+            plan.output_delay(level) >= level.partition_size,
+            "level {level_idx} late"
+        );
+        if level_idx > 0 {
+            assert!(
+                level.ir_offset >= 2 * level.partition_size,
+                "level {level_idx} slack"
+            );
+            assert!(level.partition_size > plan.levels[level_idx - 1].partition_size);
+        }
+        expected_offset = level.ir_end();
+    }
+    assert!(expected_offset >= plan.ir_len || plan.levels.is_empty());
+    if plan.levels.is_empty() {
+        assert_eq!(plan.latency_mode, LatencyMode::Zero);
+        assert!(plan.ir_len <= plan.quantum);
+    }
+    // The last level covers less than one partition past the IR's end.
+    if let Some(last) = plan.levels.last() {
+        assert!(last.ir_end() - plan.ir_len < last.partition_size);
+    }
+}
+
+#[test]
+fn quantum_follows_power_of_two_blocks() {
+    assert_eq!(quantum_for_block_size(64), 64);
+    assert_eq!(quantum_for_block_size(128), 128);
+    assert_eq!(quantum_for_block_size(256), 256);
+    assert_eq!(quantum_for_block_size(512), 512);
+    assert_eq!(quantum_for_block_size(1024), 1024);
+    assert_eq!(quantum_for_block_size(4096), MAX_QUANTUM);
+    assert_eq!(quantum_for_block_size(1000), DEFAULT_QUANTUM);
+    assert_eq!(quantum_for_block_size(8), MIN_QUANTUM);
+    assert_eq!(quantum_for_block_size(1), MIN_QUANTUM);
+    assert_eq!(quantum_for_block_size(100), DEFAULT_QUANTUM);
+}
+
+#[test]
+fn short_irs_use_the_head_only_or_one_level() {
+    let plan = PartitionPlan::new(1, 64, LatencyMode::Zero, PlanLimits::default());
+    assert_eq!(plan.head_taps, 1);
+    assert!(plan.levels.is_empty());
+    let plan = PartitionPlan::new(64, 64, LatencyMode::Zero, PlanLimits::default());
+    assert!(plan.levels.is_empty());
+    let plan = PartitionPlan::new(65, 64, LatencyMode::Zero, PlanLimits::default());
+    assert_eq!(
+        plan.levels,
+        vec![Level {
+            partition_size: 64,
+            num_partitions: 1,
+            ir_offset: 64
+        }]
+    );
+    let plan = PartitionPlan::new(1, 64, LatencyMode::LowCpu, PlanLimits::default());
+    assert_eq!(plan.head_taps, 0);
+    assert_eq!(
+        plan.levels,
+        vec![Level {
+            partition_size: 64,
+            num_partitions: 1,
+            ir_offset: 0
+        }]
+    );
+    assert_eq!(plan.latency_samples(), 64);
+}
+
+#[test]
+fn ten_second_ir_grows_to_the_cap() {
+    let plan = PartitionPlan::new(480_000, 64, LatencyMode::Zero, PlanLimits::default());
+    check_invariants(&plan);
+    let sizes: Vec<usize> = plan.levels.iter().map(|l| l.partition_size).collect();
+    assert_eq!(sizes, vec![64, 512, 4096, 16384]);
+    // Level 1 starts at 2P = 1024 with less slack than a worker gets: it runs on the
+    // audio thread, spread over its period; level 2 has a worker's slack.
+    assert_eq!(
+        plan.levels[0],
+        Level {
+            partition_size: 64,
+            num_partitions: 15,
+            ir_offset: 64
+        }
+    );
+    assert_eq!(plan.levels[1].ir_offset, 1024);
+    assert!(plan.on_audio_thread(1));
+    assert!(!plan.on_audio_thread(2));
+    assert!(plan.slack_samples(&plan.levels[2]) >= DEFAULT_MIN_WORKER_SLACK);
+    assert_eq!(plan.levels[3].ir_offset, 32768);
+    assert_eq!(
+        plan.levels[3].num_partitions,
+        (480_000usize - 32768).div_ceil(16384)
+    );
+    assert_eq!(plan.slack_samples(&plan.levels[3]), 32768 - 16384);
+}
+
+/// zita-convolver's layout rule: x4 growth as soon as allowed, up to the cap.
+fn fixed_growth_plan(ir_len: usize, quantum: usize, cap: usize) -> Vec<Level> {
+    let mut levels = Vec::new();
+    let (mut size, mut offset) = (quantum, quantum);
+    while offset < ir_len {
+        let next = (size * 4).min(cap);
+        let end = if next > size && 2 * next < ir_len {
+            2 * next
+        } else {
+            ir_len
+        };
+        let num_partitions = (end - offset).div_ceil(size);
+        levels.push(Level {
+            partition_size: size,
+            num_partitions,
+            ir_offset: offset,
+        });
+        offset += num_partitions * size;
+        size = next;
+    }
+    levels
+}
+
+#[test]
+fn the_cost_model_picks_the_cheapest_chain() {
+    for quantum in [16, 64, 512] {
+        for ir_len in [1000, 4097, 48_000, 240_000, 480_000] {
+            // zita's rule knows no least slack: compare under the same limits.
+            let limits = PlanLimits {
+                min_worker_slack: 0,
+                ..PlanLimits::default()
+            };
+            let plan = PartitionPlan::new(ir_len, quantum, LatencyMode::Zero, limits);
+            check_invariants(&plan);
+            let fixed = PartitionPlan {
+                levels: fixed_growth_plan(ir_len, quantum, DEFAULT_MAX_PARTITION_SIZE),
+                ..plan.clone()
+            };
+            check_invariants(&fixed);
+            assert!(
+                plan.estimated_cost() <= fixed.estimated_cost() + 1e-9,
+                "{} costs more than {}",
+                plan.describe(),
+                fixed.describe()
+            );
+            // Uniform (one level) is a candidate too.
+            let uniform = level_cost(quantum, (ir_len - quantum).div_ceil(quantum), false);
+            assert!(plan.estimated_cost() <= uniform + 1e-9);
+        }
+    }
+    // The model's terms pull the right ways: more partitions and worker jobs cost more.
+    assert!(level_cost(1024, 7, false) > level_cost(1024, 6, false));
+    assert!(level_cost(1024, 6, true) > level_cost(1024, 6, false));
+    assert!(level_cost(256, 6, true) - level_cost(256, 6, false) > 100.0);
+}
+
+#[test]
+fn uniform_plan_when_capped_at_the_quantum() {
+    let limits = PlanLimits {
+        max_partition_size: 64,
+        ..PlanLimits::default()
+    };
+    let plan = PartitionPlan::new(10_000, 64, LatencyMode::Zero, limits);
+    check_invariants(&plan);
+    assert_eq!(plan.levels.len(), 1);
+    assert_eq!(
+        plan.levels[0].num_partitions,
+        (10_000usize - 64).div_ceil(64)
+    );
+}
+
+#[test]
+fn invariants_hold_for_many_shapes() {
+    let modes = [
+        LatencyMode::Zero,
+        LatencyMode::LowCpu,
+        LatencyMode::Offload(512),
+        LatencyMode::Offload(2048),
+        LatencyMode::Offload(3000),
+    ];
+    for latency_mode in modes {
+        for max_block in [1, 7, 16, 64, 100, 128, 256, 512, 4096] {
+            for max_partition_size in [16, 64, 1024, 16384, 65536] {
+                for ir_len in [1, 15, 63, 64, 65, 129, 1000, 4097, 48_000, 480_001] {
+                    let limits = PlanLimits {
+                        max_partition_size,
+                        ..PlanLimits::default()
+                    };
+                    let plan = PartitionPlan::new(ir_len, max_block, latency_mode, limits);
+                    check_invariants(&plan);
+                    if let LatencyMode::Offload(requested) = latency_mode {
+                        check_offload(&plan, requested, max_block);
+                    }
+                    // Every level after the first has a period of slack at least: a
+                    // spread level finishes within it; a worker level has the least
+                    // slack a worker gets.
+                    for (idx, level) in plan.levels.iter().enumerate().skip(1) {
+                        let slack = plan.slack_samples(level);
+                        assert!(slack >= level.partition_size, "{}", plan.describe());
+                        assert_eq!(
+                            plan.on_audio_thread(idx),
+                            slack < DEFAULT_MIN_WORKER_SLACK,
+                            "{}",
+                            plan.describe()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The offload mode's plan: level 0 at offset 0 with the partition [`offload_shape`] picks,
+/// a worker's slack after a host block, no level on the audio thread, and at least the
+/// latency asked for.
+fn check_offload(plan: &PartitionPlan, requested: usize, max_block: usize) {
+    let latency = plan.latency_samples();
+    assert!(latency >= requested, "{}", plan.describe());
+    let first = plan.levels[0];
+    assert_eq!(first.ir_offset, 0);
+    assert!(first.partition_size >= plan.quantum);
+    assert!(
+        plan.slack_samples(&first) >= DEFAULT_MIN_WORKER_SLACK + max_block,
+        "{}",
+        plan.describe()
+    );
+    assert_eq!(plan.head_taps, 0);
+    assert!(plan.offloads());
+    for idx in 0..plan.levels.len() {
+        assert!(!plan.on_audio_thread(idx), "{}", plan.describe());
+    }
+}
+
+#[test]
+fn offload_takes_the_latency_asked_for_where_a_worker_has_its_slack() {
+    let limits = PlanLimits::default();
+    // Block 64: L - P0 >= 1536 + 64 gives P0 = 256 at L = 2048, 2048 at 4096.
+    assert_eq!(offload_shape(2048, 64, limits), (2048, 256));
+    assert_eq!(offload_shape(4096, 64, limits), (4096, 2048));
+    // 512 and 1024 leave no room for a worker: the next power of two that does.
+    assert_eq!(offload_shape(512, 64, limits), (2048, 256));
+    assert_eq!(offload_shape(1024, 64, limits), (2048, 256));
+    // A latency that is no power of two is kept where it fits.
+    assert_eq!(offload_shape(3000, 64, limits), (3000, 1024));
+    // Blocks of 1024 (quantum 1024) and 480 (quantum 64) need 4096.
+    assert_eq!(offload_shape(2048, 1024, limits), (4096, 1024));
+    assert_eq!(offload_shape(2048, 480, limits), (4096, 2048));
+    assert_eq!(offload_shape(4096, 480, limits), (4096, 2048));
+    // Level 0 keeps to the partition cap, and the latency to its own.
+    let capped = PlanLimits {
+        max_partition_size: 128,
+        ..limits
+    };
+    assert_eq!(offload_shape(4096, 64, capped), (4096, 128));
+    assert_eq!(offload_shape(usize::MAX, 64, limits).0, MAX_OFFLOAD_LATENCY);
+
+    let plan = PartitionPlan::new(480_000, 64, LatencyMode::Offload(2048), limits);
+    check_invariants(&plan);
+    check_offload(&plan, 2048, 64);
+    assert_eq!(plan.latency_samples(), 2048);
+    assert_eq!(plan.levels[0].partition_size, 256);
+}
