@@ -5,7 +5,8 @@
 //! the exact convolution again: they rebuilt their delay lines from the history. Once the slow
 //! GPU is fast again, the levels go back to it, and the output stays exact through the
 //! hand-over. A GPU that gets hot has its levels moved to the CPU by the thermal policy, the
-//! same way.
+//! same way. The slow and the lost GPU again in the offload mode, where level 0 is on the GPU
+//! and fails over at its first late.
 
 use std::time::Duration;
 
@@ -24,11 +25,15 @@ const RATE: u32 = 48_000;
 const MAX_PARTITION: usize = 8192;
 
 fn config() -> EngineConfig {
+    config_in(LatencyMode::Zero)
+}
+
+fn config_in(latency_mode: LatencyMode) -> EngineConfig {
     EngineConfig {
         max_block_size: 128,
         num_inputs: 2,
         num_outputs: 2,
-        latency_mode: LatencyMode::Zero,
+        latency_mode,
         limits: PlanLimits {
             max_partition_size: MAX_PARTITION,
             ..PlanLimits::default()
@@ -83,10 +88,28 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     set_gpu_temp(50);
     longtail::engine::governor::set_thermal_root(Some(thermal_root.clone()));
 
-    for fault in ["slow", "hot", "lost"] {
+    // The offload mode at 4096 samples puts level 0 (2048 samples from IR offset 0) on the GPU
+    // too: its first late moves it to its standby.
+    let offload = LatencyMode::Offload(4096);
+    for (fault, latency_mode) in [
+        ("slow", LatencyMode::Zero),
+        ("hot", LatencyMode::Zero),
+        ("lost", LatencyMode::Zero),
+        ("slow", offload),
+        ("lost", offload),
+    ] {
         // Where a crash in the driver happened, with --nocapture.
-        eprintln!("fault: {fault}");
-        let mut engine = Engine::new(&ir, config()).unwrap();
+        eprintln!("fault: {fault} {latency_mode:?}");
+        let mut engine = Engine::new(&ir, config_in(latency_mode)).unwrap();
+        let latency = engine.latency_samples();
+        if latency_mode == offload {
+            let level_0 = &engine.backend_probe().levels()[0];
+            assert_eq!(
+                level_0.runs_on,
+                longtail::engine::RunsOn::Gpu,
+                "{level_0:?}"
+            );
+        }
         let hub = engine.gpu_hub().unwrap().clone();
         match fault {
             "slow" => engine.set_gpu_retry_after(Duration::from_millis(100)),
@@ -132,7 +155,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
         }
         let report = engine.backend_report();
         let stats = engine.late_stats();
-        println!("{fault}: {report:?} {stats:?} migrated at {migrated_at:?}");
+        println!("{fault} {latency_mode:?}: {report:?} {stats:?} migrated at {migrated_at:?}");
         let migrated_at = migrated_at.unwrap_or_else(|| panic!("{fault}: never left the GPU"));
         if fault == "slow" {
             assert!(stats.late_results > 0, "lates not counted: {stats:?}");
@@ -158,12 +181,15 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
         } else {
             0
         };
-        let settled = migrated_at + dropped + 2 * MAX_PARTITION + 256;
+        let settled = migrated_at + dropped + 2 * MAX_PARTITION + 256 + latency;
         for (path, taps) in route_plain(&ir, 2, 2).expect("stereo") {
             let want = reference_convolution(&inputs[path.input_idx], &taps);
             let got = &outputs[path.output_idx][settled..total];
-            let snr = snr_db(got, &want[settled..total]);
-            assert!(snr >= MIN_SNR_DB, "{fault}: after failover {snr:.1} dB");
+            let snr = snr_db(got, &want[settled - latency..total - latency]);
+            assert!(
+                snr >= MIN_SNR_DB,
+                "{fault} {latency_mode:?}: after failover {snr:.1} dB"
+            );
         }
     }
 

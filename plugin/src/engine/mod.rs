@@ -387,6 +387,11 @@ impl Engine {
                     _ => WorkerLevel::spawn(upols, num_inputs, level_idx),
                 }
                 .map_err(|err| EngineError::Thread(err.to_string()))?;
+                let mut worker = worker;
+                if level.ir_offset == 0 {
+                    // The offload mode's level 0: a late result is a hole in the wet signal.
+                    worker.degrade_at_first_late();
+                }
                 LevelRunner::Worker(worker)
             };
             levels.push(runner);

@@ -15,7 +15,9 @@
 //!   worker feeds silence into its delay line in its place, so the level keeps its timing and
 //!   recovers by itself.
 //! - [`LevelStats::consecutive_lates`] counts lates in a row; at [`DEGRADED_AFTER_LATES`]
-//!   the level raises its degraded flag (for the editor) until a result is on time again.
+//!   the level raises its degraded flag (for the editor, and a GPU level's move to its CPU
+//!   standby) until a result is on time again. The offload mode's level 0, whose lates are
+//!   holes in the wet signal rather than in its tail, raises it at the first.
 //! - Offline mode (`ProcessMode::Offline`, `longtail-cli render`) waits for every result, so
 //!   nothing is ever late ([`Wait::Forever`]).
 //! - The bounded waits are counted ([`LevelStats::waits`]), with their longest and their total.

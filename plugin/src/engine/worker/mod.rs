@@ -80,6 +80,10 @@ pub struct WorkerLevel {
     epoch: u64,
     partition_size: usize,
     output_delay: usize,
+    /// Lates in a row after which the level is degraded (and a GPU level goes to its
+    /// standby): [`DEGRADED_AFTER_LATES`], or 1 for a level whose lates are holes in the wet
+    /// signal ([`Self::degrade_at_first_late`]).
+    degraded_after: u64,
 }
 
 impl WorkerLevel {
@@ -241,7 +245,16 @@ impl WorkerLevel {
             epoch: 0,
             partition_size,
             output_delay,
+            degraded_after: DEGRADED_AFTER_LATES,
         })
+    }
+
+    /// Degrades the level at its first late result or dropped chunk, not the third: the
+    /// offload mode's level 0, whose lates are holes in the wet signal from its first sample,
+    /// not in its tail. On the GPU, its standby then takes over after one late. Off the audio
+    /// thread, before the level plays.
+    pub fn degrade_at_first_late(&mut self) {
+        self.degraded_after = 1;
     }
 
     /// Partition size `P`.
@@ -383,7 +396,7 @@ impl WorkerLevel {
             stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
             // A dropped chunk is as bad as a late result for the degraded flag.
             let lates = stats.consecutive_lates.fetch_add(1, Ordering::Relaxed) + 1;
-            if lates >= DEGRADED_AFTER_LATES {
+            if lates >= self.degraded_after {
                 stats.degraded.store(true, Ordering::Relaxed);
             }
             return;
@@ -476,7 +489,7 @@ impl WorkerLevel {
                             .consecutive_lates
                             .fetch_add(1, Ordering::Relaxed)
                             + 1;
-                        if lates >= DEGRADED_AFTER_LATES {
+                        if lates >= self.degraded_after {
                             shared.stats.degraded.store(true, Ordering::Relaxed);
                         }
                     }

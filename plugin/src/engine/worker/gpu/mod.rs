@@ -5,9 +5,10 @@
 //! slots (`GpuFeed`, its [`Feed`]), computes them in its batch and publishes them as a worker
 //! would, so the audio thread's side is unchanged (it wakes the hub's thread instead of the
 //! worker's). The level's worker thread is started too, as a warm standby: it sleeps until the
-//! hub gives the level up (the device failed, or [`DEGRADED_AFTER_LATES`] lates in a row), then
-//! rebuilds the level's delay lines from the last `n + 1` chunks the hub took (kept for it off
-//! the audio thread), and carries on with the next job as a CPU worker. Results that come late
+//! hub gives the level up (the device failed, or [`DEGRADED_AFTER_LATES`] lates in a row, one
+//! for the offload mode's level 0), then rebuilds the level's delay lines from the last
+//! `n + 1` chunks the hub took (kept for it off the audio thread), and carries on with the
+//! next job as a CPU worker. Results that come late
 //! meanwhile follow the late policy (faded in, see [`late_policy`]), so the move is a short
 //! crossfade, not a gap in the tail.
 //!
