@@ -163,13 +163,18 @@ gpu_check_summary() {
     echo "GPU tests ($tests_s s):"
     grep -E "^-- |^test result" "$out/gpu-tests.log" | paste -d ' ' - - | sed 's/^-- /  /'
     echo
-    printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' run backend rtf cpu_s p99/ddl max/ddl late gpu_rt99
+    # The three modes side by side: zero latency on the CPU only and with the GPU tail, and
+    # the offload mode on the GPU and on the CPU workers; rtf_main is the audio threads' share.
+    printf '%-22s %-7s %7s %9s %9s %9s %9s %9s %5s %8s\n' run backend latency rtf rtf_main \
+        cpu_s p99/ddl max/ddl late gpu_rt99
     local run line
-    for run in session-gpu session-cpu matrix-gpu matrix-cpu; do
+    for run in session-cpu session-gpu session-offload-gpu session-offload-cpu \
+        matrix-cpu matrix-gpu matrix-offload-gpu matrix-offload-cpu; do
         line=$(run_line "$run")
         [ -n "$line" ] || continue
-        printf '%-14s %-8s %9s %9s %11s %11s %6s %8s\n' "$run" \
-            "$(field "$line" backend)" "$(field "$line" rtf)" "$(field "$line" cpu_s)" \
+        printf '%-22s %-7s %7s %9s %9s %9s %9s %9s %5s %8s\n' "$run" \
+            "$(field "$line" backend)" "$(field "$line" latency_samples)" \
+            "$(field "$line" rtf)" "$(field "$line" rtf_main)" "$(field "$line" cpu_s)" \
             "$(field "$line" p99_over_deadline)" "$(field "$line" max_over_deadline)" \
             "$(field "$line" late_blocks)" "$(field "$line" gpu_rt_p99_us)"
     done
@@ -177,7 +182,7 @@ gpu_check_summary() {
     # Where the hub's round trips went: submit, wait (and the CPU share of the wait: near 1 when
     # the driver spins; then the hub naps, and says how many periods did), readback, and the
     # round trip by the largest partition batched.
-    for run in session-gpu matrix-gpu; do
+    for run in session-gpu session-offload-gpu matrix-gpu matrix-offload-gpu; do
         line=$(run_line "$run")
         [ -n "$line" ] || continue
         echo "$run hub thread CPU s: $(field "$line" gpu_hub_cpu_s); periods:" \

@@ -23,17 +23,21 @@
 #   bench-gpu.jsonl  one period's GPU batch alone (64 paths of P = 8192, the round-trip
 #                    target), tiled kernels then radix-2, one JSON line each;
 #   session.jsonl    the session benchmark: 256 instances of a stereo 10 s IR at 128-sample
-#                    blocks over 8 paced host threads, 60 s, on the GPU then on the CPU only
-#                    (one JSON line per host thread, then the session's line, for each);
-#   matrix.jsonl     one dense 16 x 16 matrix of 4 s rooms at 64-sample blocks, paced, 60 s,
-#                    with the GPU tail then on the CPU only (the issue's target: the process's
-#                    CPU with the GPU at most a third of the CPU-only run's, nothing late);
+#                    blocks over 8 paced host threads, 30 s, on the GPU then on the CPU only,
+#                    at zero latency, then in the offload mode (--latency 4096: every level,
+#                    level 0 included, is 1024 samples or more, so the GPU may take them all)
+#                    on the GPU and on the CPU workers (one JSON line per host thread, then the
+#                    session's line, for each; variants session-gpu, session-cpu,
+#                    session-offload-gpu, session-offload-cpu);
+#   matrix.jsonl     one dense 16 x 16 matrix of 4 s rooms at 64-sample blocks, paced, 30 s,
+#                    the same four runs (variants matrix-gpu and so on);
 #   status-matrix.json  what Auto decides for that matrix on this machine (status --backend
 #                    auto: both sides' calibrated costs, and where each level would run);
 # and room for one more.
 #
 # Knobs, to shrink it for a dry run on lavapipe (with LONGTAIL_GPU_ALLOW_CPU=1):
-# GPU_CHECK_INSTANCES (256), GPU_CHECK_HOST_THREADS (8), GPU_CHECK_SECONDS (60),
+# GPU_CHECK_INSTANCES (256), GPU_CHECK_HOST_THREADS (8), GPU_CHECK_SECONDS (30),
+# GPU_CHECK_OFFLOAD_LATENCY (the offload runs' --latency, 4096),
 # GPU_CHECK_PERIODS (bench-gpu's periods, 1000), GPU_CHECK_MATRIX (inputs, outputs and IR
 # seconds of the matrix run, "16 16 4"), GPU_CHECK_TEST_ARGS (arguments for every test
 # binary, a filter or `--skip NAME`, say; none by default), GPU_CHECK_CARRIED_LOADERS=1 (use
@@ -66,7 +70,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 instances=${GPU_CHECK_INSTANCES:-256}
 host_threads=${GPU_CHECK_HOST_THREADS:-8}
-seconds=${GPU_CHECK_SECONDS:-60}
+seconds=${GPU_CHECK_SECONDS:-30}
+offload_latency=${GPU_CHECK_OFFLOAD_LATENCY:-4096}
 periods=${GPU_CHECK_PERIODS:-1000}
 read -r -a test_args <<<"${GPU_CHECK_TEST_ARGS:-}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/longtail-gpu-check.XXXXXX")
@@ -124,24 +129,37 @@ for kernels in tiled radix2; do
 done
 cat "$out/bench-gpu.jsonl"
 
+# Each run at zero latency (variant RUN-BACKEND), then in the offload mode
+# (RUN-offload-BACKEND).
+runs=("zero gpu" "zero cpu" "$offload_latency gpu" "$offload_latency cpu")
+variant_of() { # run latency backend
+    if [ "$2" = zero ]; then echo "$1-$3"; else echo "$1-offload-$3"; fi
+}
+
 : > "$out/session.jsonl"
-for backend in gpu cpu; do
-    echo "== session on $backend: $instances instances, $host_threads host threads, $seconds s"
+for run in "${runs[@]}"; do
+    read -r latency backend <<<"$run"
+    variant=$(variant_of session "$latency" "$backend")
+    echo "== $variant: $instances instances, $host_threads host threads, $seconds s," \
+        "latency $latency"
     "$cli" bench --ir-seconds 10 --block 128 --instances "$instances" \
         --host-threads "$host_threads" --seconds "$seconds" --paced --backend "$backend" \
-        --variant "session-$backend" --json > "$work/session-$backend.json" || failed=1
-    cat "$work/session-$backend.json" >> "$out/session.jsonl"
-    tail -n 1 "$work/session-$backend.json"
+        --latency "$latency" --variant "$variant" --json > "$work/$variant.json" || failed=1
+    cat "$work/$variant.json" >> "$out/session.jsonl"
+    tail -n 1 "$work/$variant.json"
 done
 
 : > "$out/matrix.jsonl"
-for backend in gpu cpu; do
-    echo "== matrix on $backend: $matrix_in x $matrix_out x $matrix_s s at 64-sample blocks, $seconds s"
+for run in "${runs[@]}"; do
+    read -r latency backend <<<"$run"
+    variant=$(variant_of matrix "$latency" "$backend")
+    echo "== $variant: $matrix_in x $matrix_out x $matrix_s s at 64-sample blocks, $seconds s," \
+        "latency $latency"
     "$cli" bench --channels "$matrix_in" --outputs "$matrix_out" --ir-seconds "$matrix_s" \
-        --block 64 --seconds "$seconds" --paced --backend "$backend" \
-        --variant "matrix-$backend" --json > "$work/matrix-$backend.json" || failed=1
-    cat "$work/matrix-$backend.json" >> "$out/matrix.jsonl"
-    tail -n 1 "$work/matrix-$backend.json"
+        --block 64 --seconds "$seconds" --paced --backend "$backend" --latency "$latency" \
+        --variant "$variant" --json > "$work/$variant.json" || failed=1
+    cat "$work/$variant.json" >> "$out/matrix.jsonl"
+    tail -n 1 "$work/$variant.json"
 done
 
 gpu_check_summary "$work/found.txt" "$out" "$tests_s" $((SECONDS - started)) "$failed" \
