@@ -415,6 +415,90 @@ pub fn matrix_reference(ir: &Ir, inputs: &[Vec<f32>], len: usize) -> Vec<Vec<f64
     out
 }
 
+/// SNR every output of the offload mode must reach against the float64 reference delayed by
+/// exactly the latency the engine reports ([`check_offload`]).
+pub const MIN_OFFLOAD_SNR_DB: f64 = 120.0;
+
+/// The offload mode asked for `latency` samples, against the float64 reference delayed by
+/// exactly the latency the engine reports: a stereo reverb and a dense 4 x 4 matrix of
+/// `ir_len` taps, host blocks of 1, 64 and 480 samples and ragged ones, offline, on `executor`
+/// with `limits`, each output at [`MIN_OFFLOAD_SNR_DB`]. Returns the cases' lines.
+pub fn check_offload(
+    executor: longtail::engine::Executor,
+    limits: longtail::engine::PlanLimits,
+    latency: usize,
+    ir_len: usize,
+) -> Vec<String> {
+    use longtail::engine::plan::offload_shape;
+    use longtail::engine::{EngineConfig, LatencyMode};
+    let stereo = Ir::new(
+        "offload",
+        48_000,
+        (0..2)
+            .map(|c| decaying_noise(ir_len, RNG_SEED + 70 + c))
+            .collect(),
+    )
+    .expect("a stereo IR");
+    let matrix = matrix_ir(4, 4, MatrixFill::Dense, ir_len, RNG_SEED + 80);
+    let blocks = [
+        Blocks::Fixed(1),
+        Blocks::Fixed(64),
+        Blocks::Fixed(480),
+        Blocks::Random {
+            max: 700,
+            seed: RNG_SEED + 90,
+        },
+    ];
+    let mut lines = Vec::new();
+    for ir in [&stereo, &matrix] {
+        let (num_inputs, num_outputs) = match ir.layout {
+            longtail::ir::IrLayout::Matrix { inputs, outputs } => (inputs, outputs),
+            _ => (2, 2),
+        };
+        let inputs: Vec<Vec<f32>> = (0..num_inputs)
+            .map(|c| noise(6_000, 0.5, RNG_SEED + 100 + c as u64))
+            .collect();
+        let total = inputs[0].len() + ir.len() - 1;
+        let want = match ir.layout {
+            longtail::ir::IrLayout::Matrix { .. } => matrix_reference(ir, &inputs, total),
+            _ => reference_outputs(ir, &inputs, num_outputs, total),
+        };
+        for blocks in blocks {
+            let config = EngineConfig {
+                max_block_size: blocks.max(),
+                num_inputs,
+                num_outputs,
+                latency_mode: LatencyMode::Offload(latency),
+                limits,
+                executor,
+            };
+            let mut engine = Engine::new(ir, config).expect("an offload engine");
+            engine.set_offline(true);
+            let reported = engine.latency_samples();
+            let (planned, _) = offload_shape(latency, blocks.max(), limits);
+            assert_eq!(reported, planned, "{blocks:?}");
+            assert!(reported >= latency);
+            let plan = engine.plan().describe();
+            if executor != longtail::engine::Executor::Inline {
+                // Nothing on the audio thread: a worker (or the GPU) for every level.
+                assert_eq!(engine.num_workers(), engine.plan().levels.len(), "{plan}");
+            }
+            let got = run_without_latency(&mut engine, &inputs, blocks, false);
+            for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+                let snr = snr_db(g, w);
+                let case = format!(
+                    "{num_inputs} x {num_outputs} {executor:?} {blocks:?} latency {reported} \
+                     [{plan}] output {o}: {snr:.1} dB"
+                );
+                assert!(snr >= MIN_OFFLOAD_SNR_DB, "{case}");
+                lines.push(case);
+            }
+            assert_eq!(engine.late_stats(), Default::default(), "{plan}");
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use longtail::engine::plan::OFFLOAD_LATENCIES;
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, stagger_phase};
 use longtail::ir::Ir;
 use longtail_tests::{
-    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_outputs,
+    Blocks, LAYOUTS, MIN_SNR_DB, RNG_SEED, check_offload, decaying_noise, noise, reference_outputs,
     run_without_latency, snr_db,
 };
 
@@ -140,4 +140,21 @@ fn several_seconds_ir() {
         &[(2, 2, 2), (4, 1, 2)],
         PlanLimits::default(),
     );
+}
+
+/// The offload mode at 120 dB against float64 delayed by exactly its latency, stereo and a
+/// dense 4 x 4 matrix, blocks of 1, 64, 480 and ragged, inline and on CPU workers (the GPU in
+/// `engine_gpu.rs`).
+#[test]
+fn offload_is_the_reference_delayed_by_exactly_its_latency() {
+    for executor in [Executor::Inline, Executor::Workers] {
+        for line in check_offload(
+            executor,
+            PlanLimits::default(),
+            OFFLOAD_LATENCIES[2],
+            30_000,
+        ) {
+            println!("{line}");
+        }
+    }
 }

@@ -119,6 +119,33 @@ fn gpu_levels_match_the_float64_reference_in_every_layout() {
     }
 }
 
+/// The offload mode on the GPU at 4096 samples, where every level, level 0 included, is big
+/// enough for it: 120 dB against float64 delayed by exactly the latency, stereo and a dense
+/// 4 x 4 matrix, blocks of 1, 64, 480 and ragged.
+#[test]
+fn gpu_offload_is_the_reference_delayed_by_exactly_its_latency() {
+    let _cpu = shared();
+    if !longtail_gpu::available_for_tests() {
+        return;
+    }
+    let limits = config(2, 2, 64).limits;
+    for line in longtail_tests::check_offload(GPU, limits, 4096, 20_000) {
+        println!("{line}");
+    }
+    // Level 0 is on the GPU there.
+    let ir = make_ir(2, 20_000, RNG_SEED);
+    let offload = EngineConfig {
+        latency_mode: LatencyMode::Offload(4096),
+        ..config(2, 2, 64)
+    };
+    let engine = Engine::new(&ir, offload).unwrap();
+    let levels = engine.backend_probe().levels();
+    assert!(
+        levels.iter().all(|l| l.runs_on == RunsOn::Gpu),
+        "{levels:?}"
+    );
+}
+
 /// Matrices with their big levels on the GPU: dense, sparse and shared IRs, ragged blocks,
 /// every latency mode, held to the matrix tolerance like the CPU executors.
 #[test]
