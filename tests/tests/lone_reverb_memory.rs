@@ -1,5 +1,6 @@
-//! A lone reverb on the default backend (Auto) loads no GPU driver: two 1 s stereo engines, one
-//! at zero latency and one in Low CPU, run for three of the governor's polls, and the process
+//! A lone reverb on the default backend (Auto) loads no GPU driver: three 1 s stereo engines, at
+//! zero latency, in Low CPU and in the offload mode (at 4096 samples, where every level could
+//! go to the GPU), run for three of the governor's polls, and the process
 //! then maps no Vulkan, GL or LLVM library (`/proc/self/maps`). Lavapipe is installed in CI, so
 //! an adapter lookup would map `libvulkan` and the driver; the test ends by making that lookup
 //! and checking that the same scan sees it, so the check cannot pass by not seeing.
@@ -71,7 +72,11 @@ fn a_lone_auto_reverb_maps_no_graphics_library() {
         graphics_maps()
     );
 
-    let mut engines = [engine(LatencyMode::Zero), engine(LatencyMode::LowCpu)];
+    let mut engines = [
+        engine(LatencyMode::Zero),
+        engine(LatencyMode::LowCpu),
+        engine(LatencyMode::Offload(4096)),
+    ];
     for engine in &engines {
         assert!(
             engine.backend_probe().can_use_gpu(),
