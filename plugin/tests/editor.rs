@@ -168,7 +168,17 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         format!("--audio-layout {}", layout(12, 12)),
         format!("--audio-layout {}", layout(4, 4)),
     );
-    let cases: [(&str, Vec<(&str, &str)>); 8] = [
+    let cases: [(&str, Vec<(&str, &str)>); 9] = [
+        // The Latency control with Offload chosen (its latency list open beside it), at the
+        // smallest size.
+        (
+            "editor-offload-min.png",
+            vec![
+                ("LONGTAIL_EDITOR_LATENCY", "offload_512"),
+                ("LONGTAIL_EDITOR_SIZE", "560x380"),
+                ("EXPECT_NO_SCROLL", "1"),
+            ],
+        ),
         // The README's picture (docs/images/editor.png): the default view with a fixed version
         // in the header, so it changes only when the editor does.
         (

@@ -33,8 +33,9 @@
 //! `LONGTAIL_EDITOR_TAB` (`reverb`, `shape`, `library`, `engine` or `thermal`), `LONGTAIL_EDITOR_IR_VIEW`
 //! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
 //! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
-//! unfolded) and `LONGTAIL_EDITOR_FORMAT` (a Channel format by name, set as a parameter change
-//! through the host when the editor opens). `LONGTAIL_EDITOR_VERSION` replaces the version in
+//! unfolded), `LONGTAIL_EDITOR_FORMAT` (a Channel format by name) and `LONGTAIL_EDITOR_LATENCY`
+//! (a Latency value by id, `offload_2048` say), each set as a parameter change through the host
+//! when the editor opens. `LONGTAIL_EDITOR_VERSION` replaces the version in
 //! the header, so that the README's screenshot (`docs/images/editor.png`, from the
 //! `editor` test) changes only when the editor does.
 //!
@@ -317,6 +318,7 @@ impl NiceEguiApp for EditorApp {
     ) -> Result<(), nice_plug_egui::baseview::HandlerError> {
         self.styled_zoom = 0.0;
         matrix_view::format_from_env(&self.params, &nice_gui_ctx.param_setter());
+        reverb_tab::latency_from_env(&self.params, &nice_gui_ctx.param_setter());
         self.gui = Some(nice_gui_ctx);
         self.window_threads.opened_on_this_thread();
         self.window_threads.start_thermal();

@@ -522,9 +522,9 @@ impl EditorApp {
                     {
                         set_param(setter, &params.latency_mode, LatencyModeParam::Offload2048);
                     }
-                    if let Some(asked) = asked {
+                    if asked.is_some() {
                         egui::ComboBox::from_id_salt("offload-latency")
-                            .selected_text(format!("{asked}"))
+                            .selected_text(format!("{latency} ({latency_ms:.1} ms)"))
                             .show_ui(ui, |ui| {
                                 for mode in LatencyModeParam::OFFLOAD {
                                     let samples = mode.offload_latency().unwrap_or(0);
@@ -537,7 +537,6 @@ impl EditorApp {
                                     }
                                 }
                             });
-                        ui.label(format!("{latency} smp, {latency_ms:.1} ms"));
                     }
                 })
                 .response
@@ -593,4 +592,20 @@ fn offload_hover(asked: Option<usize>, latency: u32, latency_ms: f64, max_block:
         ));
     }
     text
+}
+
+/// Sets the Latency value whose id `LONGTAIL_EDITOR_LATENCY` names (`zero`, `low`,
+/// `offload_512` to `offload_4096`), as a parameter change through the host: for screenshots.
+pub(super) fn latency_from_env(params: &LongtailParams, setter: &ParamSetter) {
+    let Ok(id) = std::env::var("LONGTAIL_EDITOR_LATENCY") else {
+        return;
+    };
+    let wanted = id.trim().to_ascii_lowercase();
+    let ids = LatencyModeParam::ids().unwrap_or_default();
+    let found = LatencyModeParam::ALL
+        .into_iter()
+        .find(|&mode| ids.get(mode.to_index()) == Some(&wanted.as_str()));
+    if let Some(mode) = found {
+        set_param(setter, &params.latency_mode, mode);
+    }
 }
