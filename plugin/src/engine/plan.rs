@@ -370,14 +370,14 @@ impl PartitionPlan {
             .unwrap_or(self.quantum)
     }
 
-    /// One line for humans: `q=64 head=64 | 64x7@64 256x6@512 ...` (size x count @ offset).
+    /// One line for humans: `q=64 latency=0 head=64 | 64x7@64 256x6@512 ...` (size x count @
+    /// offset; the offload mode adds the latency asked for).
     pub fn describe(&self) -> String {
-        let mut text = format!(
-            "q={} latency={} head={}",
-            self.quantum,
-            self.latency_samples(),
-            self.head_taps
-        );
+        let mut text = format!("q={} latency={}", self.quantum, self.latency_samples());
+        if let LatencyMode::Offload(asked) = self.latency_mode {
+            text.push_str(&format!(" (offload, asked {asked})"));
+        }
+        text.push_str(&format!(" head={}", self.head_taps));
         if !self.levels.is_empty() {
             text.push_str(" |");
         }

@@ -106,9 +106,9 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         .iter()
         .enumerate()
         .map(|(idx, _)| match idx {
+            _ if !plan.on_audio_thread(idx) => "cpu worker",
             0 => "audio thread",
-            _ if plan.on_audio_thread(idx) => "audio thread, spread over its period",
-            _ => "cpu worker",
+            _ => "audio thread, spread over its period",
         })
         .collect();
     let num_workers = (0..plan.levels.len())
