@@ -508,9 +508,16 @@ impl Engine {
     /// Sets the phase of the big levels: the engine restarts its clock at `phase` rounded down
     /// to a multiple of the quantum (see [`stagger_phase`]), and resets. The output is the same
     /// signal; only the callbacks on which partitions complete move. Does not allocate.
+    ///
+    /// In the offload mode with a GPU executor, instances share one phase instead: nothing of
+    /// theirs runs on the audio thread to spread, and the GPU hub then takes all the
+    /// instances' periods in one batch per period of level 0, rather than one per phase.
     pub fn set_stagger(&mut self, phase: u64) {
-        let quantum = self.plan.quantum as u64;
-        self.stagger = phase - phase % quantum;
+        let grid = match self.config.executor {
+            Executor::Gpu(_) if self.plan.offloads() => self.plan.max_partition_size() as u64,
+            _ => self.plan.quantum as u64,
+        };
+        self.stagger = phase - phase % grid;
         self.reset();
     }
 
