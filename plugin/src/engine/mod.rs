@@ -713,16 +713,10 @@ impl Engine {
             let range = done..done + len;
 
             for (ring, input) in self.input_rings.iter_mut().zip(inputs) {
-                for (offset, &sample) in input[range.clone()].iter().enumerate() {
-                    ring.write(self.time + offset as u64, sample);
-                }
+                ring.write_slice(self.time, &input[range.clone()]);
             }
-            let mut sub_outputs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
-            for (output_idx, ((sub, output), ring)) in sub_outputs
-                .iter_mut()
-                .zip(outputs.iter_mut())
-                .zip(&mut self.output_rings)
-                .enumerate()
+            for (output_idx, (output, ring)) in
+                outputs.iter_mut().zip(&mut self.output_rings).enumerate()
             {
                 let output = &mut output[range.clone()];
                 output.fill(0.0);
@@ -732,12 +726,18 @@ impl Engine {
                         .add_output(output_idx, self.time, &self.input_rings, output);
                 }
                 ring.drain_add(self.time, output);
-                *sub = output;
             }
 
             self.time += len as u64;
             done += len;
             if whole_quantum && let Some(LevelRunner::Inline(level)) = self.levels.first_mut() {
+                // The sub-block of every output, in a stack array (built only here: the
+                // offload and low-CPU modes never fuse).
+                let mut sub_outputs: [&mut [f32]; MAX_CHANNELS] =
+                    std::array::from_fn(|_| &mut [][..]);
+                for (sub, output) in sub_outputs.iter_mut().zip(outputs.iter_mut()) {
+                    *sub = &mut output[range.clone()];
+                }
                 let num_outputs = self.config.num_outputs;
                 level.run_fused(
                     self.time,

@@ -36,6 +36,21 @@ impl InputRing {
         self.data[idx + self.mask + 1] = sample;
     }
 
+    /// Stores `samples` as the times `[start, start + samples.len())`, at most the history's
+    /// length: [`Self::write`] for each, as at most two copies into each half.
+    #[inline]
+    pub fn write_slice(&mut self, start: u64, samples: &[f32]) {
+        let len = self.mask + 1;
+        debug_assert!(samples.len() <= len);
+        let first = start as usize & self.mask;
+        let split = (len - first).min(samples.len());
+        let (head, tail) = samples.split_at(split);
+        self.data[first..first + split].copy_from_slice(head);
+        self.data[len + first..len + first + split].copy_from_slice(head);
+        self.data[..tail.len()].copy_from_slice(tail);
+        self.data[len..len + tail.len()].copy_from_slice(tail);
+    }
+
     /// The `len` samples of times `[end - len, end)`, oldest first. `len <= self.history_len()`.
     #[inline]
     pub fn window(&self, end: u64, len: usize) -> &[f32] {
@@ -120,6 +135,21 @@ impl OutputRing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slices_are_written_as_their_samples_are() {
+        let (mut by_sample, mut by_slice) = (InputRing::new(8), InputRing::new(8));
+        let mut time = 0u64;
+        for len in [3usize, 8, 1, 5, 7, 2, 8, 4] {
+            let samples: Vec<f32> = (0..len).map(|i| (time + i as u64) as f32).collect();
+            for (i, &sample) in samples.iter().enumerate() {
+                by_sample.write(time + i as u64, sample);
+            }
+            by_slice.write_slice(time, &samples);
+            time += len as u64;
+            assert_eq!(by_slice.data, by_sample.data, "after {time}");
+        }
+    }
 
     #[test]
     fn input_windows_are_contiguous_across_the_wrap() {

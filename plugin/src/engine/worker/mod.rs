@@ -68,8 +68,6 @@ pub struct WorkerLevel {
     consumed: u64,
     /// Job numbers already counted as late, so each late counts once.
     late_counted_up_to: u64,
-    /// Samples of job `consumed`'s result already added to the output rings.
-    added: usize,
     /// A chunk is being gathered into slot `submitted` by [`Self::feed`].
     gathering: bool,
     /// Samples of that chunk in the slot.
@@ -238,7 +236,6 @@ impl WorkerLevel {
             submitted: 0,
             consumed: 0,
             late_counted_up_to: 0,
-            added: 0,
             gathering: false,
             gathered: 0,
             slot_reserved: false,
@@ -442,7 +439,6 @@ impl WorkerLevel {
         self.epoch += 1;
         self.consumed = self.submitted;
         self.late_counted_up_to = self.submitted;
-        self.added = 0;
         self.gathering = false;
         self.gathered = 0;
         self.slot_reserved = false;
@@ -454,8 +450,8 @@ impl WorkerLevel {
         self.shared.stats.degraded.store(false, Ordering::Relaxed);
     }
 
-    /// Adds the parts of results that fall due before `horizon` (the next quantum boundary) to
-    /// the output rings. `now` is the time of the next sample to play. A due result that is not
+    /// Adds the results whose first sample falls due before `horizon` (the next quantum
+    /// boundary) to the output rings, whole. `now` is the time of the next sample to play. A due result that is not
     /// complete is waited for as `wait` allows ([`crate::engine::pace`]), and is late if it
     /// is still not complete then. Audio thread; never allocates; waits only as `wait` allows.
     pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: &mut Wait) {
@@ -467,8 +463,9 @@ impl WorkerLevel {
             let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
             let due = chunk_end - partition_size as u64 + self.output_delay as u64;
             if due >= horizon {
-                // Not needed yet. Results are added to the rings only as they fall due, so the
-                // order of additions (and so the rounding) does not depend on the worker's timing.
+                // Not needed yet. A result is added to the rings at the boundary before its
+                // first sample, whenever it completed, so the order of additions (and so the
+                // rounding) does not depend on the worker's timing.
                 break;
             }
             // SAFETY (both reads of the slot below): the worker published `completed > job`
@@ -477,64 +474,55 @@ impl WorkerLevel {
             let result = |output_idx: usize| unsafe {
                 std::slice::from_raw_parts(shared.output_slot(slot_idx, output_idx), partition_size)
             };
-            if self.added == 0 {
-                let completed =
-                    shared.completed.load(Ordering::Acquire) > job || self.wait_for(job, wait);
-                if !completed {
-                    if self.late_counted_up_to <= job {
-                        self.late_counted_up_to = job + 1;
-                        shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
-                        let lates = shared
-                            .stats
-                            .consecutive_lates
-                            .fetch_add(1, Ordering::Relaxed)
-                            + 1;
-                        if lates >= self.degraded_after {
-                            shared.stats.degraded.store(true, Ordering::Relaxed);
-                        }
+            let completed =
+                shared.completed.load(Ordering::Acquire) > job || self.wait_for(job, wait);
+            if !completed {
+                if self.late_counted_up_to <= job {
+                    self.late_counted_up_to = job + 1;
+                    shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
+                    let lates = shared
+                        .stats
+                        .consecutive_lates
+                        .fetch_add(1, Ordering::Relaxed)
+                        + 1;
+                    if lates >= self.degraded_after {
+                        shared.stats.degraded.store(true, Ordering::Relaxed);
                     }
-                    // Results arrive in order: nothing after this job is complete either.
-                    break;
                 }
-                if self.late_counted_up_to > job {
-                    // Late: only the part that has not been played yet can still be used,
-                    // faded in, all at once.
-                    let skip = now.saturating_sub(due).min(partition_size as u64) as usize;
-                    if skip < partition_size {
-                        for (output_idx, ring) in
-                            outputs.iter_mut().enumerate().take(shared.num_outputs)
-                        {
-                            let rest = &result(output_idx)[skip..];
-                            ring.add_faded_in(now, rest, LATE_FADE_SAMPLES);
-                        }
-                    }
-                    consume(&mut self.consumed, &mut self.added, shared);
-                    continue;
-                }
-                shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
-                shared.stats.degraded.store(false, Ordering::Relaxed);
-            }
-            // On time: add what falls due before the horizon.
-            let end = (horizon - due).min(partition_size as u64) as usize;
-            for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
-                ring.add(
-                    due + self.added as u64,
-                    &result(output_idx)[self.added..end],
-                );
-            }
-            self.added = end;
-            if end < partition_size {
+                // Results arrive in order: nothing after this job is complete either.
                 break;
             }
-            consume(&mut self.consumed, &mut self.added, shared);
+            if self.late_counted_up_to > job {
+                // Late: only the part that has not been played yet can still be used, faded
+                // in, all at once.
+                let skip = now.saturating_sub(due).min(partition_size as u64) as usize;
+                if skip < partition_size {
+                    for (output_idx, ring) in
+                        outputs.iter_mut().enumerate().take(shared.num_outputs)
+                    {
+                        let rest = &result(output_idx)[skip..];
+                        ring.add_faded_in(now, rest, LATE_FADE_SAMPLES);
+                    }
+                }
+                consume(&mut self.consumed, shared);
+                continue;
+            }
+            shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
+            shared.stats.degraded.store(false, Ordering::Relaxed);
+            // On time: the whole result goes into the rings at the boundary before its first
+            // sample, in one pass over the slot (read from the worker's cache once, and the
+            // slot free a period sooner).
+            for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
+                ring.add(due, result(output_idx));
+            }
+            consume(&mut self.consumed, shared);
         }
     }
 }
 
 /// The oldest unconsumed job is fully in the output rings: its slot may be reused. Audio
 /// thread.
-fn consume(consumed: &mut u64, added: &mut usize, shared: &Shared) {
-    *added = 0;
+fn consume(consumed: &mut u64, shared: &Shared) {
     *consumed += 1;
     shared.consumed.store(*consumed, Ordering::Release);
 }

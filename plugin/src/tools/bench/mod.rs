@@ -102,6 +102,10 @@ pub struct BenchResult {
     pub n_blocks: usize,
     pub cpu_s: f64,
     pub cpu_main_s: f64,
+    /// The calling threads' CPU seconds inside the engines' `process()` calls alone: their
+    /// `cpu_main_s` less what the host loop around the calls costs (a paced loop's sleeps and
+    /// wake-ups, which a host's audio thread pays whatever plugin it runs).
+    pub cpu_process_s: f64,
     pub wall_s: f64,
     pub threads: usize,
     pub setup_s: f64,
@@ -361,6 +365,7 @@ fn session_result(threads: &[BenchResult]) -> BenchResult {
         n_blocks: threads.iter().map(|t| t.n_blocks).min().unwrap_or(0),
         cpu_s: max(|t| t.cpu_s),
         cpu_main_s: threads.iter().map(|t| t.cpu_main_s).sum(),
+        cpu_process_s: threads.iter().map(|t| t.cpu_process_s).sum(),
         wall_s: max(|t| t.wall_s),
         audio_s: threads
             .iter()
@@ -520,6 +525,7 @@ fn run_on_thread(
     }
     let wall_s = wall_start.elapsed().as_secs_f64();
     let cpu_main_s = cpu_time::thread_seconds() - main_start;
+    let cpu_process_s = block_cpu_s.iter().sum::<f64>();
     let cpu_s = cpu_time::process_seconds() - cpu_start;
     let gpu_hub_cpu_s = hub_start
         .zip(hub_cpu(&engines))
@@ -657,6 +663,7 @@ fn run_on_thread(
         n_blocks: block_times.len(),
         cpu_s,
         cpu_main_s,
+        cpu_process_s,
         wall_s,
         threads: 1 + engines.iter().map(Engine::num_workers).sum::<usize>(),
         setup_s,
