@@ -169,7 +169,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         format!("--audio-layout {}", layout(4, 4)),
     );
     let cases: [(&str, Vec<(&str, &str)>); 9] = [
-        // The Latency control with Offload chosen (its latency list open beside it), at the
+        // The Latency control with Offload chosen (it shows the latency taken), at the
         // smallest size.
         (
             "editor-offload-min.png",

@@ -508,39 +508,31 @@ impl EditorApp {
                 );
                 ui.label("Latency");
                 let current = params.latency_mode.value();
-                let asked = current.offload_latency();
-                ui.horizontal(|ui| {
-                    for (mode, name) in [
-                        (LatencyModeParam::Zero, "Zero"),
-                        (LatencyModeParam::LowCpu, "Low CPU"),
-                    ] {
-                        if ui.selectable_label(current == mode, name).clicked() && current != mode {
-                            set_param(setter, &params.latency_mode, mode);
+                let selected = if current.offload_latency().is_some() {
+                    format!("Offload {latency} ({latency_ms:.0} ms)")
+                } else {
+                    latency_name(current)
+                };
+                egui::ComboBox::from_id_salt("latency-mode")
+                    .selected_text(selected)
+                    .show_ui(ui, |ui| {
+                        for mode in LatencyModeParam::ALL {
+                            if ui
+                                .selectable_label(current == mode, latency_name(mode))
+                                .clicked()
+                                && current != mode
+                            {
+                                set_param(setter, &params.latency_mode, mode);
+                            }
                         }
-                    }
-                    if ui.selectable_label(asked.is_some(), "Offload").clicked() && asked.is_none()
-                    {
-                        set_param(setter, &params.latency_mode, LatencyModeParam::Offload2048);
-                    }
-                    if asked.is_some() {
-                        egui::ComboBox::from_id_salt("offload-latency")
-                            .selected_text(format!("{latency} ({latency_ms:.1} ms)"))
-                            .show_ui(ui, |ui| {
-                                for mode in LatencyModeParam::OFFLOAD {
-                                    let samples = mode.offload_latency().unwrap_or(0);
-                                    if ui
-                                        .selectable_label(current == mode, format!("{samples}"))
-                                        .clicked()
-                                        && current != mode
-                                    {
-                                        set_param(setter, &params.latency_mode, mode);
-                                    }
-                                }
-                            });
-                    }
-                })
-                .response
-                .on_hover_text(offload_hover(asked, latency, latency_ms, self.monitor.max_block_size.load(Relaxed)));
+                    })
+                    .response
+                    .on_hover_text(offload_hover(
+                        current.offload_latency(),
+                        latency,
+                        latency_ms,
+                        self.monitor.max_block_size.load(Relaxed),
+                    ));
                 ui.end_row();
             });
     }
@@ -570,6 +562,15 @@ impl EditorApp {
                     self.param_row(ui, setter, label, param, width, tip);
                 }
             });
+    }
+}
+
+/// A Latency value's name in the editor: "Zero", "Low CPU", "Offload 2048".
+fn latency_name(mode: LatencyModeParam) -> String {
+    match mode.offload_latency() {
+        Some(samples) => format!("Offload {samples}"),
+        None if mode == LatencyModeParam::LowCpu => "Low CPU".to_owned(),
+        None => "Zero".to_owned(),
     }
 }
 
