@@ -224,10 +224,10 @@ pub(crate) enum Command {
         /// thread's CPU seconds (`gpu_hub_cpu_s`).
         #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
         backend: BackendArg,
-        /// Where levels after the first run: worker threads (levels of up to 512 samples
-        /// with too little slack for one run on the audio thread, spread over their period),
-        /// or inline on the audio thread, each whole when its chunk completes (the
-        /// single-thread reference).
+        /// Where levels after the first run (and level 0 in the offload mode): worker threads
+        /// (levels of up to 512 samples with too little slack for one run on the audio
+        /// thread, spread over their period), or inline on the audio thread, each whole when
+        /// its chunk completes (the single-thread reference).
         #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]
         executor: ExecutorArg,
         /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
