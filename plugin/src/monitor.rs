@@ -33,11 +33,10 @@ pub struct EngineMonitor {
     pub ir_len: AtomicU32,
     /// Reported latency, in samples.
     pub latency_samples: AtomicU32,
-    /// Whether the playing engine runs in low-CPU (one quantum of latency) mode.
-    pub low_cpu: AtomicBool,
-    /// The latency the playing engine's offload mode asked for, in samples; 0 in the other
-    /// modes ([`Self::latency_mode`]).
-    pub offload_latency: AtomicU32,
+    /// The playing engine's latency mode, in one word so that a reader never sees half of a
+    /// change: 0 zero latency, `u64::MAX` low CPU, else the latency the offload mode asked for
+    /// ([`Self::latency_mode`]).
+    latency_mode: AtomicU64,
     /// Worker threads of the playing engine.
     pub worker_threads: AtomicU32,
     /// Late worker results of the playing engine.
@@ -108,21 +107,20 @@ impl EngineMonitor {
         self.playing_engine.store(engine_id, Relaxed);
         self.ir_len.store(ir_len as u32, Relaxed);
         self.latency_samples.store(latency_samples as u32, Relaxed);
-        self.low_cpu
-            .store(latency_mode == LatencyMode::LowCpu, Relaxed);
-        let offload = match latency_mode {
-            LatencyMode::Offload(requested) => requested,
-            LatencyMode::Zero | LatencyMode::LowCpu => 0,
+        let code = match latency_mode {
+            LatencyMode::Zero => 0,
+            LatencyMode::LowCpu => u64::MAX,
+            LatencyMode::Offload(requested) => requested as u64,
         };
-        self.offload_latency.store(offload as u32, Relaxed);
+        self.latency_mode.store(code, Relaxed);
         self.worker_threads.store(workers as u32, Relaxed);
     }
 
     /// The playing engine's latency mode, as published.
     pub fn latency_mode(&self) -> LatencyMode {
-        match self.offload_latency.load(Relaxed) {
-            0 if self.low_cpu.load(Relaxed) => LatencyMode::LowCpu,
+        match self.latency_mode.load(Relaxed) {
             0 => LatencyMode::Zero,
+            u64::MAX => LatencyMode::LowCpu,
             requested => LatencyMode::Offload(requested as usize),
         }
     }

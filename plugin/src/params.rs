@@ -77,14 +77,6 @@ pub enum LatencyModeParam {
 }
 
 impl LatencyModeParam {
-    /// The offload mode's values, shortest latency first.
-    pub const OFFLOAD: [Self; 4] = [
-        Self::Offload512,
-        Self::Offload1024,
-        Self::Offload2048,
-        Self::Offload4096,
-    ];
-
     /// The latency the offload mode asks for, in samples; `None` in the other modes.
     pub fn offload_latency(self) -> Option<usize> {
         match LatencyMode::from(self) {

@@ -199,9 +199,9 @@ impl Processor {
 
     /// Starts a crossfade from the current engine to `engine`, which must have the same
     /// channel counts and maximum block size, and at most the latency its dry path holds
-    /// ([`max_latency`]: every mode the plugin offers). Returns the engine that can no longer play (one
-    /// that was still fading out, if any) for the caller to drop off the audio thread. Does not
-    /// allocate.
+    /// ([`max_latency`]: every mode the plugin offers). Returns the engine that can no longer
+    /// play (one that was still fading out, if any) for the caller to drop off the audio
+    /// thread. Does not allocate.
     #[must_use = "the returned engine must be dropped off the audio thread"]
     pub fn begin_swap(&mut self, engine: Box<Engine>) -> Option<Box<Engine>> {
         debug_assert_eq!(engine.config().num_inputs, self.num_inputs);

@@ -12,12 +12,12 @@
 //! result, and real-time mode waits, within a bound, while the host runs ahead of real time
 //! ([`pace`]); at real-time pace they never wait. Level 0 and the head run inside
 //! `process()` (but in the offload mode, [`LatencyMode::Offload`], where level 0 has a fixed
-//! latency's slack and goes to a worker like the rest), and so do the later levels whose `D - P` samples of slack are too few for a
-//! worker ([`PlanLimits::min_worker_slack`]): each period of such a level is spread over the
-//! quanta of its slack ([`spread`]), a steady share per call. The others run on their
-//! workers, which get the slack as their deadline, with the late policy of
-//! [`worker::late_policy`]. With [`Executor::Inline`] every level runs inside `process()`
-//! whole when its chunk completes (the reference executor).
+//! latency's slack and goes to a worker like the rest), and so do the later levels whose
+//! `D - P` samples of slack are too few for a worker ([`PlanLimits::min_worker_slack`]): each
+//! period of such a level is spread over the quanta of its slack ([`spread`]), a steady share
+//! per call. The others run on their workers, which get the slack as their deadline, with the
+//! late policy of [`worker::late_policy`]. With [`Executor::Inline`] every level runs inside
+//! `process()` whole when its chunk completes (the reference executor).
 
 //! # Signal flow
 //!
@@ -347,7 +347,7 @@ impl Engine {
             } else if plan.on_audio_thread(level_idx) {
                 LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))
             } else {
-                let worker = match (on_gpu, executor) {
+                let mut worker = match (on_gpu, executor) {
                     (Some((hub, options)), Executor::Gpu(policy)) => {
                         let partition_size = level.partition_size;
                         let rate = ir.sample_rate;
@@ -387,7 +387,6 @@ impl Engine {
                     _ => WorkerLevel::spawn(upols, num_inputs, level_idx),
                 }
                 .map_err(|err| EngineError::Thread(err.to_string()))?;
-                let mut worker = worker;
                 if level.ir_offset == 0 {
                     // The offload mode's level 0: a late result is a hole in the wet signal.
                     worker.degrade_at_first_late();

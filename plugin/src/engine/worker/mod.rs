@@ -451,9 +451,10 @@ impl WorkerLevel {
     }
 
     /// Adds the results whose first sample falls due before `horizon` (the next quantum
-    /// boundary) to the output rings, whole. `now` is the time of the next sample to play. A due result that is not
-    /// complete is waited for as `wait` allows ([`crate::engine::pace`]), and is late if it
-    /// is still not complete then. Audio thread; never allocates; waits only as `wait` allows.
+    /// boundary) to the output rings, whole. `now` is the time of the next sample to play. A
+    /// due result that is not complete is waited for as `wait` allows
+    /// ([`crate::engine::pace`]), and is late if it is still not complete then. Audio thread;
+    /// never allocates; waits only as `wait` allows.
     pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: &mut Wait) {
         let shared = &*self.shared;
         let partition_size = self.partition_size;

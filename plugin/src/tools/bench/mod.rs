@@ -102,9 +102,10 @@ pub struct BenchResult {
     pub n_blocks: usize,
     pub cpu_s: f64,
     pub cpu_main_s: f64,
-    /// The calling threads' CPU seconds inside the engines' `process()` calls alone: their
-    /// `cpu_main_s` less what the host loop around the calls costs (a paced loop's sleeps and
-    /// wake-ups, which a host's audio thread pays whatever plugin it runs).
+    /// The calling threads' CPU seconds inside each block's calls (the engines' `process()`,
+    /// and with `--out` the copy of the first instance's output): their `cpu_main_s` less
+    /// what the host loop between blocks costs (a paced loop's sleeps and wake-ups, which a
+    /// host's audio thread pays whatever plugin it runs).
     pub cpu_process_s: f64,
     pub wall_s: f64,
     pub threads: usize,

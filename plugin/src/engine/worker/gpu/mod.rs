@@ -8,9 +8,8 @@
 //! hub gives the level up (the device failed, or [`DEGRADED_AFTER_LATES`] lates in a row, one
 //! for the offload mode's level 0), then rebuilds the level's delay lines from the last
 //! `n + 1` chunks the hub took (kept for it off the audio thread), and carries on with the
-//! next job as a CPU worker. Results that come late
-//! meanwhile follow the late policy (faded in, see [`late_policy`]), so the move is a short
-//! crossfade, not a gap in the tail.
+//! next job as a CPU worker. Results that come late meanwhile follow the late policy (faded
+//! in, see [`late_policy`]), so the move is a short crossfade, not a gap in the tail.
 //!
 //! The parts, each using only those before it and the worker's common parts (the job
 //! protocol and the job runner):
