@@ -498,19 +498,23 @@ fn run_on_thread(
         let range = frames_done..frames_done + len;
         let block_cpu_start = cpu_time::thread_seconds();
         let block_start = Instant::now();
+        // The buffer arrays are built once per block, as a host hands its buffers over, and
+        // not per instance: every instance reads the same input and overwrites the same
+        // scratch outputs, and building two arrays of MAX_CHANNELS slices per call would be
+        // measured as the engines' cost.
+        let mut inputs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+        for (slot, channel) in inputs.iter_mut().zip(input) {
+            *slot = &channel[range.clone()];
+        }
+        let mut outputs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
+        for (slot, channel) in outputs.iter_mut().zip(scratch.iter_mut()) {
+            *slot = &mut channel[..len];
+        }
         for (instance_idx, engine) in engines.iter_mut().enumerate() {
-            let mut inputs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
-            for (slot, channel) in inputs.iter_mut().zip(input) {
-                *slot = &channel[range.clone()];
-            }
-            let mut outputs: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
-            for (slot, channel) in outputs.iter_mut().zip(scratch.iter_mut()) {
-                *slot = &mut channel[..len];
-            }
             engine.process(&inputs[..num_channels], &mut outputs[..num_outputs]);
             if let (0, Some(output)) = (instance_idx, output.as_deref_mut()) {
-                for (out, channel) in output.iter_mut().zip(&scratch) {
-                    out[range.clone()].copy_from_slice(&channel[..len]);
+                for (out, channel) in output.iter_mut().zip(&outputs[..num_outputs]) {
+                    out[range.clone()].copy_from_slice(channel);
                 }
             }
         }
