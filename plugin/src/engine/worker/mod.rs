@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use longtail_gpu::{Feed, Hub, Registration};
 
 use super::pace::Wait;
-use super::rings::{InputRing, OutputRing};
+use super::rings::{InputRing, OutputRing, copy_streaming, streaming_fence};
 use super::upols::{GpuSpecSource, UpolsLevel};
 pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
 use gpu::GpuFeed;
@@ -325,7 +325,10 @@ impl WorkerLevel {
                 // Started in mid-chunk (after a reset): the history before it is silence.
                 slot[self.gathered..offset].fill(0.0);
             }
-            slot[offset..offset + quantum].copy_from_slice(ring.window(time, quantum));
+            copy_streaming(
+                &mut slot[offset..offset + quantum],
+                ring.window(time, quantum),
+            );
         }
         self.gathered = offset + quantum;
     }
@@ -412,6 +415,8 @@ impl WorkerLevel {
         };
         shared.submit_times[slot_idx].store(stamp, Ordering::Relaxed);
         self.submitted += 1;
+        // The chunk's streaming stores (see `feed`) land before the worker may see it.
+        streaming_fence();
         // SeqCst, paired with the worker's `needs_wake` (or `own_wake_at`) store and `submitted`
         // load: either the worker sees this job before it sleeps, or this thread sees that it
         // must wake it.

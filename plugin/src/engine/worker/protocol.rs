@@ -2,13 +2,14 @@
 //! (`Shared`): job slots, sequence counters, and who runs the jobs now.
 //!
 //! Jobs are numbered. The audio thread gathers job `j`'s input chunk (`P` samples of every input)
-//! into slot `j % num_slots` a quantum at a time as it arrives, then stores the chunk's end time
-//! and publishes `submitted = j + 1` (release). The worker keeps the previous chunk itself to form
-//! the `2P` overlap-save window, runs the level, writes `P` output samples per output channel into
-//! the same slot, and publishes `completed = j + 1` (release). The audio thread reads the result
-//! after seeing `completed > j` (acquire), a quantum at a time as it falls due (so a big level's
-//! result costs each callback a little instead of one callback a lot), and publishes
-//! `consumed = j + 1` once all of it is in the output rings. A slot is reused for job
+//! into slot `j % num_slots` a quantum at a time as it arrives (so a big level's chunk costs each
+//! callback a little instead of one callback a lot; with stores that bypass the caches, fenced
+//! before the hand-over), then stores the chunk's end time and publishes `submitted = j + 1`
+//! (release). The worker keeps the previous chunk itself to form the `2P` overlap-save window,
+//! runs the level, writes `P` output samples per output channel into the same slot, and
+//! publishes `completed = j + 1` (release). The audio thread reads the result after seeing
+//! `completed > j` (acquire), adds it whole to the output rings at the quantum boundary before
+//! its first sample, and publishes `consumed = j + 1`. A slot is reused for job
 //! `j + num_slots` only when job `j` is both completed and consumed, so neither side ever touches
 //! a slot the other may be using. A level has room for the chunks its slack keeps in flight plus
 //! two ([`num_slots`]).
