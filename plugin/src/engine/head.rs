@@ -88,6 +88,16 @@ impl Head {
         }
     }
 
+    /// Input history the head reads behind the piece it computes: its direct taps' window,
+    /// and its blocks' `2 * DIRECT_TAPS` windows as far back as [`Self::prepare`] rebuilds
+    /// them, with room to spare.
+    pub fn history(&self) -> usize {
+        match &self.blocks {
+            Some(blocks) => (blocks.num_partitions() + 3) * DIRECT_TAPS,
+            None => DIRECT_TAPS,
+        }
+    }
+
     /// How far past the current time the head adds to the output rings.
     pub fn max_ahead(&self) -> usize {
         if self.blocks.is_some() {

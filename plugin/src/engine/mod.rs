@@ -396,16 +396,20 @@ impl Engine {
             levels.push(runner);
         }
 
-        // A spread level may transform its chunk's `2P` window up to `P - q` samples later.
-        let spread_history = levels
+        // The input history is what the audio thread's readers need, and no more, so that the
+        // rings it writes every call stay in its caches: an inline level transforms its `2P`
+        // window when its chunk completes (a quantum more to spare), a spread level up to
+        // `P - q` samples later (`3P`), a worker level gathers the quantum just written, and
+        // the head reads its own windows behind a piece of up to a quantum written before it
+        // runs. The workers and the GPU keep their own histories.
+        let history = levels
             .iter()
-            .filter(|level| matches!(level, LevelRunner::Spread(_)))
-            .map(|level| 3 * level.partition_size())
-            .max()
-            .unwrap_or(0);
-        let history = (2 * plan.max_partition_size())
-            .max(spread_history)
-            .max(plan.quantum);
+            .map(|level| match level {
+                LevelRunner::Inline(level) => 2 * level.partition_size() + plan.quantum,
+                LevelRunner::Spread(level) => 3 * level.partition_size(),
+                LevelRunner::Worker(_) => plan.quantum,
+            })
+            .fold(head.history() + plan.quantum, usize::max);
         let max_ahead = plan
             .levels
             .iter()
