@@ -334,9 +334,7 @@ impl Processor {
 
         // The dry path, delayed by the engine's latency so it stays aligned with the wet path.
         for (ring, buffer) in self.dry_rings.iter_mut().zip(&self.input_buffer) {
-            for (offset, &sample) in buffer[..len].iter().enumerate() {
-                ring.write(self.time + offset as u64, sample);
-            }
+            ring.write_slice(self.time, &buffer[..len]);
         }
         let delayed_end = (self.time + len as u64).wrapping_sub(self.latency_samples() as u64);
         self.time += len as u64;

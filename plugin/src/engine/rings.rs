@@ -28,8 +28,10 @@ impl InputRing {
         self.mask + 1
     }
 
-    /// Stores the sample of absolute time `time`.
-    #[inline]
+    /// Stores the sample of absolute time `time`, in the ring and its mirror: the
+    /// sample-by-sample reference the tests hold [`Self::write_slice`] to (the engine and the
+    /// dry path write slices).
+    #[cfg(test)]
     pub fn write(&mut self, time: u64, sample: f32) {
         let idx = time as usize & self.mask;
         self.data[idx] = sample;
@@ -37,7 +39,7 @@ impl InputRing {
     }
 
     /// Stores `samples` as the times `[start, start + samples.len())`, at most the history's
-    /// length: [`Self::write`] for each, as at most two copies into each half.
+    /// length, in the ring and its mirror: at most two copies into each half.
     #[inline]
     pub fn write_slice(&mut self, start: u64, samples: &[f32]) {
         let len = self.mask + 1;
