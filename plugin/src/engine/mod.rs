@@ -21,8 +21,9 @@
 
 //! # Signal flow
 //!
-//! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]).
-//! Each output sample is the sum of the head (taps `[0, q)`, zero-latency mode only; see
+//! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]),
+//! as long as the head and the levels on the audio thread need, and, where levels run on
+//! workers, into the [`worker::InputHistory`] they read in place. Each output sample is the sum of the head (taps `[0, q)`, zero-latency mode only; see
 //! [`head`]) and whatever the levels have added for that time to the output channel's
 //! accumulator ([`rings::OutputRing`]). Every `q` samples, each level whose partition size divides
 //! the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds
@@ -219,8 +220,10 @@ pub struct Engine {
     /// quantum that shifts where the big levels' chunk boundaries fall, so instances started
     /// together do not all run their big partitions on the same callback.
     stagger: u64,
-    /// History per input channel, long enough for the largest level's `2P` window.
+    /// History per input channel for the head and the levels on the audio thread.
     input_rings: Vec<InputRing>,
+    /// The input history the worker levels read (none without them).
+    worker_inputs: Option<std::sync::Arc<worker::InputHistory>>,
     /// Pending level output per output channel.
     output_rings: Vec<OutputRing>,
     /// Samples processed since the last reset (the absolute time of the next input sample).
@@ -305,6 +308,7 @@ impl Engine {
             Executor::Workers => (None, "CPU: the Backend parameter".into()),
             Executor::Inline => (None, "CPU: inline executor".into()),
         };
+        let worker_inputs = runner::worker_inputs(&plan, num_inputs, executor == Executor::Inline);
         let mut levels = Vec::with_capacity(plan.levels.len());
         for (level_idx, level) in plan.levels.iter().enumerate() {
             let upols = UpolsLevel::new(
@@ -347,6 +351,7 @@ impl Engine {
             } else if plan.on_audio_thread(level_idx) {
                 LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))
             } else {
+                let inputs = worker_inputs.as_ref().expect("made for every worker level");
                 let mut worker = match (on_gpu, executor) {
                     (Some((hub, options)), Executor::Gpu(policy)) => {
                         let partition_size = level.partition_size;
@@ -364,7 +369,7 @@ impl Engine {
                                 )
                             }),
                         };
-                        WorkerLevel::spawn_gpu(upols, num_inputs, level_idx, hub, home)
+                        WorkerLevel::spawn_gpu(upols, inputs, level_idx, hub, home)
                     }
                     // Auto, a level the GPU could take but does not now: on the CPU, with a
                     // way to the GPU for when the thermal policy finds the CPU hot, or the load
@@ -382,9 +387,9 @@ impl Engine {
                                 results_on_time(round_trip, slack, rate)
                             }),
                         };
-                        WorkerLevel::spawn_held(upols, num_inputs, level_idx, home)
+                        WorkerLevel::spawn_held(upols, inputs, level_idx, home)
                     }
-                    _ => WorkerLevel::spawn(upols, num_inputs, level_idx),
+                    _ => WorkerLevel::spawn(upols, inputs, level_idx),
                 }
                 .map_err(|err| EngineError::Thread(err.to_string()))?;
                 if level.ir_offset == 0 {
@@ -396,19 +401,13 @@ impl Engine {
             levels.push(runner);
         }
 
-        // The input history is what the audio thread's readers need, and no more, so that the
-        // rings it writes every call stay in its caches: an inline level transforms its `2P`
-        // window when its chunk completes (a quantum more to spare), a spread level up to
-        // `P - q` samples later (`3P`), a worker level gathers the quantum just written, and
-        // the head reads its own windows behind a piece of up to a quantum written before it
-        // runs. The workers and the GPU keep their own histories.
+        // The input rings hold what the audio thread's readers need, and no more, so that the
+        // rings it writes every call stay in its caches: the levels' windows, and the head's
+        // behind a piece of up to a quantum written before it runs. The workers and the GPU
+        // read the input history.
         let history = levels
             .iter()
-            .map(|level| match level {
-                LevelRunner::Inline(level) => 2 * level.partition_size() + plan.quantum,
-                LevelRunner::Spread(level) => 3 * level.partition_size(),
-                LevelRunner::Worker(_) => plan.quantum,
-            })
+            .map(|level| level.history(plan.quantum))
             .fold(head.history() + plan.quantum, usize::max);
         let max_ahead = plan
             .levels
@@ -471,6 +470,7 @@ impl Engine {
             head,
             levels,
             input_rings: (0..num_inputs).map(|_| InputRing::new(history)).collect(),
+            worker_inputs,
             output_rings: (0..num_outputs)
                 .map(|_| OutputRing::new(max_ahead))
                 .collect(),
@@ -717,6 +717,9 @@ impl Engine {
 
             for (ring, input) in self.input_rings.iter_mut().zip(inputs) {
                 ring.write_slice(self.time, &input[range.clone()]);
+            }
+            if let Some(history) = &self.worker_inputs {
+                history.write(inputs, range.clone());
             }
             for (output_idx, (output, ring)) in
                 outputs.iter_mut().zip(&mut self.output_rings).enumerate()

@@ -134,44 +134,6 @@ impl OutputRing {
     }
 }
 
-/// Copies `src` into `dst` (same length) with stores that bypass the caches where the target
-/// has them (x86-64's non-temporal stores): the audio thread gathers a worker's chunk into a
-/// slot that the worker read last, and an ordinary store would first fetch each of its lines
-/// from the other core only to overwrite it. Call [`streaming_fence`] before another thread
-/// may read `dst`. Does not allocate.
-#[inline]
-pub fn copy_streaming(dst: &mut [f32], src: &[f32]) {
-    assert_eq!(dst.len(), src.len());
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_loadu_ps, _mm_stream_ps};
-        // The first samples up to a 16-byte boundary, then four at a time, then the rest.
-        let head = dst.as_ptr().align_offset(16).min(dst.len());
-        dst[..head].copy_from_slice(&src[..head]);
-        let (dst, src) = (&mut dst[head..], &src[head..]);
-        let body = dst.len() / 4 * 4;
-        for (out, chunk) in dst[..body].chunks_exact_mut(4).zip(src.chunks_exact(4)) {
-            // SAFETY: SSE is part of x86-64; `out` holds four floats at a 16-byte aligned
-            // address (aligned above, advanced by 16 bytes), `chunk` four floats.
-            unsafe { _mm_stream_ps(out.as_mut_ptr(), _mm_loadu_ps(chunk.as_ptr())) };
-        }
-        dst[body..].copy_from_slice(&src[body..]);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    dst.copy_from_slice(src);
-}
-
-/// Orders the stores of [`copy_streaming`] before the stores that follow it (the release of
-/// the slot to its reader). Does not allocate.
-#[inline]
-pub fn streaming_fence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE is part of x86-64.
-    unsafe {
-        std::arch::x86_64::_mm_sfence();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,25 +164,6 @@ mod tests {
             &[12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0]
         );
         assert_eq!(ring.window(17, 3), &[14.0, 15.0, 16.0]);
-    }
-
-    #[test]
-    fn streaming_copies_are_copies_at_any_alignment() {
-        let src: Vec<f32> = (0..67).map(|i| i as f32 * 0.5 - 3.0).collect();
-        for offset in 0..5 {
-            for len in [0usize, 1, 3, 4, 5, 17, 64, 62] {
-                let mut dst = vec![f32::NAN; 72];
-                copy_streaming(&mut dst[offset..offset + len], &src[..len]);
-                streaming_fence();
-                assert_eq!(&dst[offset..offset + len], &src[..len], "{offset} {len}");
-                assert!(
-                    dst[..offset]
-                        .iter()
-                        .chain(&dst[offset + len..])
-                        .all(|s| s.is_nan())
-                );
-            }
-        }
     }
 
     #[test]

@@ -2,13 +2,16 @@
 //! completes (level 0, and every level with the inline executor), on the audio thread spread
 //! over its period ([`super::spread`]), or on a worker ([`super::worker`]).
 //!
-//! Uses the rings, the FFT levels, the spread levels, the pace and the workers.
+//! Uses the plan, the rings, the FFT levels, the spread levels, the pace and the workers.
+
+use std::sync::Arc;
 
 use super::pace::Wait;
+use super::plan::PartitionPlan;
 use super::rings::{InputRing, OutputRing};
 use super::spread::SpreadLevel;
 use super::upols::UpolsLevel;
-use super::worker::WorkerLevel;
+use super::worker::{InputHistory, WorkerLevel, num_slots};
 
 /// One level and where it runs.
 pub enum LevelRunner {
@@ -18,6 +21,26 @@ pub enum LevelRunner {
     Spread(Box<SpreadLevel>),
     /// On its worker thread (or the GPU hub).
     Worker(WorkerLevel),
+}
+
+/// The input history an engine's worker levels read in place, long enough for each level's
+/// slots ([`InputHistory::for_levels`]); none where every level runs on the audio thread
+/// (`inline`: the inline executor). Allocates.
+pub fn worker_inputs(
+    plan: &PartitionPlan,
+    num_inputs: usize,
+    inline: bool,
+) -> Option<Arc<InputHistory>> {
+    let workers = plan
+        .levels
+        .iter()
+        .enumerate()
+        .filter(|&(idx, _)| !inline && !plan.on_audio_thread(idx))
+        .map(|(_, level)| {
+            let slack = plan.output_delay(level) - level.partition_size;
+            (level.partition_size, num_slots(level.partition_size, slack))
+        });
+    InputHistory::for_levels(num_inputs, plan.quantum, workers)
 }
 
 impl LevelRunner {
@@ -73,11 +96,23 @@ impl LevelRunner {
                 // Results due before the next boundary must be in the rings now.
                 let horizon = time + quantum as u64;
                 worker.collect(time, horizon, outputs, wait);
-                worker.feed(time, quantum, inputs, outputs, wait);
+                worker.feed(time, quantum, outputs, wait);
                 if chunk_done {
                     worker.submit(time, *wait);
                 }
             }
+        }
+    }
+
+    /// Samples of the engine's input rings the level reads at a quantum boundary: an inline
+    /// level transforms its `2P` window when its chunk completes (a quantum more to spare), a
+    /// spread level up to `P - q` samples later (`3P`); a worker level reads the engine's
+    /// input history instead.
+    pub fn history(&self, quantum: usize) -> usize {
+        match self {
+            Self::Inline(level) => 2 * level.partition_size() + quantum,
+            Self::Spread(level) => 3 * level.partition_size(),
+            Self::Worker(_) => 0,
         }
     }
 

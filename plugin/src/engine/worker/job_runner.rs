@@ -31,15 +31,17 @@ impl JobRunner {
         }
     }
 
-    /// Runs the chunk that ends at `chunk_end` through `level`; `chunk(input_idx)` is its
-    /// input. The result is in `self.results`.
+    /// Runs the chunk that ends at `chunk_end` through `level`; `read(input_idx, dst)` copies
+    /// its input into `dst` and says whether it was whole. A chunk that was not (written over
+    /// before it was read) runs as silence on every input. The result is in `self.results`;
+    /// returns whether the chunk was whole.
     pub(crate) fn run(
         &mut self,
         level: &mut UpolsLevel,
         chunk_end: u64,
         chunk_epoch: u64,
-        chunk: impl Fn(usize) -> *const f32,
-    ) {
+        mut read: impl FnMut(usize, &mut [f32]) -> bool,
+    ) -> bool {
         let partition_size = self.partition_size;
         if chunk_epoch != self.epoch {
             // The engine was reset: time starts again from zero with empty history.
@@ -60,11 +62,14 @@ impl JobRunner {
                 .iter_mut()
                 .for_each(|w| w[..partition_size].fill(0.0));
         }
+        let mut whole = true;
         for (input_idx, window) in self.windows.iter_mut().enumerate() {
-            // SAFETY: the caller hands a chunk of `P` samples that nobody writes meanwhile (a
-            // submitted job's slot, or a history slot after the hand-over).
-            let chunk = unsafe { std::slice::from_raw_parts(chunk(input_idx), partition_size) };
-            window[partition_size..].copy_from_slice(chunk);
+            whole &= read(input_idx, &mut window[partition_size..]);
+        }
+        if !whole {
+            self.windows
+                .iter_mut()
+                .for_each(|w| w[partition_size..].fill(0.0));
         }
         {
             let num_outputs = self.results.len();
@@ -86,5 +91,11 @@ impl JobRunner {
             window.copy_within(partition_size.., 0);
         }
         self.last_chunk_end = Some(chunk_end);
+        whole
+    }
+
+    /// Input `input_idx` of the chunk run last (until the next [`Self::run`]).
+    pub(crate) fn last_chunk(&self, input_idx: usize) -> &[f32] {
+        &self.windows[input_idx][..self.partition_size]
     }
 }

@@ -3,10 +3,11 @@
 //! # Threads and allocation
 //!
 //! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread,
-//! which owns the level's [`UpolsLevel`]. On the audio thread, [`WorkerLevel::feed`],
-//! [`WorkerLevel::submit`] and [`WorkerLevel::collect`] only copy samples (a quantum at a time)
-//! and touch atomics, and call `Thread::unpark` (a futex wake that never blocks) only when the
-//! worker needs it; they never allocate or lock, and in real-time mode wait only while the
+//! which owns the level's [`UpolsLevel`]. The levels of an engine read their input from one
+//! [`InputHistory`], which the engine writes once per sample. On the audio thread,
+//! [`WorkerLevel::feed`] and [`WorkerLevel::submit`] only touch atomics, and
+//! [`WorkerLevel::collect`] adds results to the output rings; they call `Thread::unpark` (a
+//! futex wake that never blocks) only when the worker needs it; they never allocate or lock, and in real-time mode wait only while the
 //! host is ahead of real time, within the bound of [`crate::engine::pace`]. Dropping a
 //! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
 //!
@@ -14,6 +15,7 @@
 //!
 //! Each part uses only the parts listed before it (and this module uses them all):
 //!
+//! - [`input_history`]: the input samples every level reads in place.
 //! - [`late_policy`]: what happens to a result that comes late, and the level's counters.
 //! - [`chunk_clock`]: how an idle worker times its own wake-ups.
 //! - [`realtime`]: real-time scheduling for the worker threads.
@@ -27,6 +29,7 @@
 
 pub mod chunk_clock;
 pub mod gpu;
+pub mod input_history;
 pub mod job_runner;
 pub mod late_policy;
 pub mod level_probe;
@@ -43,11 +46,12 @@ use std::time::{Duration, Instant};
 use longtail_gpu::{Feed, Hub, Registration};
 
 use super::pace::Wait;
-use super::rings::{InputRing, OutputRing, copy_streaming, streaming_fence};
+use super::rings::OutputRing;
 use super::upols::{GpuSpecSource, UpolsLevel};
 pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
 use gpu::GpuFeed;
 pub use gpu::{GPU_RETRY_AFTER, GPU_RETRY_MAX, GpuHome, HELD_REASON, MAX_GPU_RETURNS};
+pub use input_history::InputHistory;
 pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LevelStats};
 pub use level_probe::LevelProbe;
 pub use protocol::{MIN_SLOTS, num_slots};
@@ -68,11 +72,11 @@ pub struct WorkerLevel {
     consumed: u64,
     /// Job numbers already counted as late, so each late counts once.
     late_counted_up_to: u64,
-    /// A chunk is being gathered into slot `submitted` by [`Self::feed`].
+    /// A chunk is coming in for slot `submitted` ([`Self::feed`] saw its first quantum).
     gathering: bool,
-    /// Samples of that chunk in the slot.
-    gathered: usize,
-    /// The gathered chunk has its slot (else it will be dropped).
+    /// Samples of that chunk before a reset in mid-chunk: silence.
+    lead: usize,
+    /// That chunk has its slot (else it will be dropped).
     slot_reserved: bool,
     /// Reset epoch, owned by the audio thread.
     epoch: u64,
@@ -87,10 +91,14 @@ pub struct WorkerLevel {
 impl WorkerLevel {
     /// Moves `level` onto a new worker thread (named `longtail-level-P`). `level_idx` orders
     /// the real-time priorities: smaller partitions have shorter deadlines and run at higher
-    /// priority (rate-monotonic, as zita-convolver does). Allocates the slots; call off the
-    /// audio thread.
-    pub fn spawn(level: UpolsLevel, num_inputs: usize, level_idx: usize) -> std::io::Result<Self> {
-        Self::spawn_on(level, num_inputs, level_idx, None, false)
+    /// priority (rate-monotonic, as zita-convolver does). The level reads its input from
+    /// `inputs`, which the engine writes. Allocates the slots; call off the audio thread.
+    pub fn spawn(
+        level: UpolsLevel,
+        inputs: &Arc<InputHistory>,
+        level_idx: usize,
+    ) -> std::io::Result<Self> {
+        Self::spawn_on(level, inputs, level_idx, None, false)
     }
 
     /// Registers `level` with the GPU `hub`, its worker thread started as the standby (see
@@ -99,14 +107,14 @@ impl WorkerLevel {
     /// device), the standby runs it from the start and [`LevelProbe::gpu_exit`] says why.
     pub fn spawn_gpu(
         level: UpolsLevel,
-        num_inputs: usize,
+        inputs: &Arc<InputHistory>,
         level_idx: usize,
         hub: &Arc<Hub>,
         home: GpuHome,
     ) -> std::io::Result<Self> {
-        let source = level.gpu_spec_source(num_inputs);
+        let source = level.gpu_spec_source(inputs.num_inputs());
         let spec = source.spec();
-        let mut worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)), true)?;
+        let mut worker = Self::spawn_on(level, inputs, level_idx, Some((home, source)), true)?;
         let _ = worker.shared.hub_wakers[0].set(hub.thread().clone());
         let feed = Arc::new(GpuFeed::new(
             Arc::clone(&worker.shared),
@@ -135,12 +143,12 @@ impl WorkerLevel {
     /// cool (see [`gpu::way_back`]). Allocates; call off the audio thread.
     pub fn spawn_held(
         level: UpolsLevel,
-        num_inputs: usize,
+        inputs: &Arc<InputHistory>,
         level_idx: usize,
         home: GpuHome,
     ) -> std::io::Result<Self> {
-        let source = level.gpu_spec_source(num_inputs);
-        let worker = Self::spawn_on(level, num_inputs, level_idx, Some((home, source)), false)?;
+        let source = level.gpu_spec_source(inputs.num_inputs());
+        let worker = Self::spawn_on(level, inputs, level_idx, Some((home, source)), false)?;
         worker.shared.gpu_held.store(true, Ordering::Relaxed);
         Ok(worker)
     }
@@ -161,11 +169,12 @@ impl WorkerLevel {
 
     fn spawn_on(
         level: UpolsLevel,
-        num_inputs: usize,
+        inputs: &Arc<InputHistory>,
         level_idx: usize,
         home: Option<(GpuHome, GpuSpecSource)>,
         on_gpu: bool,
     ) -> std::io::Result<Self> {
+        let num_inputs = inputs.num_inputs();
         let partition_size = level.partition_size();
         let output_delay = level.output_delay();
         let num_outputs = level.num_outputs();
@@ -192,9 +201,11 @@ impl WorkerLevel {
             num_inputs,
             num_outputs,
             num_slots,
-            input_slots: cells(num_slots * num_inputs * partition_size),
+            inputs: Arc::clone(inputs),
             output_slots: cells(num_slots * num_outputs * partition_size),
             chunk_ends: atomics(num_slots),
+            chunk_written: atomics(num_slots),
+            chunk_leads: atomics(num_slots),
             chunk_epochs: atomics(num_slots),
             submit_times: atomics(num_slots),
             created: Instant::now(),
@@ -237,7 +248,7 @@ impl WorkerLevel {
             consumed: 0,
             late_counted_up_to: 0,
             gathering: false,
-            gathered: 0,
+            lead: 0,
             slot_reserved: false,
             epoch: 0,
             partition_size,
@@ -283,54 +294,20 @@ impl WorkerLevel {
         }
     }
 
-    /// Copies the quantum that ends at `time` (`quantum` samples, a divisor of `P`) from the
-    /// input rings into the slot of the chunk being gathered, so a big level's chunk costs each
-    /// callback a little instead of one callback a lot. The chunk's first quantum reserves the
-    /// slot: when every slot is busy, it waits for the worker as `wait` allows (see
-    /// [`crate::engine::pace`]), taking its finished results early, and else drops the chunk
-    /// and counts it (see the late policy). Audio thread; never allocates; waits only as `wait`
-    /// allows.
-    pub fn feed(
-        &mut self,
-        time: u64,
-        quantum: usize,
-        inputs: &[InputRing],
-        outputs: &mut [OutputRing],
-        wait: &mut Wait,
-    ) {
-        let start = time - quantum as u64;
-        let offset = (start % self.partition_size as u64) as usize;
+    /// Notes the quantum that ends at `time` (`quantum` samples, a divisor of `P`) as part of
+    /// the chunk coming in: its samples are in the engine's [`InputHistory`], which the worker
+    /// reads, so nothing is copied. The chunk's first quantum (or the first after a reset in
+    /// mid-chunk, the samples before it then silence) reserves the slot: when every slot is
+    /// busy, it waits for the worker as `wait` allows (see [`crate::engine::pace`]), taking
+    /// its finished results early, and else drops the chunk and counts it (see the late
+    /// policy). Audio thread; never allocates; waits only as `wait` allows.
+    pub fn feed(&mut self, time: u64, quantum: usize, outputs: &mut [OutputRing], wait: &mut Wait) {
         if !self.gathering {
-            // The chunk's first quantum, or the first after a reset in mid-chunk.
             self.gathering = true;
+            let start = time - quantum as u64;
+            self.lead = (start % self.partition_size as u64) as usize;
             self.slot_reserved = self.reserve_slot(time, outputs, wait);
         }
-        if !self.slot_reserved {
-            return;
-        }
-        let shared = &*self.shared;
-        let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
-        for (input_idx, ring) in inputs.iter().enumerate().take(shared.num_inputs) {
-            // SAFETY: job `submitted - num_slots` (the slot's previous user) is completed and
-            // consumed (checked by `reserve_slot`), and the worker does not read this slot
-            // before it sees the `submitted` store in `submit`, so the audio thread is the
-            // slot's only accessor.
-            let slot = unsafe {
-                std::slice::from_raw_parts_mut(
-                    shared.input_slot(slot_idx, input_idx),
-                    self.partition_size,
-                )
-            };
-            if self.gathered < offset {
-                // Started in mid-chunk (after a reset): the history before it is silence.
-                slot[self.gathered..offset].fill(0.0);
-            }
-            copy_streaming(
-                &mut slot[offset..offset + quantum],
-                ring.window(time, quantum),
-            );
-        }
-        self.gathered = offset + quantum;
     }
 
     /// Whether job `submitted` may use its slot now: its previous user is completed and
@@ -381,8 +358,8 @@ impl WorkerLevel {
         }
     }
 
-    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), gathered by [`Self::feed`],
-    /// to the worker, or counts it as dropped when it had no slot. Wakes the worker when it
+    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), announced by
+    /// [`Self::feed`] and now in the input history, to the worker, or counts it as dropped when it had no slot. Wakes the worker when it
     /// asked for it, when it sleeps on its timer far past this chunk's arrival (a host ahead
     /// of real time, see [`chunk_clock`]), and always offline (`wait` is
     /// [`Wait::Forever`]). Audio thread; never allocates, locks or waits.
@@ -390,7 +367,6 @@ impl WorkerLevel {
         let offline = wait.is_forever();
         let reserved = std::mem::take(&mut self.slot_reserved);
         self.gathering = false;
-        self.gathered = 0;
         if !reserved {
             let stats = &self.shared.stats;
             stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
@@ -404,6 +380,8 @@ impl WorkerLevel {
         let shared = &*self.shared;
         let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
         shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
+        shared.chunk_written[slot_idx].store(shared.inputs.written(), Ordering::Relaxed);
+        shared.chunk_leads[slot_idx].store(self.lead as u64, Ordering::Relaxed);
         shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
         // A clock read (the vDSO, no system call where the clock source allows), so the
         // worker knows when the chunk came however late it looks. Offline, the worker is woken
@@ -415,8 +393,6 @@ impl WorkerLevel {
         };
         shared.submit_times[slot_idx].store(stamp, Ordering::Relaxed);
         self.submitted += 1;
-        // The chunk's streaming stores (see `feed`) land before the worker may see it.
-        streaming_fence();
         // SeqCst, paired with the worker's `needs_wake` (or `own_wake_at`) store and `submitted`
         // load: either the worker sees this job before it sleeps, or this thread sees that it
         // must wake it.
@@ -445,7 +421,6 @@ impl WorkerLevel {
         self.consumed = self.submitted;
         self.late_counted_up_to = self.submitted;
         self.gathering = false;
-        self.gathered = 0;
         self.slot_reserved = false;
         self.shared.consumed.store(self.consumed, Ordering::Release);
         self.shared

@@ -1,28 +1,32 @@
 //! The job protocol: the memory one level's audio thread, worker thread and GPU hub share
 //! (`Shared`): job slots, sequence counters, and who runs the jobs now.
 //!
-//! Jobs are numbered. The audio thread gathers job `j`'s input chunk (`P` samples of every input)
-//! into slot `j % num_slots` a quantum at a time as it arrives (so a big level's chunk costs each
-//! callback a little instead of one callback a lot; with stores that bypass the caches, fenced
-//! before the hand-over), then stores the chunk's end time and publishes `submitted = j + 1`
-//! (release). The worker keeps the previous chunk itself to form the `2P` overlap-save window,
-//! runs the level, writes `P` output samples per output channel into the same slot, and
-//! publishes `completed = j + 1` (release). The audio thread reads the result after seeing
-//! `completed > j` (acquire), adds it whole to the output rings at the quantum boundary before
-//! its first sample, and publishes `consumed = j + 1`. A slot is reused for job
-//! `j + num_slots` only when job `j` is both completed and consumed, so neither side ever touches
-//! a slot the other may be using. A level has room for the chunks its slack keeps in flight plus
-//! two ([`num_slots`]).
+//! Jobs are numbered. The input is not copied into the jobs: the audio thread writes every
+//! input sample once into the engine's [`InputHistory`], which all its levels read in place.
+//! At job `j`'s first quantum the audio thread reserves slot `j % num_slots` (noting how much
+//! of the chunk came before a reset in mid-chunk: silence), and when the chunk's `P` samples
+//! are in the history it stores the chunk's end time, where it ends in the history, and
+//! publishes `submitted = j + 1` (release). The worker reads the chunk from the history (a
+//! chunk the audio thread has written over meanwhile is read as silence and counted as
+//! dropped: [`Shared::read_chunk`]), keeps the previous chunk itself to form the `2P`
+//! overlap-save window, runs the level, writes `P` output samples per output channel into the
+//! slot, and publishes `completed = j + 1` (release). The audio thread reads the result after
+//! seeing `completed > j` (acquire), adds it whole to the output rings at the quantum boundary
+//! before its first sample, and publishes `consumed = j + 1`. A slot is reused for job
+//! `j + num_slots` only when job `j` is both completed and consumed, so neither side ever
+//! touches a slot the other may be using. A level has room for the chunks its slack keeps in
+//! flight plus two ([`num_slots`]).
 //!
-//! Uses the late policy's counters ([`super::late_policy`]); every other part of the worker
-//! uses it.
+//! Uses the input history ([`super::input_history`]) and the late policy's counters
+//! ([`super::late_policy`]); every other part of the worker uses it.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+use super::input_history::InputHistory;
 use super::late_policy::LevelStats;
 
 /// Fewest job slots of a level.
@@ -49,15 +53,17 @@ pub(crate) struct Shared {
     pub(crate) num_outputs: usize,
     /// Job slots ([`num_slots`]).
     pub(crate) num_slots: usize,
-    /// `num_slots` input chunks, `[slot][input][sample]`. Written by the audio thread for job
-    /// `j` only while job `j - num_slots` is completed and consumed; read by the worker between
-    /// seeing `submitted > j` and publishing `completed > j`.
-    pub(crate) input_slots: Box<[UnsafeCell<f32>]>,
+    /// The engine's input history, which the chunks are read from.
+    pub(crate) inputs: Arc<InputHistory>,
     /// `num_slots` results, `[slot][output][sample]`. Written by the worker for job `j`, read by
     /// the audio thread after `completed > j` and before it publishes `consumed > j`.
     pub(crate) output_slots: Box<[UnsafeCell<f32>]>,
     /// End time of each slot's input chunk (absolute samples), written with the chunk.
     pub(crate) chunk_ends: Box<[AtomicU64]>,
+    /// Where each slot's chunk ends in the input history ([`InputHistory::written`]).
+    pub(crate) chunk_written: Box<[AtomicU64]>,
+    /// Samples at the start of each slot's chunk that came before a reset: silence.
+    pub(crate) chunk_leads: Box<[AtomicU64]>,
     /// Reset epoch of each slot's chunk: a chunk from a newer epoch makes the worker clear its
     /// level's history first (the audio thread called `reset()`).
     pub(crate) chunk_epochs: Box<[AtomicU64]>,
@@ -141,9 +147,26 @@ pub(crate) const RETURNING: u8 = 3;
 unsafe impl Sync for Shared {}
 
 impl Shared {
-    pub(crate) fn input_slot(&self, slot_idx: usize, input_idx: usize) -> *mut f32 {
-        let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
-        self.input_slots[offset].get()
+    /// Copies the input chunk of slot `slot_idx` (`P` samples of input `input_idx`) into
+    /// `dst`. Returns whether the chunk was whole: `false` when the audio thread had written
+    /// over it before this read (a level more than its slots behind), and then `dst` is
+    /// silence. Worker or hub thread, after seeing `submitted` pass the slot's job (acquire).
+    pub(crate) fn read_chunk(&self, slot_idx: usize, input_idx: usize, dst: &mut [f32]) -> bool {
+        let lead = (self.chunk_leads[slot_idx].load(Ordering::Relaxed) as usize).min(dst.len());
+        let end = self.chunk_written[slot_idx].load(Ordering::Relaxed);
+        let (silent, chunk) = dst.split_at_mut(lead);
+        silent.fill(0.0);
+        let whole = self.inputs.read(input_idx, end, chunk);
+        if !whole {
+            dst.fill(0.0);
+        }
+        whole
+    }
+
+    /// A chunk was written over before it was read: it counts as dropped, as a chunk the audio
+    /// thread could not hand over does.
+    pub(crate) fn count_lost_chunk(&self) {
+        self.stats.dropped_chunks.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn output_slot(&self, slot_idx: usize, output_idx: usize) -> *mut f32 {

@@ -68,14 +68,17 @@ pub(crate) fn worker_main(
             let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
             let chunk_epoch = shared.chunk_epochs[slot_idx].load(Ordering::Relaxed);
             let job_start = Instant::now();
-            // `submitted > next_job` was seen with acquire, so the audio thread has finished
-            // writing this slot and will not touch it until `completed` and `consumed` both
-            // pass this job.
-            runner.run(&mut level, chunk_end, chunk_epoch, |input_idx| {
-                shared.input_slot(slot_idx, input_idx)
+            // `submitted > next_job` was seen with acquire, so the chunk is in the input
+            // history and the slot's fields are written; the audio thread will not touch the
+            // slot until `completed` and `consumed` both pass this job.
+            let whole = runner.run(&mut level, chunk_end, chunk_epoch, |input_idx, dst| {
+                shared.read_chunk(slot_idx, input_idx, dst)
             });
+            if !whole {
+                shared.count_lost_chunk();
+            }
             if shared.history.get().is_some() {
-                keep_in_history(&shared, next_job, slot_idx, chunk_end, chunk_epoch);
+                keep_in_history(&shared, next_job, &runner, chunk_end, chunk_epoch);
             }
             for (output_idx, result) in runner.results.iter().enumerate() {
                 // SAFETY: the audio thread consumed this slot's previous job before submitting

@@ -1,5 +1,5 @@
 //! The hub's side of one GPU level (`GpuFeed`, its [`Feed`]): takes the submitted chunks
-//! from the job slots, keeps them for the standby, publishes the hub's results as a worker
+//! from the input history, keeps them for the standby, publishes the hub's results as a worker
 //! would, and gives the level up when told to.
 //!
 //! Uses the job protocol ([`super::super::protocol`]) and the GPU hub's [`Feed`] trait.
@@ -16,7 +16,7 @@ use crate::engine::worker::protocol::{MIGRATING, ON_CPU, ON_GPU, RETURNING, Shar
 /// ([`LevelProbe::hold_gpu`](crate::engine::worker::LevelProbe::hold_gpu)).
 pub const HELD_REASON: &str = "the thermal policy moved it to the CPU (the GPU is hot)";
 
-/// The hub's side of one GPU level: takes submitted chunks from the slots, keeps them for the
+/// The hub's side of one GPU level: takes submitted chunks from the input history, keeps them for the
 /// standby, and publishes the hub's results as the worker would. On the way back it first takes
 /// the chunks the worker ran from the history, and throws their results away.
 pub(crate) struct GpuFeed {
@@ -116,33 +116,32 @@ impl Feed for GpuFeed {
                 (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
         }
         state.last_chunk_end = Some(chunk_end);
+        let mut whole = true;
         for (input_idx, dst) in inputs.chunks_exact_mut(partition_size).enumerate() {
-            // SAFETY: a history chunk below `history_written` (acquire) is not written again
-            // while the hub may read it (see `keep_in_history`). An input slot: `submitted >
-            // job` was seen with acquire, the audio thread finished the slot and leaves it
-            // alone until the job is completed and consumed; the history slot is the hub's
-            // alone while the level is on the GPU.
-            unsafe {
-                match slot_idx {
-                    None => {
-                        let chunk = std::slice::from_raw_parts(
-                            shared.history_chunk(job, input_idx),
-                            partition_size,
-                        );
-                        dst.copy_from_slice(chunk);
-                    }
-                    Some(slot_idx) => {
-                        let chunk = std::slice::from_raw_parts(
-                            shared.input_slot(slot_idx, input_idx),
-                            partition_size,
-                        );
-                        dst.copy_from_slice(chunk);
-                        std::ptr::copy_nonoverlapping(
-                            chunk.as_ptr(),
-                            shared.history_chunk(job, input_idx),
-                            partition_size,
-                        );
-                    }
+            match slot_idx {
+                // SAFETY: a history chunk below `history_written` (acquire) is not written
+                // again while the hub may read it (see `keep_in_history`).
+                None => dst.copy_from_slice(unsafe {
+                    std::slice::from_raw_parts(shared.history_chunk(job, input_idx), partition_size)
+                }),
+                // `submitted > job` was seen with acquire: the chunk is in the input history.
+                Some(slot_idx) => whole &= shared.read_chunk(slot_idx, input_idx, dst),
+            }
+        }
+        if !whole {
+            // Written over before the hub took it: silence on every input, as on the CPU.
+            inputs.fill(0.0);
+            shared.count_lost_chunk();
+        }
+        if slot_idx.is_some() {
+            for (input_idx, chunk) in inputs.chunks_exact(partition_size).enumerate() {
+                // SAFETY: the history slot is the hub's alone while the level is on the GPU.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        chunk.as_ptr(),
+                        shared.history_chunk(job, input_idx),
+                        partition_size,
+                    );
                 }
             }
         }

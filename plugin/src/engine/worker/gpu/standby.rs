@@ -33,8 +33,14 @@ pub(crate) fn standby(
         let slot_idx = (job % shared.history_chunks as u64) as usize;
         let chunk_end = shared.history_ends[slot_idx].load(Ordering::Relaxed);
         let chunk_epoch = shared.history_epochs[slot_idx].load(Ordering::Relaxed);
-        runner.run(level, chunk_end, chunk_epoch, |input_idx| {
-            shared.history_chunk(job, input_idx)
+        runner.run(level, chunk_end, chunk_epoch, |input_idx, dst| {
+            // SAFETY: the hub gave the level up (`MIGRATING`, acquire) and writes the history
+            // no more; the standby is its only accessor now.
+            let chunk = unsafe {
+                std::slice::from_raw_parts(shared.history_chunk(job, input_idx), dst.len())
+            };
+            dst.copy_from_slice(chunk);
+            true
         });
     }
     shared.history_written.store(next_job, Ordering::Release);

@@ -16,7 +16,7 @@
 //! nothing but real input by then) the worker hands the level over and becomes the standby
 //! again. Both compute the same convolution (to float rounding), so the switch needs no fade.
 //!
-//! Uses the job protocol and the hub's side of a level (`GpuFeed`).
+//! Uses the job protocol, the job runner and the hub's side of a level (`GpuFeed`).
 //!
 //! [`LevelProbe::hold_gpu`]: crate::engine::worker::LevelProbe::hold_gpu
 //! [`Hub::health`]: longtail_gpu::Hub::health
@@ -31,6 +31,7 @@ use longtail_gpu::{Feed, OpenOptions, Registration, RoundTrip};
 
 use super::feed::GpuFeed;
 use crate::engine::upols::GpuSpecSource;
+use crate::engine::worker::job_runner::JobRunner;
 use crate::engine::worker::protocol::{ON_CPU, ON_GPU, RETURNING, Shared};
 
 /// A level that left the GPU first tries to go back this long after (see the module docs).
@@ -58,27 +59,27 @@ impl std::fmt::Debug for GpuHome {
     }
 }
 
-/// Copies job `job`'s input chunk (in slot `slot_idx`) into the history, for the hub to warm
-/// up on when the level goes back to the GPU. Worker thread, before it publishes the job.
+/// Copies job `job`'s input chunk (the one `runner` ran last) into the history, for the hub to
+/// warm up on when the level goes back to the GPU. Worker thread, before it publishes the job.
 pub(crate) fn keep_in_history(
     shared: &Shared,
     job: u64,
-    slot_idx: usize,
+    runner: &JobRunner,
     chunk_end: u64,
     chunk_epoch: u64,
 ) {
     let history_slot = (job % shared.history_chunks as u64) as usize;
     for input_idx in 0..shared.num_inputs {
-        // SAFETY: the input slot is the worker's until it publishes the job. The history slot
-        // is the worker's while it runs the level: the hub reads the history only for jobs
-        // below `history_written`, and during a return the worker writes at most `n + 1`
-        // chunks (`J .. J + n + 1`) into `n + 2` slots, so none it writes is one the hub may
-        // still read.
+        let chunk = runner.last_chunk(input_idx);
+        // SAFETY: the history slot is the worker's while it runs the level: the hub reads the
+        // history only for jobs below `history_written`, and during a return the worker writes
+        // at most `n + 1` chunks (`J .. J + n + 1`) into `n + 2` slots, so none it writes is
+        // one the hub may still read.
         unsafe {
             std::ptr::copy_nonoverlapping(
-                shared.input_slot(slot_idx, input_idx),
+                chunk.as_ptr(),
                 shared.history_chunk(job, input_idx),
-                shared.partition_size,
+                chunk.len(),
             );
         }
     }
