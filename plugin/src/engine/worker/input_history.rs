@@ -17,10 +17,12 @@
 //! whose job slots are all busy: offline, or with the host ahead of real time, the audio
 //! thread waits for such a level before it writes on, so renders never lose a chunk.
 //!
-//! Uses nothing of the engine.
+//! Uses the rings' prefetch ([`crate::engine::rings`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
+
+use crate::engine::rings::prefetch_for_write;
 
 /// One ring per input channel of the samples the audio thread received, shared with the
 /// worker threads and the GPU hub.
@@ -105,6 +107,9 @@ impl InputHistory {
             for (cell, &x) in ring.iter().zip(&input[split..]) {
                 cell.store(x.to_bits(), Ordering::Relaxed);
             }
+            // The next call's samples, most likely as many: fetched meanwhile.
+            let next = (first + input.len()) % len;
+            prefetch_for_write(&ring[next..(next + input.len()).min(len)]);
         }
     }
 
