@@ -21,13 +21,14 @@
 
 //! # Signal flow
 //!
-//! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]),
-//! as long as the head and the levels on the audio thread need, and, where levels run on
-//! workers, into the [`worker::InputHistory`] they read in place. Each output sample is the sum of the head (taps `[0, q)`, zero-latency mode only; see
-//! [`head`]) and whatever the levels have added for that time to the output channel's
-//! accumulator ([`rings::OutputRing`]). Every `q` samples, each level whose partition size divides
-//! the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds
-//! its block `D + latency` samples after its input; worker results are added when they fall due.
+//! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]), as
+//! long as the head and the levels on the audio thread need, and, where levels run on workers, into
+//! the [`worker::InputHistory`] they read in place. Each output sample is the sum of the head (taps
+//! `[0, q)`, zero-latency mode only; see [`head`]) and whatever the levels have added for that time
+//! to the output channel's accumulator ([`rings::OutputRing`]). Every `q` samples, each level whose
+//! partition size divides the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to
+//! its worker) and adds its block `D + latency` samples after its input; worker results are added
+//! when they fall due.
 //!
 //! In zero-latency mode, level 0 also holds the spectrum of the head taps (the *fused head*,
 //! [`upols::UpolsLevel::run_fused`]). A quantum that one call delivers whole is then computed

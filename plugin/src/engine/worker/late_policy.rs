@@ -13,7 +13,8 @@
 //! - When every slot is still busy at a chunk boundary (after the same bounded wait) the chunk
 //!   cannot be handed over; it is counted as dropped ([`LevelStats::dropped_chunks`]) and the
 //!   worker feeds silence into its delay line in its place, so the level keeps its timing and
-//!   recovers by itself.
+//!   recovers by itself. A worker so far behind that the input history has wrapped over a
+//!   chunk it was handed reads that chunk as silence, and counts it as dropped too.
 //! - [`LevelStats::consecutive_lates`] counts lates in a row; at [`DEGRADED_AFTER_LATES`]
 //!   the level raises its degraded flag (for the editor, and a GPU level's move to its CPU
 //!   standby) until a result is on time again. The offload mode's level 0, whose lates are
@@ -43,7 +44,8 @@ pub const DEGRADED_AFTER_LATES: u64 = 3;
 pub struct LevelStats {
     /// Results that were not complete when due.
     pub late_results: AtomicU64,
-    /// Input chunks that could not be handed to the worker (all slots busy).
+    /// Input chunks that could not be handed to the worker (all slots busy), or that the input
+    /// history had wrapped over when the worker came to read them (written by the worker).
     pub dropped_chunks: AtomicU64,
     /// Lates in a row (reset by a result on time).
     pub consecutive_lates: AtomicU64,

@@ -2,14 +2,15 @@
 //!
 //! # Threads and allocation
 //!
-//! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread,
-//! which owns the level's [`UpolsLevel`]. The levels of an engine read their input from one
+//! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread, which
+//! owns the level's [`UpolsLevel`]. The levels of an engine read their input from one
 //! [`InputHistory`], which the engine writes once per sample. On the audio thread,
 //! [`WorkerLevel::feed`] and [`WorkerLevel::submit`] only touch atomics, and
-//! [`WorkerLevel::collect`] adds results to the output rings; they call `Thread::unpark` (a
-//! futex wake that never blocks) only when the worker needs it; they never allocate or lock, and in real-time mode wait only while the
-//! host is ahead of real time, within the bound of [`crate::engine::pace`]. Dropping a
-//! `WorkerLevel` stops and joins its thread, so engines are dropped off the audio thread.
+//! [`WorkerLevel::collect`] adds results to the output rings; they call `Thread::unpark` (a futex
+//! wake that never blocks) only when the worker needs it; they never allocate or lock, and in
+//! real-time mode wait only while the host is ahead of real time, within the bound of
+//! [`crate::engine::pace`]. Dropping a `WorkerLevel` stops and joins its thread, so engines are
+//! dropped off the audio thread.
 //!
 //! # Parts
 //!
@@ -358,10 +359,10 @@ impl WorkerLevel {
         }
     }
 
-    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), announced by
-    /// [`Self::feed`] and now in the input history, to the worker, or counts it as dropped when it had no slot. Wakes the worker when it
-    /// asked for it, when it sleeps on its timer far past this chunk's arrival (a host ahead
-    /// of real time, see [`chunk_clock`]), and always offline (`wait` is
+    /// Hands the chunk that ends at `chunk_end` (a multiple of `P`), announced by [`Self::feed`]
+    /// and now in the input history, to the worker, or counts it as dropped when it had no slot.
+    /// Wakes the worker when it asked for it, when it sleeps on its timer far past this chunk's
+    /// arrival (a host ahead of real time, see [`chunk_clock`]), and always offline (`wait` is
     /// [`Wait::Forever`]). Audio thread; never allocates, locks or waits.
     pub fn submit(&mut self, chunk_end: u64, wait: Wait) {
         let offline = wait.is_forever();

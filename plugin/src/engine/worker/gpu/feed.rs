@@ -16,8 +16,8 @@ use crate::engine::worker::protocol::{MIGRATING, ON_CPU, ON_GPU, RETURNING, Shar
 /// ([`LevelProbe::hold_gpu`](crate::engine::worker::LevelProbe::hold_gpu)).
 pub const HELD_REASON: &str = "the thermal policy moved it to the CPU (the GPU is hot)";
 
-/// The hub's side of one GPU level: takes submitted chunks from the input history, keeps them for the
-/// standby, and publishes the hub's results as the worker would. On the way back it first takes
+/// The hub's side of one GPU level: takes submitted chunks from the input history, keeps them for
+/// the standby, and publishes the hub's results as the worker would. On the way back it first takes
 /// the chunks the worker ran from the history, and throws their results away.
 pub(crate) struct GpuFeed {
     shared: Arc<Shared>,
