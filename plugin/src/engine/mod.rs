@@ -221,7 +221,8 @@ pub struct Engine {
     /// quantum that shifts where the big levels' chunk boundaries fall, so instances started
     /// together do not all run their big partitions on the same callback.
     stagger: u64,
-    /// History per input channel for the head and the levels on the audio thread.
+    /// History per input channel for the head and the levels on the audio thread (none where
+    /// every level runs on a worker and there is no head).
     input_rings: Vec<InputRing>,
     /// The input history the worker levels read (none without them).
     worker_inputs: Option<std::sync::Arc<worker::InputHistory>>,
@@ -405,11 +406,13 @@ impl Engine {
         // The input rings hold what the audio thread's readers need, and no more, so that the
         // rings it writes every call stay in its caches: the levels' windows, and the head's
         // behind a piece of up to a quantum written before it runs. The workers and the GPU
-        // read the input history.
+        // read the input history; where nothing else runs (offload), there are no rings.
         let history = levels
             .iter()
             .map(|level| level.history(plan.quantum))
             .fold(head.history() + plan.quantum, usize::max);
+        let rings_read = plan.head_taps > 0 || !levels.iter().all(LevelRunner::is_worker);
+        let num_rings = if rings_read { num_inputs } else { 0 };
         let max_ahead = plan
             .levels
             .iter()
@@ -470,7 +473,7 @@ impl Engine {
             num_paths: paths.len(),
             head,
             levels,
-            input_rings: (0..num_inputs).map(|_| InputRing::new(history)).collect(),
+            input_rings: (0..num_rings).map(|_| InputRing::new(history)).collect(),
             worker_inputs,
             output_rings: (0..num_outputs)
                 .map(|_| OutputRing::new(max_ahead))
