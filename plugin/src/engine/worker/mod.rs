@@ -38,6 +38,9 @@ pub mod protocol;
 pub mod realtime;
 pub mod thread;
 
+#[cfg(test)]
+mod tests;
+
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
