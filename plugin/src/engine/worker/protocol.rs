@@ -149,18 +149,15 @@ unsafe impl Sync for Shared {}
 impl Shared {
     /// Copies the input chunk of slot `slot_idx` (`P` samples of input `input_idx`) into
     /// `dst`. Returns whether the chunk was whole: `false` when the audio thread had written
-    /// over it before this read (a level more than its slots behind), and then `dst` is
-    /// silence. Worker or hub thread, after seeing `submitted` pass the slot's job (acquire).
+    /// over it before this read (a level more than its slots behind), and then `dst` must not
+    /// be used (the callers run silence on every input instead). Worker or hub thread, after
+    /// seeing `submitted` pass the slot's job (acquire).
     pub(crate) fn read_chunk(&self, slot_idx: usize, input_idx: usize, dst: &mut [f32]) -> bool {
         let lead = (self.chunk_leads[slot_idx].load(Ordering::Relaxed) as usize).min(dst.len());
         let end = self.chunk_written[slot_idx].load(Ordering::Relaxed);
         let (silent, chunk) = dst.split_at_mut(lead);
         silent.fill(0.0);
-        let whole = self.inputs.read(input_idx, end, chunk);
-        if !whole {
-            dst.fill(0.0);
-        }
-        whole
+        self.inputs.read(input_idx, end, chunk)
     }
 
     /// A chunk was written over before it was read: it counts as dropped, as a chunk the audio
@@ -186,6 +183,38 @@ impl Shared {
         let offset = (slot_idx * self.num_inputs + input_idx) * self.partition_size;
         // Present: the history is allocated before anyone reads or writes it (see `history`).
         self.history.get().expect("history allocated")[offset].get()
+    }
+
+    /// Copies job `job`'s input chunk (`chunk(input_idx)`, `P` samples of each input) into its
+    /// history slot, with its end time and epoch, for the standby (from the hub) or the hub's
+    /// warm-up (from the worker).
+    ///
+    /// # Safety
+    ///
+    /// The caller is the history slot's only accessor: the hub while the level is on the GPU,
+    /// the worker while it runs the level (see [`super::gpu::keep_in_history`]).
+    pub(crate) unsafe fn keep_chunk<'a>(
+        &self,
+        job: u64,
+        chunk: impl Fn(usize) -> &'a [f32],
+        chunk_end: u64,
+        chunk_epoch: u64,
+    ) {
+        for input_idx in 0..self.num_inputs {
+            let chunk = chunk(input_idx);
+            debug_assert_eq!(chunk.len(), self.partition_size);
+            // SAFETY: the caller's contract; `chunk` is `P` samples.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    chunk.as_ptr(),
+                    self.history_chunk(job, input_idx),
+                    self.partition_size,
+                );
+            }
+        }
+        let history_slot = (job % self.history_chunks as u64) as usize;
+        self.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
+        self.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
     }
 
     /// Job `job`'s result is in its output slot: publish it, and wake an offline wait. Worker

@@ -134,20 +134,16 @@ impl Feed for GpuFeed {
             shared.count_lost_chunk();
         }
         if slot_idx.is_some() {
-            for (input_idx, chunk) in inputs.chunks_exact(partition_size).enumerate() {
-                // SAFETY: the history slot is the hub's alone while the level is on the GPU.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        chunk.as_ptr(),
-                        shared.history_chunk(job, input_idx),
-                        partition_size,
-                    );
-                }
+            let inputs = &*inputs;
+            // SAFETY: the history slot is the hub's alone while the level is on the GPU.
+            unsafe {
+                shared.keep_chunk(
+                    job,
+                    |input_idx| &inputs[input_idx * partition_size..][..partition_size],
+                    chunk_end,
+                    chunk_epoch,
+                );
             }
-        }
-        if slot_idx.is_some() {
-            shared.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
-            shared.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
         }
         state.next_job += 1;
         state.taken = true;

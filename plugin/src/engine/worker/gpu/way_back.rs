@@ -68,23 +68,18 @@ pub(crate) fn keep_in_history(
     chunk_end: u64,
     chunk_epoch: u64,
 ) {
-    let history_slot = (job % shared.history_chunks as u64) as usize;
-    for input_idx in 0..shared.num_inputs {
-        let chunk = runner.last_chunk(input_idx);
-        // SAFETY: the history slot is the worker's while it runs the level: the hub reads the
-        // history only for jobs below `history_written`, and during a return the worker writes
-        // at most `n + 1` chunks (`J .. J + n + 1`) into `n + 2` slots, so none it writes is
-        // one the hub may still read.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                chunk.as_ptr(),
-                shared.history_chunk(job, input_idx),
-                chunk.len(),
-            );
-        }
+    // SAFETY: the history slot is the worker's while it runs the level: the hub reads the
+    // history only for jobs below `history_written`, and during a return the worker writes at
+    // most `n + 1` chunks (`J .. J + n + 1`) into `n + 2` slots, so none it writes is one the
+    // hub may still read.
+    unsafe {
+        shared.keep_chunk(
+            job,
+            |input_idx| runner.last_chunk(input_idx),
+            chunk_end,
+            chunk_epoch,
+        );
     }
-    shared.history_ends[history_slot].store(chunk_end, Ordering::Relaxed);
-    shared.history_epochs[history_slot].store(chunk_epoch, Ordering::Relaxed);
     shared.history_written.store(job + 1, Ordering::Release);
 }
 
