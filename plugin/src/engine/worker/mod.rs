@@ -63,6 +63,21 @@ use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion, wait_for_
 pub use realtime::RealtimeGuard;
 use thread::worker_main;
 
+/// Samples of a result (its length times its outputs) added to the output rings at one
+/// boundary at most. A result is added in pieces, each at the boundary before its first
+/// sample: small results whole, as one streaming pass over the slot, and big ones spread over
+/// their period, so that no call pays for all of one. Added whole, the 16,384-sample level of a
+/// dense 12 x 12 matrix put 768 KB into the rings in one call, and that matrix's p99 call in
+/// the offload mode was 120 us against a median of 4 (`docs/gpu.md`).
+pub const RESULT_PIECE: usize = 16384;
+
+/// Samples per output of a piece of a result for `num_outputs` outputs: [`RESULT_PIECE`]
+/// shared out, as a power of two.
+fn result_piece(num_outputs: usize) -> usize {
+    let share = (RESULT_PIECE / num_outputs.max(1)).max(1);
+    1 << share.ilog2()
+}
+
 /// The audio thread's handle on one level that runs on its own worker thread.
 pub struct WorkerLevel {
     shared: Arc<Shared>,
@@ -76,6 +91,14 @@ pub struct WorkerLevel {
     consumed: u64,
     /// Job numbers already counted as late, so each late counts once.
     late_counted_up_to: u64,
+    /// Samples per output of each piece of a result added to the rings at one boundary
+    /// ([`RESULT_PIECE`]).
+    piece: usize,
+    /// The result on its way into the rings (job `consumed`), when one is.
+    adding: Option<Adding>,
+    /// Each slot's due time (its job's first output sample): the audio thread's copy, so that
+    /// a boundary with nothing due touches no line the worker writes.
+    dues: Box<[u64]>,
     /// A chunk is coming in for slot `submitted` ([`Self::feed`] saw its first quantum).
     gathering: bool,
     /// Samples of that chunk before a reset in mid-chunk: silence.
@@ -251,6 +274,9 @@ impl WorkerLevel {
             submitted: 0,
             consumed: 0,
             late_counted_up_to: 0,
+            piece: result_piece(num_outputs),
+            adding: None,
+            dues: vec![0; num_slots].into_boxed_slice(),
             gathering: false,
             lead: 0,
             slot_reserved: false,
@@ -384,6 +410,7 @@ impl WorkerLevel {
         let shared = &*self.shared;
         let slot_idx = (self.submitted % shared.num_slots as u64) as usize;
         shared.chunk_ends[slot_idx].store(chunk_end, Ordering::Relaxed);
+        self.dues[slot_idx] = chunk_end - self.partition_size as u64 + self.output_delay as u64;
         shared.chunk_written[slot_idx].store(shared.inputs.written(), Ordering::Relaxed);
         shared.chunk_leads[slot_idx].store(self.lead as u64, Ordering::Relaxed);
         shared.chunk_epochs[slot_idx].store(self.epoch, Ordering::Relaxed);
@@ -424,6 +451,7 @@ impl WorkerLevel {
         self.epoch += 1;
         self.consumed = self.submitted;
         self.late_counted_up_to = self.submitted;
+        self.adding = None;
         self.gathering = false;
         self.slot_reserved = false;
         self.shared.consumed.store(self.consumed, Ordering::Release);
@@ -435,30 +463,57 @@ impl WorkerLevel {
     }
 
     /// Adds the results whose first sample falls due before `horizon` (the next quantum
-    /// boundary) to the output rings, whole. `now` is the time of the next sample to play. A
-    /// due result that is not complete is waited for as `wait` allows
-    /// ([`crate::engine::pace`]), and is late if it is still not complete then. Audio thread;
-    /// never allocates; waits only as `wait` allows.
+    /// boundary) to the output rings, a piece of at most [`RESULT_PIECE`] samples at a time:
+    /// each piece at the boundary before its first sample. `now` is the time of the next
+    /// sample to play. A due result that is not complete is waited for as `wait` allows
+    /// ([`crate::engine::pace`]), and is late if it is still not complete then. Until a result
+    /// falls due this reads only the audio thread's own fields. Audio thread; never allocates;
+    /// waits only as `wait` allows.
     pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: &mut Wait) {
-        let shared = &*self.shared;
-        let partition_size = self.partition_size;
-        while self.consumed < self.submitted {
-            let job = self.consumed;
-            let slot_idx = (job % shared.num_slots as u64) as usize;
-            let chunk_end = shared.chunk_ends[slot_idx].load(Ordering::Relaxed);
-            let due = chunk_end - partition_size as u64 + self.output_delay as u64;
-            if due >= horizon {
-                // Not needed yet. A result is added to the rings at the boundary before its
-                // first sample, whenever it completed, so the order of additions (and so the
-                // rounding) does not depend on the worker's timing.
+        let partition_size = self.partition_size as u64;
+        loop {
+            if let Some(adding) = &mut self.adding {
+                // SAFETY: the worker published `completed` past this job (acquire, checked
+                // when it was taken below) and will not write its slot again until the
+                // `consume` below and a new submission.
+                let shared = &*self.shared;
+                let result = |output_idx: usize| unsafe {
+                    std::slice::from_raw_parts(
+                        shared.output_slot(adding.slot_idx, output_idx),
+                        partition_size as usize,
+                    )
+                };
+                let end = adding.due + partition_size;
+                while adding.added < end && adding.added < horizon {
+                    let piece = (adding.added - adding.due) as usize
+                        ..((adding.added + self.piece as u64).min(end) - adding.due) as usize;
+                    for (output_idx, ring) in
+                        outputs.iter_mut().enumerate().take(shared.num_outputs)
+                    {
+                        ring.add(adding.added, &result(output_idx)[piece.clone()]);
+                    }
+                    adding.added += piece.len() as u64;
+                }
+                if adding.added < end {
+                    // The rest is not due yet, and results come in order: nor is the next.
+                    break;
+                }
+                self.adding = None;
+                consume(&mut self.consumed, shared);
+            }
+            if self.consumed >= self.submitted {
                 break;
             }
-            // SAFETY (both reads of the slot below): the worker published `completed > job`
-            // (acquire, checked when the job was first touched) and will not write this slot
-            // again until the `consumed` store below and a new submission.
-            let result = |output_idx: usize| unsafe {
-                std::slice::from_raw_parts(shared.output_slot(slot_idx, output_idx), partition_size)
-            };
+            let job = self.consumed;
+            let slot_idx = (job % self.dues.len() as u64) as usize;
+            let due = self.dues[slot_idx];
+            if due >= horizon {
+                // Not needed yet. A result's pieces are added to the rings at the boundaries
+                // before their first samples, whenever it completed, so the order of additions
+                // (and so the rounding) does not depend on the worker's timing.
+                break;
+            }
+            let shared = &*self.shared;
             let completed =
                 shared.completed.load(Ordering::Acquire) > job || self.wait_for(job, wait);
             if !completed {
@@ -480,33 +535,46 @@ impl WorkerLevel {
             if self.late_counted_up_to > job {
                 // Late: only the part that has not been played yet can still be used, faded
                 // in, all at once.
-                let skip = now.saturating_sub(due).min(partition_size as u64) as usize;
-                if skip < partition_size {
-                    for (output_idx, ring) in
-                        outputs.iter_mut().enumerate().take(shared.num_outputs)
-                    {
-                        let rest = &result(output_idx)[skip..];
-                        ring.add_faded_in(now, rest, LATE_FADE_SAMPLES);
-                    }
+                let skip = now.saturating_sub(due).min(partition_size) as usize;
+                for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
+                    // SAFETY: as above: completed, and this slot is not written again until
+                    // the `consume` below.
+                    let result = unsafe {
+                        std::slice::from_raw_parts(
+                            shared.output_slot(slot_idx, output_idx),
+                            partition_size as usize,
+                        )
+                    };
+                    ring.add_faded_in(now, &result[skip..], LATE_FADE_SAMPLES);
                 }
                 consume(&mut self.consumed, shared);
                 continue;
             }
             shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
             shared.stats.degraded.store(false, Ordering::Relaxed);
-            // On time: the whole result goes into the rings at the boundary before its first
-            // sample, in one pass over the slot (read from the worker's cache once, and the
-            // slot free a period sooner).
-            for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
-                ring.add(due, result(output_idx));
-            }
-            consume(&mut self.consumed, shared);
+            // On time: its pieces go into the rings from the boundary before its first sample
+            // on (the loop's next turn), each in one pass over its part of the slot. Results
+            // of one level never overlap, so the previous one is in the rings whole by now.
+            self.adding = Some(Adding {
+                slot_idx,
+                due,
+                added: due,
+            });
         }
     }
 }
 
-/// The oldest unconsumed job is fully in the output rings: its slot may be reused. Audio
-/// thread.
+/// A result on its way into the output rings: the job's slot, the time `due` of its first
+/// sample, and the time up to which it is in the rings.
+#[derive(Clone, Copy)]
+struct Adding {
+    slot_idx: usize,
+    due: u64,
+    added: u64,
+}
+
+/// The oldest unconsumed job is fully in the output rings (or never will be): its slot may be
+/// reused. Audio thread.
 fn consume(consumed: &mut u64, shared: &Shared) {
     *consumed += 1;
     shared.consumed.store(*consumed, Ordering::Release);

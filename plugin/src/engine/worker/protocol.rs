@@ -11,11 +11,12 @@
 //! dropped: [`Shared::read_chunk`]), keeps the previous chunk itself to form the `2P`
 //! overlap-save window, runs the level, writes `P` output samples per output channel into the
 //! slot, and publishes `completed = j + 1` (release). The audio thread reads the result after
-//! seeing `completed > j` (acquire), adds it whole to the output rings at the quantum boundary
-//! before its first sample, and publishes `consumed = j + 1`. A slot is reused for job
-//! `j + num_slots` only when job `j` is both completed and consumed, so neither side ever
-//! touches a slot the other may be using. A level has room for the chunks its slack keeps in
-//! flight plus two ([`num_slots`]).
+//! seeing `completed > j` (acquire) and adds it to the output rings, each piece of at most
+//! [`super::RESULT_PIECE`] samples at the quantum boundary before its first sample (a small
+//! result whole), and once the last piece is in publishes `consumed = j + 1`. A slot is reused
+//! for job `j + num_slots` only when job `j` is both completed and consumed, so neither side
+//! ever touches a slot the other may be using. A level has room for the chunks its slack keeps
+//! in flight plus two ([`num_slots`]).
 //!
 //! Uses the input history ([`super::input_history`]) and the late policy's counters
 //! ([`super::late_policy`]); every other part of the worker uses it.

@@ -1,5 +1,6 @@
 //! A worker level reading its chunks from the input history: whole while the history holds
-//! them, silence (counted as dropped) once the audio thread has written over them.
+//! them, silence (counted as dropped) once the audio thread has written over them. Its results
+//! added to the output rings in pieces as they would be whole, on time and late.
 
 use super::*;
 use crate::engine::routing::Path;
@@ -11,13 +12,18 @@ const P: usize = 32;
 /// A mono level of one partition whose IR is a unit impulse (so its result is its input
 /// chunk), `P` samples of slack, on a worker reading `history`.
 fn impulse_worker(history: &Arc<InputHistory>) -> WorkerLevel {
+    impulse_worker_delayed(history, 2 * P)
+}
+
+/// [`impulse_worker`] with an output delay of `output_delay` (at least `P`).
+fn impulse_worker_delayed(history: &Arc<InputHistory>, output_delay: usize) -> WorkerLevel {
     let mut taps = vec![0.0f32; P];
     taps[0] = 1.0;
     let shape = LevelShape {
         partition_size: P,
         num_partitions: 1,
         ir_offset: 0,
-        output_delay: 2 * P,
+        output_delay,
         num_inputs: 1,
         num_outputs: 1,
     };
@@ -70,4 +76,119 @@ fn a_chunk_written_over_before_it_was_read_is_silence_and_counted() {
     let (played, dropped) = first_result_after(2);
     assert_eq!(dropped, 1);
     assert!(played.iter().all(|&x| x == 0.0), "{played:?}");
+}
+
+/// The samples of `chunks` chunks of `P` (each sample its own time plus one) through an
+/// impulse level whose results go into the rings in pieces of `piece` samples, as the engine
+/// plays them in quanta of `Q`: at each boundary the level collects, feeds and submits; between
+/// boundaries the rings drain. The worker is stalled until `stalled_until` (at real-time pace then, so the first
+/// result is late), then released and waited for (offline from there on, so the run does not
+/// depend on the worker's timing). Returns the output and the late results counted.
+fn play_through(piece: usize, stalled_until: u64, chunks: usize) -> (Vec<f32>, u64) {
+    play_delayed(piece, stalled_until, chunks, 2 * P)
+}
+
+/// [`play_through`] with a level of output delay `output_delay`.
+fn play_delayed(
+    piece: usize,
+    stalled_until: u64,
+    chunks: usize,
+    output_delay: usize,
+) -> (Vec<f32>, u64) {
+    const Q: usize = 8;
+    let history = Arc::new(InputHistory::new(1, 8 * P));
+    let mut worker = impulse_worker_delayed(&history, output_delay);
+    worker.piece = piece;
+    let mut rings = [OutputRing::new(8 * P)];
+    let len = (chunks + 2) * P;
+    let input: Vec<f32> = (1..=len).map(|i| i as f32).collect();
+    let mut output = vec![0.0f32; len];
+    worker.set_stalled(stalled_until > 0);
+    let mut stalled = stalled_until > 0;
+    for start in (0..len).step_by(Q) {
+        let range = start..start + Q;
+        let feeding = start < chunks * P;
+        if feeding {
+            history.write(&[&input], range.clone());
+        }
+        rings[0].drain_add(start as u64, &mut output[range.clone()]);
+        let time = (start + Q) as u64;
+        if stalled && time >= stalled_until {
+            stalled = false;
+            worker.set_stalled(false);
+            while worker.shared.completed.load(Ordering::Acquire) < worker.submitted {
+                std::thread::yield_now();
+            }
+        }
+        let mut wait = if stalled { Wait::Never } else { Wait::Forever };
+        worker.collect(time, time + Q as u64, &mut rings, &mut wait);
+        if feeding {
+            worker.feed(time, Q, &mut rings, &mut wait);
+            if time.is_multiple_of(P as u64) {
+                worker.submit(time, wait);
+            }
+        }
+    }
+    let late = worker.stats().late_results.load(Ordering::Relaxed);
+    (output, late)
+}
+
+#[test]
+fn results_added_in_pieces_are_the_ones_added_whole() {
+    let (pieces, late) = play_through(5, 0, 4);
+    assert_eq!(late, 0);
+    assert_eq!(pieces, play_through(P, 0, 4).0);
+    // The level's delay is 2P: each chunk plays two periods after it began.
+    for (t, &x) in pieces.iter().enumerate() {
+        let expected = if (2 * P..6 * P).contains(&t) {
+            (t - 2 * P + 1) as f32
+        } else {
+            0.0
+        };
+        assert!(
+            (x - expected).abs() <= 1e-4 * expected.abs().max(1.0),
+            "sample {t}: {x}"
+        );
+    }
+}
+
+#[test]
+fn results_that_begin_inside_a_quantum_add_in_pieces_as_whole() {
+    // A delay of 2P + 3: every quantum that holds a result's start holds the end of the one
+    // before it, and the pieces (5 samples) do not line up with the quanta either.
+    let delay = 2 * P + 3;
+    let (pieces, late) = play_delayed(5, 0, 4, delay);
+    assert_eq!(late, 0);
+    assert_eq!(pieces, play_delayed(P, 0, 4, delay).0);
+    for (t, &x) in pieces.iter().enumerate() {
+        let expected = if (delay..delay + 4 * P).contains(&t) {
+            (t - delay + 1) as f32
+        } else {
+            0.0
+        };
+        assert!(
+            (x - expected).abs() <= 1e-4 * expected.abs().max(1.0),
+            "sample {t}: {x}"
+        );
+    }
+}
+
+#[test]
+fn a_late_result_fades_in_when_results_are_added_in_pieces() {
+    // Released two quanta after the first result fell due (at 2P): the first result is late,
+    // its first 16 samples silent, the rest faded in; the next ones on time.
+    let stalled_until = 2 * P as u64 + 16;
+    let (pieces, late) = play_through(5, stalled_until, 4);
+    assert_eq!(late, 1);
+    assert_eq!(pieces, play_through(P, stalled_until, 4).0);
+    assert!(pieces[..2 * P + 16].iter().all(|&x| x == 0.0));
+    let t = 2 * P + 16;
+    let gain = 1.0 / (LATE_FADE_SAMPLES + 1) as f32;
+    let near = |x: f32, expected: f32| (x - expected).abs() <= 1e-4 * expected.abs();
+    assert!(
+        near(pieces[t], gain * (t - 2 * P + 1) as f32),
+        "{}",
+        pieces[t]
+    );
+    assert!(near(pieces[3 * P], (P + 1) as f32), "{}", pieces[3 * P]);
 }
