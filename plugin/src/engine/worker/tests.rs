@@ -133,30 +133,9 @@ fn play_delayed(
     (output, late)
 }
 
-#[test]
-fn results_added_in_pieces_are_the_ones_added_whole() {
-    let (pieces, late) = play_through(5, 0, 4);
-    assert_eq!(late, 0);
-    assert_eq!(pieces, play_through(P, 0, 4).0);
-    // The level's delay is 2P: each chunk plays two periods after it began.
-    for (t, &x) in pieces.iter().enumerate() {
-        let expected = if (2 * P..6 * P).contains(&t) {
-            (t - 2 * P + 1) as f32
-        } else {
-            0.0
-        };
-        assert!(
-            (x - expected).abs() <= 1e-4 * expected.abs().max(1.0),
-            "sample {t}: {x}"
-        );
-    }
-}
-
-#[test]
-fn results_that_begin_inside_a_quantum_add_in_pieces_as_whole() {
-    // A delay of 2P + 3: every quantum that holds a result's start holds the end of the one
-    // before it, and the pieces (5 samples) do not line up with the quanta either.
-    let delay = 2 * P + 3;
+/// Pieces of 5 samples against whole results through a level of `delay` (4 chunks, on time):
+/// the same output, which is the input `delay` samples later.
+fn assert_pieces_play_as_whole(delay: usize) {
     let (pieces, late) = play_delayed(5, 0, 4, delay);
     assert_eq!(late, 0);
     assert_eq!(pieces, play_delayed(P, 0, 4, delay).0);
@@ -171,6 +150,19 @@ fn results_that_begin_inside_a_quantum_add_in_pieces_as_whole() {
             "sample {t}: {x}"
         );
     }
+}
+
+#[test]
+fn results_added_in_pieces_are_the_ones_added_whole() {
+    // The level's delay is 2P: each chunk plays two periods after it began.
+    assert_pieces_play_as_whole(2 * P);
+}
+
+#[test]
+fn results_that_begin_inside_a_quantum_add_in_pieces_as_whole() {
+    // A delay of 2P + 3: every quantum that holds a result's start holds the end of the one
+    // before it, and the pieces (5 samples) do not line up with the quanta either.
+    assert_pieces_play_as_whole(2 * P + 3);
 }
 
 #[test]
