@@ -473,16 +473,7 @@ impl WorkerLevel {
         let partition_size = self.partition_size as u64;
         loop {
             if let Some(adding) = &mut self.adding {
-                // SAFETY: the worker published `completed` past this job (acquire, checked
-                // when it was taken below) and will not write its slot again until the
-                // `consume` below and a new submission.
                 let shared = &*self.shared;
-                let result = |output_idx: usize| unsafe {
-                    std::slice::from_raw_parts(
-                        shared.output_slot(adding.slot_idx, output_idx),
-                        partition_size as usize,
-                    )
-                };
                 let end = adding.due + partition_size;
                 while adding.added < end && adding.added < horizon {
                     let piece = (adding.added - adding.due) as usize
@@ -490,7 +481,10 @@ impl WorkerLevel {
                     for (output_idx, ring) in
                         outputs.iter_mut().enumerate().take(shared.num_outputs)
                     {
-                        ring.add(adding.added, &result(output_idx)[piece.clone()]);
+                        // SAFETY: `completed` passed this job (acquire, checked when it was
+                        // taken below), and it is consumed only after its last piece.
+                        let result = unsafe { shared.result(adding.slot_idx, output_idx) };
+                        ring.add(adding.added, &result[piece.clone()]);
                     }
                     adding.added += piece.len() as u64;
                 }
@@ -537,14 +531,9 @@ impl WorkerLevel {
                 // in, all at once.
                 let skip = now.saturating_sub(due).min(partition_size) as usize;
                 for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
-                    // SAFETY: as above: completed, and this slot is not written again until
-                    // the `consume` below.
-                    let result = unsafe {
-                        std::slice::from_raw_parts(
-                            shared.output_slot(slot_idx, output_idx),
-                            partition_size as usize,
-                        )
-                    };
+                    // SAFETY: `completed` passed this job (checked above), and it is consumed
+                    // only below.
+                    let result = unsafe { shared.result(slot_idx, output_idx) };
                     ring.add_faded_in(now, &result[skip..], LATE_FADE_SAMPLES);
                 }
                 consume(&mut self.consumed, shared);

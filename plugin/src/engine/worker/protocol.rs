@@ -172,6 +172,20 @@ impl Shared {
         self.output_slots[offset].get()
     }
 
+    /// Output `output_idx` of the result in slot `slot_idx`: `P` samples.
+    ///
+    /// # Safety
+    ///
+    /// The audio thread, after seeing `completed` pass the slot's job (acquire) and before it
+    /// publishes `consumed` past it: the worker does not write the slot in between, nor before
+    /// a new submission.
+    pub(crate) unsafe fn result(&self, slot_idx: usize, output_idx: usize) -> &[f32] {
+        // SAFETY: the caller's contract; the slot's outputs are `P` samples each.
+        unsafe {
+            std::slice::from_raw_parts(self.output_slot(slot_idx, output_idx), self.partition_size)
+        }
+    }
+
     /// The thread of the hub the level is on (or was last on).
     pub(crate) fn hub_thread(&self) -> Option<&Thread> {
         self.hub_wakers

@@ -79,22 +79,13 @@ fn a_chunk_written_over_before_it_was_read_is_silence_and_counted() {
 }
 
 /// The samples of `chunks` chunks of `P` (each sample its own time plus one) through an
-/// impulse level whose results go into the rings in pieces of `piece` samples, as the engine
-/// plays them in quanta of `Q`: at each boundary the level collects, feeds and submits; between
-/// boundaries the rings drain. The worker is stalled until `stalled_until` (at real-time pace then, so the first
-/// result is late), then released and waited for (offline from there on, so the run does not
-/// depend on the worker's timing). Returns the output and the late results counted.
-fn play_through(piece: usize, stalled_until: u64, chunks: usize) -> (Vec<f32>, u64) {
-    play_delayed(piece, stalled_until, chunks, 2 * P)
-}
-
-/// [`play_through`] with a level of output delay `output_delay`.
-fn play_delayed(
-    piece: usize,
-    stalled_until: u64,
-    chunks: usize,
-    output_delay: usize,
-) -> (Vec<f32>, u64) {
+/// impulse level of `output_delay` whose results go into the rings in pieces of `piece`
+/// samples, as the engine plays them in quanta of `Q`: at each boundary the level collects,
+/// feeds and submits; between boundaries the rings drain. The worker is stalled until
+/// `stalled_until` (at real-time pace then, so the first result is late), then released and
+/// waited for (offline from there on, so the run does not depend on the worker's timing).
+/// Returns the output and the late results counted.
+fn play(piece: usize, stalled_until: u64, chunks: usize, output_delay: usize) -> (Vec<f32>, u64) {
     const Q: usize = 8;
     let history = Arc::new(InputHistory::new(1, 8 * P));
     let mut worker = impulse_worker_delayed(&history, output_delay);
@@ -136,9 +127,9 @@ fn play_delayed(
 /// Pieces of 5 samples against whole results through a level of `delay` (4 chunks, on time):
 /// the same output, which is the input `delay` samples later.
 fn assert_pieces_play_as_whole(delay: usize) {
-    let (pieces, late) = play_delayed(5, 0, 4, delay);
+    let (pieces, late) = play(5, 0, 4, delay);
     assert_eq!(late, 0);
-    assert_eq!(pieces, play_delayed(P, 0, 4, delay).0);
+    assert_eq!(pieces, play(P, 0, 4, delay).0);
     for (t, &x) in pieces.iter().enumerate() {
         let expected = if (delay..delay + 4 * P).contains(&t) {
             (t - delay + 1) as f32
@@ -170,9 +161,9 @@ fn a_late_result_fades_in_when_results_are_added_in_pieces() {
     // Released two quanta after the first result fell due (at 2P): the first result is late,
     // its first 16 samples silent, the rest faded in; the next ones on time.
     let stalled_until = 2 * P as u64 + 16;
-    let (pieces, late) = play_through(5, stalled_until, 4);
+    let (pieces, late) = play(5, stalled_until, 4, 2 * P);
     assert_eq!(late, 1);
-    assert_eq!(pieces, play_through(P, stalled_until, 4).0);
+    assert_eq!(pieces, play(P, stalled_until, 4, 2 * P).0);
     assert!(pieces[..2 * P + 16].iter().all(|&x| x == 0.0));
     let t = 2 * P + 16;
     let gain = 1.0 / (LATE_FADE_SAMPLES + 1) as f32;
