@@ -45,6 +45,7 @@ fn config() -> EngineConfig {
         limits: PlanLimits {
             max_partition_size: MAX_PARTITION,
             min_worker_slack: MIN_WORKER_SLACK,
+            ..PlanLimits::default()
         },
         executor: Executor::Gpu(GpuPolicy::Auto),
     }

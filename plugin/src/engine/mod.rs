@@ -13,7 +13,8 @@
 //! ([`pace`]); at real-time pace they never wait. Level 0 and the head run inside
 //! `process()` (but in the offload mode, [`LatencyMode::Offload`], where level 0 has a fixed
 //! latency's slack and goes to a worker like the rest), and so do the later levels whose
-//! `D - P` samples of slack are too few for a worker ([`PlanLimits::min_worker_slack`]): each
+//! `D - P` samples of slack are too few for a worker ([`PlanLimits::min_worker_slack`]), or
+//! (the CPU backend) whose job would cost a worker more than the level ([`plan`]): each
 //! period of such a level is spread over the quanta of its slack ([`spread`]), a steady share
 //! per call. The others run on their workers, which get the slack as their deadline, with the
 //! late policy of [`worker::late_policy`]. With [`Executor::Inline`] every level runs inside
@@ -279,6 +280,7 @@ impl Engine {
         let bus = Bus::new(num_inputs, num_outputs, format);
         let routed = route(ir, bus).map_err(|err| EngineError::Mapping(err.to_string()))?;
         let weights = CostWeights::for_paths(num_inputs, num_outputs, routed.len());
+        let limits = limits.for_gpu(matches!(executor, Executor::Gpu(_)));
         let plan =
             PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();

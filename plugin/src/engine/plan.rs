@@ -32,7 +32,11 @@
 //! to [`MAX_SPREAD_PARTITION`] samples starts at `D = 2P`, and where its slack is under
 //! [`PlanLimits::min_worker_slack`] it runs on the audio thread, its period spread over the
 //! quanta of its slack ([`super::spread`]); bigger levels start where they have a worker's
-//! slack, and run on workers (or the GPU).
+//! slack, and run on workers (or the GPU). Where the GPU is never used (the CPU backend,
+//! [`PlanLimits::for_gpu`]), a level of at most [`CPU_SPREAD_MAX_QUANTA`] quanta whose spectra
+//! fit [`CPU_SPREAD_MAX_BYTES`] stays on the audio thread too, spread the same way: handing
+//! its job to a worker costs more than the level (a stereo 1 s reverb at block 1024 costs
+//! 24 % less so).
 //!
 //! # The cost model
 //!
@@ -80,11 +84,17 @@ pub struct CostWeights {
     pub fft: f64,
     /// Worker jobs per path, against one per two paths.
     pub job: f64,
+    /// Spectra a level holds per partition: one per path and one per input (stereo: 4).
+    pub streams: usize,
 }
 
 impl CostWeights {
     /// A stereo engine's path: every term counts whole.
-    pub const STEREO: Self = Self { fft: 1.0, job: 1.0 };
+    pub const STEREO: Self = Self {
+        fft: 1.0,
+        job: 1.0,
+        streams: 4,
+    };
 
     /// The weights of an engine with `num_inputs` and `num_outputs` channels and `num_paths`
     /// paths, each at most 1.
@@ -93,6 +103,7 @@ impl CostWeights {
         Self {
             fft: ((num_inputs + num_outputs) as f64 / (2.0 * paths)).min(1.0),
             job: (2.0 / paths).min(1.0),
+            streams: num_paths + num_inputs,
         }
     }
 }
@@ -115,6 +126,19 @@ pub const DEFAULT_MIN_WORKER_SLACK: usize = 1536;
 pub const MAX_SPREAD_PARTITION: usize = 512;
 /// Default cap on partition sizes.
 pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
+/// Most quanta the period of a level with a worker's slack may be spread over on the audio
+/// thread where no GPU may take the level ([`PlanLimits::for_gpu`]).
+pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
+/// Most bytes of spectra (IR and input, [`level_spectra_bytes`]) of a level with a worker's
+/// slack that the audio thread runs, spread over its period, where no GPU may take the level.
+/// Handing a job to a worker costs about 35 us here (a wake-up of the other core and its cold
+/// caches: a stereo 1 s reverb at block 1024 cost 20 % less pinned to one core), more than a
+/// small level's period. Spread on the audio thread (Xeon VM, offline bench, 3 runs): a stereo
+/// 1 s reverb's `4096x10` level (1.3 MiB) took 24 % off at block 1024 and its `2048x22` 31 %
+/// at 256; a 10 s one's `4096x6` (0.8 MiB) 5 % at 1024 and `2048x14` 6 % at 256. A 4 x 4
+/// room's `4096x6` (3.9 MiB) cost 15 % more: a worker reads such a level once for two
+/// periods (`upols/carry.rs`), which a spread period cannot.
+pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
 
 /// How the engine trades latency against CPU time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,6 +215,11 @@ pub struct PlanLimits {
     /// kept from running (by other instances' work, or a host or hypervisor stall that makes
     /// the audio thread catch up in a burst) without its result being late.
     pub min_worker_slack: usize,
+    /// Most bytes of spectra of a level with a worker's slack, and a period of at most
+    /// [`CPU_SPREAD_MAX_QUANTA`] quanta, that the audio thread runs instead, spread over its
+    /// period: 0 by default, since the GPU takes only levels on workers;
+    /// [`CPU_SPREAD_MAX_BYTES`] for engines that never use the GPU ([`Self::for_gpu`]).
+    pub cpu_spread_bytes: usize,
 }
 
 impl Default for PlanLimits {
@@ -198,8 +227,27 @@ impl Default for PlanLimits {
         Self {
             max_partition_size: DEFAULT_MAX_PARTITION_SIZE,
             min_worker_slack: DEFAULT_MIN_WORKER_SLACK,
+            cpu_spread_bytes: 0,
         }
     }
+}
+
+impl PlanLimits {
+    /// These limits for an engine whose executor may use the GPU or never does (the CPU
+    /// backend): where it never does, small levels with a worker's slack run on the audio
+    /// thread, spread over their period ([`CPU_SPREAD_MAX_BYTES`]).
+    pub fn for_gpu(self, may_use_gpu: bool) -> Self {
+        Self {
+            cpu_spread_bytes: if may_use_gpu { 0 } else { CPU_SPREAD_MAX_BYTES },
+            ..self
+        }
+    }
+}
+
+/// Bytes of the spectra a level holds, IR and input: `streams` ([`CostWeights::streams`]) per
+/// partition of `P + 1` complex bins.
+pub fn level_spectra_bytes(level: &Level, streams: usize) -> usize {
+    streams * level.num_partitions * (level.partition_size + 1) * 2 * size_of::<f32>()
 }
 
 /// One uniformly partitioned overlap-save level.
@@ -239,6 +287,8 @@ pub struct PartitionPlan {
     /// Least slack of a level that runs on a worker ([`PlanLimits::min_worker_slack`]): a
     /// level after the first with less runs on the audio thread, spread over its period.
     pub min_worker_slack: usize,
+    /// Where levels with a worker's slack run ([`Placement`]).
+    placement: Placement,
 }
 
 impl PartitionPlan {
@@ -286,12 +336,22 @@ impl PartitionPlan {
             }
         };
 
+        let placement = Placement {
+            latency,
+            min_worker_slack: limits.min_worker_slack,
+            quantum,
+            cpu_spread_bytes: if first_inline {
+                limits.cpu_spread_bytes
+            } else {
+                0
+            },
+            streams: weights.streams,
+        };
         let levels = if offset < ir_len {
             let shape = ChainLimits {
                 ir_len,
                 max_partition_size,
-                min_worker_slack: limits.min_worker_slack,
-                latency,
+                placement,
                 weights,
             };
             cheapest_levels(first_size, offset, &shape, first_inline).1
@@ -307,6 +367,7 @@ impl PartitionPlan {
             ir_len,
             levels,
             min_worker_slack: limits.min_worker_slack,
+            placement,
         }
     }
 
@@ -323,19 +384,15 @@ impl PartitionPlan {
     }
 
     /// Whether level `level_idx` runs on the audio thread whatever the executor: level 0,
-    /// whose result is due as its chunk completes (but in the offload mode), and every level
-    /// with less slack than [`Self::min_worker_slack`], whose period is spread over the quanta
-    /// of its slack ([`super::spread`]). The others run on workers (or the GPU), or inline
-    /// with the inline executor.
+    /// whose result is due as its chunk completes (but in the offload mode), every level
+    /// with less slack than [`Self::min_worker_slack`], and, where the GPU is never used, the
+    /// small levels of [`PlanLimits::cpu_spread_bytes`]; the period of a level after the first
+    /// is spread over the quanta of its slack ([`super::spread`]). The others run on workers
+    /// (or the GPU), or inline with the inline executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
         let level = &self.levels[level_idx];
         let first_inline = level_idx == 0 && !self.offloads();
-        !runs_on_worker(
-            first_inline,
-            level,
-            self.latency_samples(),
-            self.min_worker_slack,
-        )
+        !runs_on_worker(first_inline, level, &self.placement)
     }
 
     /// Whether this is the offload mode's plan: no level on the audio thread.
@@ -423,24 +480,35 @@ pub fn weighted_level_cost(
 struct ChainLimits {
     ir_len: usize,
     max_partition_size: usize,
-    min_worker_slack: usize,
-    /// The plan's latency (the quantum in low-CPU mode, else 0).
-    latency: usize,
+    placement: Placement,
     weights: CostWeights,
+}
+
+/// What decides whether a level after the first runs on a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Placement {
+    /// The plan's latency (the quantum in low-CPU mode, the offload mode's `L`, else 0).
+    latency: usize,
+    min_worker_slack: usize,
+    quantum: usize,
+    /// [`PlanLimits::cpu_spread_bytes`]; 0 in the offload mode, where nothing convolves on
+    /// the audio thread.
+    cpu_spread_bytes: usize,
+    /// [`CostWeights::streams`].
+    streams: usize,
 }
 
 /// Whether a level runs on a worker (or the GPU, or inline with the inline executor): not the
 /// first level of the zero-latency and low-CPU modes (`first_inline`), whose result is due as
 /// its chunk completes, nor a level with less slack (`D + latency - P`) than
-/// `min_worker_slack`, which the audio thread spreads over its period. The one rule for both
-/// the planner's costs and [`PartitionPlan::on_audio_thread`].
-fn runs_on_worker(
-    first_inline: bool,
-    level: &Level,
-    latency: usize,
-    min_worker_slack: usize,
-) -> bool {
-    !first_inline && slack(level, latency) >= min_worker_slack
+/// `min_worker_slack`, nor, where the GPU is never used, a level of at most
+/// [`CPU_SPREAD_MAX_QUANTA`] quanta and `cpu_spread_bytes` of spectra, whose job costs a worker
+/// more than the audio thread's share; the audio thread spreads those over their period. The
+/// one rule for both the planner's costs and [`PartitionPlan::on_audio_thread`].
+fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> bool {
+    let spread_here = level.partition_size <= CPU_SPREAD_MAX_QUANTA * placement.quantum
+        && level_spectra_bytes(level, placement.streams) <= placement.cpu_spread_bytes;
+    !first_inline && slack(level, placement.latency) >= placement.min_worker_slack && !spread_here
 }
 
 /// Samples between a level's input chunk completing and its first output sample being needed,
@@ -489,19 +557,19 @@ fn cheapest_levels(
     };
     let rest = (ir_len - offset).div_ceil(partition_size);
     // A level on the audio thread (spread over its period, after the first) hands no job over.
-    let on_worker = runs_on_worker(
-        first_inline,
-        &level(rest),
-        limits.latency,
-        limits.min_worker_slack,
-    );
     let cost = |num_partitions| {
+        let on_worker = runs_on_worker(first_inline, &level(num_partitions), &limits.placement);
         weighted_level_cost(partition_size, num_partitions, on_worker, limits.weights)
     };
     let mut best = (cost(rest), vec![level(rest)]);
     for factor in GROWTH_FACTORS {
         let next_size = partition_size * factor;
-        let next_start = level_start(next_size, partition_size, offset, limits.min_worker_slack);
+        let next_start = level_start(
+            next_size,
+            partition_size,
+            offset,
+            limits.placement.min_worker_slack,
+        );
         if next_size > limits.max_partition_size || next_start <= offset || next_start >= ir_len {
             continue;
         }

@@ -193,11 +193,15 @@ fn invariants_hold_for_many_shapes() {
     for latency_mode in modes {
         for max_block in [1, 7, 16, 64, 100, 128, 256, 512, 4096] {
             for max_partition_size in [16, 64, 1024, 16384, 65536] {
-                for ir_len in [1, 15, 63, 64, 65, 129, 1000, 4097, 48_000, 480_001] {
+                for (ir_len, may_use_gpu) in [1, 15, 63, 64, 65, 129, 1000, 4097, 48_000, 480_001]
+                    .into_iter()
+                    .flat_map(|ir_len| [(ir_len, true), (ir_len, false)])
+                {
                     let limits = PlanLimits {
                         max_partition_size,
                         ..PlanLimits::default()
-                    };
+                    }
+                    .for_gpu(may_use_gpu);
                     let plan = PartitionPlan::new(ir_len, max_block, latency_mode, limits);
                     check_invariants(&plan);
                     if let LatencyMode::Offload(requested) = latency_mode {
@@ -205,16 +209,20 @@ fn invariants_hold_for_many_shapes() {
                     }
                     // Every level after the first has a period of slack at least: a
                     // spread level finishes within it; a worker level has the least
-                    // slack a worker gets.
+                    // slack a worker gets. Where the GPU is never used, levels of a few
+                    // quanta may stay on the audio thread with more.
                     for (idx, level) in plan.levels.iter().enumerate().skip(1) {
                         let slack = plan.slack_samples(level);
+                        let short = slack < DEFAULT_MIN_WORKER_SLACK;
                         assert!(slack >= level.partition_size, "{}", plan.describe());
-                        assert_eq!(
-                            plan.on_audio_thread(idx),
-                            slack < DEFAULT_MIN_WORKER_SLACK,
-                            "{}",
-                            plan.describe()
-                        );
+                        if may_use_gpu {
+                            assert_eq!(plan.on_audio_thread(idx), short, "{}", plan.describe());
+                        } else {
+                            let few_quanta =
+                                level.partition_size <= CPU_SPREAD_MAX_QUANTA * plan.quantum;
+                            assert!(!short || plan.on_audio_thread(idx));
+                            assert!(!plan.on_audio_thread(idx) || short || few_quanta);
+                        }
                     }
                 }
             }
@@ -271,4 +279,41 @@ fn offload_takes_the_latency_asked_for_where_a_worker_has_its_slack() {
     check_offload(&plan, 2048, 64);
     assert_eq!(plan.latency_samples(), 2048);
     assert_eq!(plan.levels[0].partition_size, 256);
+}
+
+#[test]
+fn without_a_gpu_small_levels_with_a_worker_slack_stay_on_the_audio_thread() {
+    let gpu = PlanLimits::default().for_gpu(true);
+    let cpu = PlanLimits::default().for_gpu(false);
+    // A stereo 1 s reverb at block 1024: its 4096 x 10 level (1.3 MiB of spectra) goes to a
+    // worker where the GPU may take it, and stays on the audio thread where it never does.
+    let on_gpu = PartitionPlan::new(48_000, 1024, LatencyMode::Zero, gpu);
+    let on_cpu = PartitionPlan::new(48_000, 1024, LatencyMode::Zero, cpu);
+    assert_eq!(
+        on_cpu.describe(),
+        "q=1024 latency=0 head=1024 | 1024x7@1024 4096x10@8192"
+    );
+    assert_eq!(on_gpu.levels, on_cpu.levels);
+    assert!(!on_gpu.on_audio_thread(1));
+    assert!(on_cpu.on_audio_thread(1));
+    assert!(on_cpu.estimated_cost() < on_gpu.estimated_cost());
+    // A 10 s one: its 16384 x 28 tail (14 MiB) keeps its worker.
+    let long = PartitionPlan::new(480_000, 1024, LatencyMode::Zero, cpu);
+    assert_eq!(long.levels[2].partition_size, 16384);
+    assert!(long.on_audio_thread(1) && !long.on_audio_thread(2));
+    // At block 64 a 4096 level is 64 quanta: it keeps its worker.
+    let small_blocks = PartitionPlan::new(48_000, 64, LatencyMode::Zero, cpu);
+    let last = small_blocks.levels.len() - 1;
+    assert_eq!(small_blocks.levels[last].partition_size, 4096);
+    assert!(!small_blocks.on_audio_thread(last));
+    // A dense 4 x 4 room's 4096 x 6 level (20 spectra a partition, 3.9 MiB) keeps its worker,
+    // which reads it once for two periods.
+    let weights = CostWeights::for_paths(4, 4, 16);
+    let room = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, cpu, weights);
+    assert_eq!(room.levels[1].partition_size, 4096);
+    assert!(level_spectra_bytes(&room.levels[1], weights.streams) > CPU_SPREAD_MAX_BYTES);
+    assert!(!room.on_audio_thread(1));
+    // The offload mode convolves nothing on the audio thread.
+    let offload = PartitionPlan::new(48_000, 1024, LatencyMode::Offload(4096), cpu);
+    assert!((0..offload.levels.len()).all(|idx| !offload.on_audio_thread(idx)));
 }
