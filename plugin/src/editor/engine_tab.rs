@@ -40,7 +40,10 @@ impl EditorApp {
                          round trip fits and it is faster per partition; small ones move there \
                          together when the process's Auto engines load the CPU; else the CPU"
                     }
-                    BackendParam::Cpu => "CPU: forced by the Backend parameter",
+                    BackendParam::Cpu => {
+                        "CPU: forced by the Backend parameter; levels of a few blocks stay on \
+                         the audio thread, where a worker's hand-over would cost more"
+                    }
                     BackendParam::Gpu => {
                         "GPU: big levels on the GPU; each falls back to its CPU standby on failure"
                     }
