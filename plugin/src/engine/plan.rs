@@ -287,8 +287,10 @@ pub struct PartitionPlan {
     /// Least slack of a level that runs on a worker ([`PlanLimits::min_worker_slack`]): a
     /// level after the first with less runs on the audio thread, spread over its period.
     pub min_worker_slack: usize,
-    /// Where levels with a worker's slack run ([`Placement`]).
-    placement: Placement,
+    /// [`PlanLimits::cpu_spread_bytes`]; 0 in the offload mode ([`Placement`]).
+    cpu_spread_bytes: usize,
+    /// [`CostWeights::streams`] of the paths planned for.
+    streams: usize,
 }
 
 impl PartitionPlan {
@@ -367,7 +369,19 @@ impl PartitionPlan {
             ir_len,
             levels,
             min_worker_slack: limits.min_worker_slack,
-            placement,
+            cpu_spread_bytes: placement.cpu_spread_bytes,
+            streams: placement.streams,
+        }
+    }
+
+    /// What decides where this plan's levels after the first run.
+    fn placement(&self) -> Placement {
+        Placement {
+            latency: self.latency,
+            min_worker_slack: self.min_worker_slack,
+            quantum: self.quantum,
+            cpu_spread_bytes: self.cpu_spread_bytes,
+            streams: self.streams,
         }
     }
 
@@ -392,7 +406,7 @@ impl PartitionPlan {
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
         let level = &self.levels[level_idx];
         let first_inline = level_idx == 0 && !self.offloads();
-        !runs_on_worker(first_inline, level, &self.placement)
+        !runs_on_worker(first_inline, level, &self.placement())
     }
 
     /// Whether this is the offload mode's plan: no level on the audio thread.
