@@ -304,6 +304,8 @@ impl Active {
                 Some(engine) if current_generation && Some(key) == self.pending => {
                     self.pending = None;
                     self.current = key;
+                    // The engine this activation plays now, so a restart keeps it.
+                    self.config = prepared.request.config;
                     if let Some(outgoing) = self.processor.begin_swap(engine) {
                         self.retire(preparer, outgoing);
                     }
@@ -572,7 +574,14 @@ impl Plugin for Longtail {
         }
         let latency = active.processor.latency_samples();
         if latency != latency_before {
-            context.set_latency_samples(latency as u32);
+            // CLAP lets the latency change only inside `activate()`: ask for a restart, and
+            // `activate()` reports the new engine's latency. (nice-plug would tell the host from
+            // the main thread later, which may come after the host has deactivated us.)
+            if context.plugin_api() == PluginApi::Clap {
+                context.request_restart();
+            } else {
+                context.set_latency_samples(latency as u32);
+            }
         }
         if !std::ptr::eq(engine_before, active.processor.engine()) {
             publish_engine(&self.monitor, active.processor.engine());

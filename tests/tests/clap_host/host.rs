@@ -48,6 +48,10 @@ pub(crate) struct HostShared {
     pub(crate) flush_requested: AtomicBool,
     /// Main-thread-only host callbacks that arrived on another thread.
     pub(crate) wrong_thread_calls: AtomicU32,
+    /// Whether the host is inside `clap_plugin::activate`.
+    pub(crate) activating: AtomicBool,
+    /// `latency.changed()` calls outside `activate`, which CLAP forbids.
+    pub(crate) latency_changes_outside_activate: AtomicU32,
 }
 
 impl SharedHandler<'_> for HostShared {
@@ -136,6 +140,11 @@ impl<'a> MainThreadHandler<'a> for HostMain<'a> {}
 
 impl HostLatencyImpl for HostMain<'_> {
     fn changed(&self) {
+        if !self.shared.activating.load(Ordering::SeqCst) {
+            self.shared
+                .latency_changes_outside_activate
+                .fetch_add(1, Ordering::SeqCst);
+        }
         self.count(&self.latency_changed);
     }
 }
@@ -338,14 +347,24 @@ impl TestHost {
         })
     }
 
-    /// Fails the test if the plugin called a main-thread host callback from another thread.
+    /// Fails the test if the plugin called a main-thread host callback from another thread, or
+    /// told the host of a latency change outside `activate`.
     pub(crate) fn assert_threading_respected(&self) {
-        let wrong = self
-            .instance
-            .access_shared_handler(|shared| shared.wrong_thread_calls.load(Ordering::SeqCst));
+        let (wrong, outside) = self.instance.access_shared_handler(|shared| {
+            (
+                shared.wrong_thread_calls.load(Ordering::SeqCst),
+                shared
+                    .latency_changes_outside_activate
+                    .load(Ordering::SeqCst),
+            )
+        });
         assert_eq!(
             wrong, 0,
             "the plugin called main-thread host callbacks from another thread"
+        );
+        assert_eq!(
+            outside, 0,
+            "the plugin told the host of a latency change outside activate"
         );
     }
 
@@ -479,10 +498,12 @@ impl TestHost {
             min_frames_count: 1,
             max_frames_count: max_frames,
         };
-        let processor = self
-            .instance
-            .activate(|_, _| (), configuration)
-            .expect("the plugin activates");
+        self.instance
+            .access_shared_handler(|shared| shared.activating.store(true, Ordering::SeqCst));
+        let processor = self.instance.activate(|_, _| (), configuration);
+        self.instance
+            .access_shared_handler(|shared| shared.activating.store(false, Ordering::SeqCst));
+        let processor = processor.expect("the plugin activates");
         self.processor = Some(processor.into());
         self.max_frames = max_frames;
         self.poll();
@@ -530,11 +551,22 @@ impl TestHost {
         sizes: &[usize],
         automation: &[Automation],
     ) -> Run {
-        let blocks = self.blocks(input, sizes, automation);
-        let processor = self.processor.as_mut().expect("the plugin is active");
-        let run = on_audio_thread(move || blocks.run(processor));
+        let run = self.process_unserved(input, sizes, automation);
         self.poll();
         run
+    }
+
+    /// [`process`](Self::process) without serving the main-thread callbacks the plugin asks
+    /// for: a host whose main thread is busy.
+    pub(crate) fn process_unserved(
+        &mut self,
+        input: [&[f32]; 2],
+        sizes: &[usize],
+        automation: &[Automation],
+    ) -> Run {
+        let blocks = self.blocks(input, sizes, automation);
+        let processor = self.processor.as_mut().expect("the plugin is active");
+        on_audio_thread(move || blocks.run(processor))
     }
 
     /// Like [`process`](Self::process) without automation, with `before(start)` called on the

@@ -153,6 +153,50 @@ fn latency_change_while_playing_goes_through_a_restart() {
     host.assert_threading_respected();
 }
 
+/// A host that deactivates before its main thread serves what the latency change asked for
+/// (clap-validator's fuzzer does): CLAP allows `latency.changed()` only inside `activate()`, so
+/// the host hears of the new latency there, and only there.
+#[test]
+fn a_latency_change_is_told_inside_activate_when_the_host_deactivates_first() {
+    let mut host = TestHost::new();
+    let (latency, mix) = (host.param(LATENCY), host.param(MIX));
+    host.flush(&[(mix, 0.0)]);
+    host.activate(MAX_BLOCK);
+    assert_eq!(host.latency(), 0);
+
+    let chunk = 4_096;
+    let silence = vec![0.0f32; chunk];
+    let sizes = block_sizes(chunk, MAX_BLOCK as usize);
+    let switch = [Automation {
+        at: 777,
+        param: latency,
+        value: LATENCY_LOW_CPU,
+    }];
+    assert_finite(&host.process_unserved([&silence, &silence], &sizes, &switch));
+    // Until the new engine plays: then the plugin asks for a restart (or, told the old way,
+    // its reported latency moves before any restart).
+    let started = Instant::now();
+    while !host.take_restart_request() && host.latency() == 0 {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the new latency never took effect"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+        assert_finite(&host.process_unserved([&silence, &silence], &sizes, &[]));
+    }
+    // The host stops first; its main thread serves the plugin's callbacks after that.
+    host.deactivate();
+    host.activate(MAX_BLOCK);
+    let expected = low_cpu_latency(MAX_BLOCK);
+    assert_eq!(host.latency(), expected);
+    assert_eq!(host.notifications().latency_changed, 1);
+    assert_eq!(
+        measure_dry_latency(&mut host, expected as usize),
+        expected as usize
+    );
+    host.assert_threading_respected();
+}
+
 /// The wet path, fully wet: an impulse on the left input comes out as the Hall IR's L -> L
 /// channel, shifted by the latency, in every latency mode; nothing crosses to the right.
 #[test]
