@@ -162,9 +162,10 @@ impl BuiltinIr {
     pub fn generate(self, sample_rate: u32) -> Ir {
         let model = self.model();
         let num_channels = self.layout().num_channels();
-        let mut channels: Vec<Vec<f32>> = (0..num_channels)
-            .map(|channel_idx| render_channel(&model, sample_rate, model.seed + channel_idx as u64))
+        let seeds: Vec<u64> = (0..num_channels as u64)
+            .map(|idx| model.seed + idx)
             .collect();
+        let mut channels = render_rooms(&model, sample_rate, &seeds);
         if self.layout() == IrLayout::TrueStereo {
             // Cross paths (L -> R, R -> L) arrive later and weaker than the direct sides.
             for cross_idx in [1, 2] {
@@ -197,16 +198,21 @@ impl BuiltinIr {
         };
         let model = self.model();
         let (n, m) = (bus.inputs, bus.outputs);
-        let rooms: Vec<Option<Vec<f32>>> = (0..m)
-            .map(|output| {
-                mapping.paths.iter().any(|p| p.output == output).then(|| {
-                    let mut room =
-                        render_channel(&model, sample_rate, model.seed + 100 + output as u64);
-                    normalise_energy(std::slice::from_mut(&mut room), IrLayout::Mono);
-                    room
-                })
-            })
+        let fed: Vec<usize> = (0..m)
+            .filter(|&output| mapping.paths.iter().any(|p| p.output == output))
             .collect();
+        let seeds: Vec<u64> = fed
+            .iter()
+            .map(|&output| model.seed + 100 + output as u64)
+            .collect();
+        let mut rooms: Vec<Option<Vec<f32>>> = vec![None; m];
+        for (output, mut room) in fed
+            .into_iter()
+            .zip(render_rooms(&model, sample_rate, &seeds))
+        {
+            normalise_energy(std::slice::from_mut(&mut room), IrLayout::Mono);
+            rooms[output] = Some(room);
+        }
         // Every room has the model's length.
         let len = rooms.iter().flatten().map(Vec::len).next().unwrap_or(1);
         // One channel per output where every path is its own output's (N -> N, 1 -> N), else
@@ -239,48 +245,57 @@ impl BuiltinIr {
     }
 }
 
-fn render_channel(model: &Model, sample_rate: u32, seed: u64) -> Vec<f32> {
+/// One room per seed, rendered in lockstep. The tail's filter coefficient, onset ramp and
+/// envelope depend only on the model and the rate: they are computed once per sample for every
+/// room (a `pow` and an `exp` per sample, most of the work). Each room keeps its own noise,
+/// filter state and reflections, so it is bit for bit the room its seed gives alone.
+fn render_rooms(model: &Model, sample_rate: u32, seeds: &[u64]) -> Vec<Vec<f32>> {
     let rate = f64::from(sample_rate);
     let num_samples = ((model.length_s * rate) as usize).max(1);
     let predelay = (model.predelay_ms * 1e-3 * rate) as usize;
     let onset = ((model.onset_ms * 1e-3 * rate) as usize).max(1);
     let decay_per_sample = (-(1000f64.ln()) / (model.rt60_s * rate)).exp();
-    let mut rng = Rng::new(seed);
-    let mut samples = vec![0.0f32; num_samples];
+    let mut rngs: Vec<Rng> = seeds.iter().map(|&seed| Rng::new(seed)).collect();
+    let mut rooms = vec![vec![0.0f32; num_samples]; seeds.len()];
 
     // Late tail: noise through a darkening one-pole low-pass, with an exponential envelope.
     let cutoff_ratio = model.dark_hz / model.bright_hz;
     let mut envelope = 1.0f64;
-    let mut lowpass = 0.0f64;
+    let mut lowpass = vec![0.0f64; seeds.len()];
     let tail_len = num_samples.saturating_sub(predelay).max(1);
-    for (idx, sample) in samples.iter_mut().enumerate().skip(predelay) {
+    for idx in predelay..num_samples {
         let age = idx - predelay;
         let progress = age as f64 / tail_len as f64;
         let cutoff_hz = (model.bright_hz * cutoff_ratio.powf(progress)).min(0.45 * rate);
         let coefficient = 1.0 - (-std::f64::consts::TAU * cutoff_hz / rate).exp();
-        lowpass += coefficient * (rng.gaussian() - lowpass);
         let ramp = (age as f64 / onset as f64).min(1.0);
-        *sample = (lowpass * envelope * ramp) as f32;
+        for ((room, rng), lowpass) in rooms.iter_mut().zip(&mut rngs).zip(&mut lowpass) {
+            *lowpass += coefficient * (rng.gaussian() - *lowpass);
+            room[idx] = (*lowpass * envelope * ramp) as f32;
+        }
         envelope *= decay_per_sample;
     }
 
-    // Early reflections: sparse signed taps, louder than the tail around them, decaying.
-    for _ in 0..model.num_reflections {
-        let time_ms = model.predelay_ms + rng.next_f64() * model.reflections_ms;
-        let idx = (time_ms * 1e-3 * rate) as usize;
-        if idx < num_samples {
-            let level = 2.5 * (-(time_ms - model.predelay_ms) / (model.reflections_ms + 1.0)).exp();
-            samples[idx] += (level * rng.bipolar() as f64) as f32;
+    for (samples, rng) in rooms.iter_mut().zip(&mut rngs) {
+        // Early reflections: sparse signed taps, louder than the tail around them, decaying.
+        for _ in 0..model.num_reflections {
+            let time_ms = model.predelay_ms + rng.next_f64() * model.reflections_ms;
+            let idx = (time_ms * 1e-3 * rate) as usize;
+            if idx < num_samples {
+                let level =
+                    2.5 * (-(time_ms - model.predelay_ms) / (model.reflections_ms + 1.0)).exp();
+                samples[idx] += (level * rng.bipolar() as f64) as f32;
+            }
+        }
+
+        // Fade the last 50 ms to zero so the tail ends without a step.
+        let fade = ((0.05 * rate) as usize).min(num_samples);
+        for (k, sample) in samples[num_samples - fade..].iter_mut().enumerate() {
+            let gain = 0.5 + 0.5 * (std::f64::consts::PI * (k as f64 + 1.0) / fade as f64).cos();
+            *sample *= gain as f32;
         }
     }
-
-    // Fade the last 50 ms to zero so the tail ends without a step.
-    let fade = ((0.05 * rate) as usize).min(num_samples);
-    for (k, sample) in samples[num_samples - fade..].iter_mut().enumerate() {
-        let gain = 0.5 + 0.5 * (std::f64::consts::PI * (k as f64 + 1.0) / fade as f64).cos();
-        *sample *= gain as f32;
-    }
-    samples
+    rooms
 }
 
 /// Scales all channels by one factor so each output side receives unit energy on average.
@@ -337,6 +352,65 @@ mod tests {
             assert_eq!(BuiltinIr::from_id(ir.id()), Some(ir));
         }
         assert_eq!(BuiltinIr::Cathedral.generate(44_100).len(), 441_000);
+    }
+
+    /// FNV-1a over the bits of every sample, channel after channel.
+    fn fingerprint(ir: &Ir) -> u64 {
+        ir.channels
+            .iter()
+            .flatten()
+            .fold(0xCBF2_9CE4_8422_2325, |hash, s| {
+                (hash ^ u64::from(s.to_bits())).wrapping_mul(0x0100_0000_01B3)
+            })
+    }
+
+    /// Saved projects name a built-in room by its id and play it as generated then: the rooms
+    /// are pinned bit for bit (speed-ups of the generator must not change a sample). The
+    /// fingerprints are glibc's on x86-64 (`exp`, `pow`, `ln` and `cos` may differ in the last
+    /// bit elsewhere); a libm that rounds differently fails here too, which says the rooms moved.
+    #[test]
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
+    fn rooms_are_the_same_bit_for_bit_as_when_saved() {
+        use super::super::mapping::ChannelFormat;
+        let mut fingerprints: Vec<(String, u64)> = BuiltinIr::ALL
+            .into_iter()
+            .map(|ir| (format!("{ir:?} 48k"), fingerprint(&ir.generate(48_000))))
+            .collect();
+        fingerprints.push((
+            "Plate 44.1k".into(),
+            fingerprint(&BuiltinIr::Plate.generate(44_100)),
+        ));
+        for (n, m) in [(12, 12), (2, 6), (1, 6)] {
+            let ir = BuiltinIr::SmallRoom.generate_for(48_000, Bus::new(n, m, ChannelFormat::Auto));
+            fingerprints.push((format!("SmallRoom {n}x{m}"), fingerprint(&ir)));
+        }
+        let pinned: [u64; 9] = [
+            0xf103_05dc_25d7_d456,
+            0x04e6_b9e8_586c_4ede,
+            0xb4e6_991c_1338_a1f2,
+            0x3af6_543f_0db9_dfc9,
+            0x1afb_c41d_9c2b_69d6,
+            0x5adb_effe_6be3_46b9,
+            0x3206_8df6_e9df_0555,
+            0xa731_a146_3775_1d5b,
+            0xbe35_c89a_3fe8_55a2,
+        ];
+        let found: Vec<u64> = fingerprints.iter().map(|(_, f)| *f).collect();
+        assert_eq!(found, pinned, "{fingerprints:x?}");
+    }
+
+    /// Rendered together, every room is the one its seed gives alone.
+    #[test]
+    fn rooms_rendered_together_are_the_rooms_rendered_alone() {
+        let model = BuiltinIr::SmallRoom.model();
+        let seeds = [3, 1, 4, 1, 5];
+        let together = render_rooms(&model, 44_100, &seeds);
+        assert_eq!(together.len(), seeds.len());
+        for (room, &seed) in together.iter().zip(&seeds) {
+            assert_eq!(room, &render_rooms(&model, 44_100, &[seed])[0]);
+        }
+        assert_ne!(together[0], together[1]);
+        assert_eq!(together[1], together[3]);
     }
 
     #[test]
