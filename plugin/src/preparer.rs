@@ -40,23 +40,38 @@ const RING_CAPACITY: usize = 8;
 /// of it (a knob) and an activation at the same rate (a host's restart) build the engine again
 /// from this one. One room per process, whichever instance asked last: it holds that room's
 /// samples (1.3 MB for the default hall at 48 kHz), never touched by an audio thread.
-static LAST_ROOM: Mutex<Option<(BuiltinIr, u32, Bus, Arc<Ir>)>> = Mutex::new(None);
+static LAST_ROOM: RoomCache = RoomCache(Mutex::new(None));
 
-/// [`BuiltinIr::generate_for`], generated again only when the room, the rate or the bus differ
-/// from the last one's ([`LAST_ROOM`]).
-fn builtin_room(builtin: BuiltinIr, sample_rate: u32, bus: Bus) -> Arc<Ir> {
-    let key = (builtin, sample_rate, bus);
-    if let Some((room, rate, room_bus, ir)) =
-        &*LAST_ROOM.lock().unwrap_or_else(PoisonError::into_inner)
-        && (*room, *rate, *room_bus) == key
-    {
-        return Arc::clone(ir);
+/// A generated built-in room and what it was generated for.
+struct Room {
+    builtin: BuiltinIr,
+    sample_rate: u32,
+    bus: Bus,
+    ir: Arc<Ir>,
+}
+
+/// The last room generated.
+struct RoomCache(Mutex<Option<Room>>);
+
+impl RoomCache {
+    /// [`BuiltinIr::generate_for`], generated again only when the room, the rate or the bus
+    /// differ from the last one's.
+    fn room(&self, builtin: BuiltinIr, sample_rate: u32, bus: Bus) -> Arc<Ir> {
+        if let Some(room) = &*self.0.lock().unwrap_or_else(PoisonError::into_inner)
+            && (room.builtin, room.sample_rate, room.bus) == (builtin, sample_rate, bus)
+        {
+            return Arc::clone(&room.ir);
+        }
+        // Generated without the lock: another thread asking meanwhile generates too.
+        let ir = Arc::new(builtin.generate_for(sample_rate, bus));
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Room {
+            builtin,
+            sample_rate,
+            bus,
+            ir: Arc::clone(&ir),
+        });
+        ir
     }
-    // Generated without the lock: another thread asking meanwhile generates too.
-    let ir = Arc::new(builtin.generate_for(sample_rate, bus));
-    *LAST_ROOM.lock().unwrap_or_else(PoisonError::into_inner) =
-        Some((builtin, sample_rate, bus, Arc::clone(&ir)));
-    ir
 }
 
 /// Which IR an engine is built from: a small `Copy` value.
@@ -134,7 +149,7 @@ pub fn prepare_ir_for(
     let edits = &edits;
     match source {
         IrSource::Builtin(builtin) => {
-            let ir = builtin_room(builtin, sample_rate, bus);
+            let ir = LAST_ROOM.room(builtin, sample_rate, bus);
             if *edits == EditSettings::NONE {
                 return Ok(Ir::clone(&ir));
             }
@@ -299,6 +314,37 @@ impl Drop for Preparer {
         if let Some(thread) = self.thread.take() {
             thread.thread().unpark();
             let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_room_is_generated_again_only_for_another_room_rate_or_bus() {
+        let cache = RoomCache(Mutex::new(None));
+        let stereo = Bus::new(2, 2, ChannelFormat::Auto);
+        let first = cache.room(BuiltinIr::SmallRoom, 22_050, stereo);
+        assert_eq!(*first, BuiltinIr::SmallRoom.generate_for(22_050, stereo));
+        assert!(Arc::ptr_eq(
+            &first,
+            &cache.room(BuiltinIr::SmallRoom, 22_050, stereo)
+        ));
+        let others = [
+            (BuiltinIr::Plate, 22_050, stereo),
+            (BuiltinIr::SmallRoom, 24_000, stereo),
+            (
+                BuiltinIr::SmallRoom,
+                22_050,
+                Bus::new(6, 6, ChannelFormat::Auto),
+            ),
+        ];
+        for (builtin, rate, bus) in others {
+            let room = cache.room(builtin, rate, bus);
+            assert_eq!(*room, builtin.generate_for(rate, bus));
+            assert!(!Arc::ptr_eq(&first, &room));
         }
     }
 }
