@@ -404,10 +404,21 @@ fn balance_gains(edits: &EditSettings, rate: f64) -> impl Fn(usize) -> f64 {
     let tail = 10f64.powf(edits.tail_db / 20.0);
     let crossover = edits.crossover_ms * 1e-3 * rate;
     let half = (BALANCE_FADE_MS.min(edits.crossover_ms / 2.0) * 1e-3 * rate).max(0.5);
-    move |idx| {
-        let t = ((idx as f64 - (crossover - half)) / (2.0 * half)).clamp(0.0, 1.0);
+    let blended = move |t: f64| {
         let blend = (std::f64::consts::FRAC_PI_2 * t).sin().powi(2);
         early + (tail - early) * blend
+    };
+    // Outside the crossfade the gain is one of two numbers: no `sin` per sample there.
+    let (before, after) = (blended(0.0), blended(1.0));
+    move |idx| {
+        let t = (idx as f64 - (crossover - half)) / (2.0 * half);
+        if t <= 0.0 {
+            before
+        } else if t >= 1.0 {
+            after
+        } else {
+            blended(t)
+        }
     }
 }
 
