@@ -9,7 +9,7 @@ use nice_plug_egui::widgets;
 
 use super::*;
 use crate::engine::plan::{PartitionPlan, PlanLimits};
-use crate::engine::{BackendProbe, Executor, RunsOn};
+use crate::engine::{BackendProbe, RunsOn};
 use crate::params::BackendParam;
 
 impl EditorApp {
@@ -86,7 +86,7 @@ impl EditorApp {
         let ir_len = monitor.ir_len.load(Relaxed).max(1) as usize;
         let max_block = monitor.max_block_size.load(Relaxed).max(1) as usize;
         let mode = monitor.latency_mode();
-        let may_use_gpu = matches!(self.params.backend.value().executor(), Executor::Gpu(_));
+        let may_use_gpu = self.params.backend.value().executor().may_use_gpu();
         let limits = PlanLimits::default().for_gpu(may_use_gpu);
         let plan = PartitionPlan::new(ir_len, max_block, mode, limits);
         ui.add_space(8.0);

@@ -125,6 +125,7 @@ pub use routing::{MAX_CHANNELS, Path, route, route_plain};
 use runner::LevelRunner;
 use spread::SpreadLevel;
 use upols::UpolsLevel;
+pub use worker::LateStats;
 use worker::{GpuHome, WorkerLevel};
 
 /// What an engine is built for besides its IR.
@@ -159,28 +160,15 @@ pub enum Executor {
     Gpu(GpuPolicy),
 }
 
-/// Where an engine's worker levels run, and why.
-static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-
-/// Lateness counters of an engine's worker levels, summed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LateStats {
-    /// Results that were not complete when due.
-    pub late_results: u64,
-    /// Chunks that could not be handed to a worker.
-    pub dropped_chunks: u64,
-    /// Whether any level has had several lates in a row.
-    pub degraded: bool,
-    /// Bounded waits for a result while the host ran ahead of real time ([`pace`]).
-    pub waits: u64,
-    /// The longest of them, in nanoseconds.
-    pub wait_max_ns: u64,
-    /// All of them together, in nanoseconds.
-    pub wait_total_ns: u64,
-    /// How long they ran past their deadlines, together, in nanoseconds (the system's wake-up
-    /// latency).
-    pub wait_overshoot_ns: u64,
+impl Executor {
+    /// Whether engines built for it may put levels on the GPU (what their plan must allow for).
+    pub fn may_use_gpu(self) -> bool {
+        matches!(self, Self::Gpu(_))
+    }
 }
+
+/// The id of the next engine built in this process (its probe's, which the governor keys on).
+static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A stagger phase for the `instance_idx`-th engine of a process: spread over the largest
 /// partition size by the golden ratio, so any number of instances stays evenly spread.
@@ -280,7 +268,7 @@ impl Engine {
         let bus = Bus::new(num_inputs, num_outputs, format);
         let routed = route(ir, bus).map_err(|err| EngineError::Mapping(err.to_string()))?;
         let weights = CostWeights::for_paths(num_inputs, num_outputs, routed.len());
-        let limits = limits.for_gpu(matches!(executor, Executor::Gpu(_)));
+        let limits = limits.for_gpu(executor.may_use_gpu());
         let plan =
             PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();
@@ -551,18 +539,10 @@ impl Engine {
 
     /// Lateness of the worker levels so far.
     pub fn late_stats(&self) -> LateStats {
-        use std::sync::atomic::Ordering::Relaxed;
         let mut stats = LateStats::default();
         for level in &self.levels {
             if let LevelRunner::Worker(worker) = level {
-                let counters = worker.stats();
-                stats.late_results += counters.late_results.load(Relaxed);
-                stats.dropped_chunks += counters.dropped_chunks.load(Relaxed);
-                stats.degraded |= counters.degraded.load(Relaxed);
-                stats.waits += counters.waits.load(Relaxed);
-                stats.wait_max_ns = stats.wait_max_ns.max(counters.wait_max_ns.load(Relaxed));
-                stats.wait_total_ns += counters.wait_total_ns.load(Relaxed);
-                stats.wait_overshoot_ns += counters.wait_overshoot_ns.load(Relaxed);
+                stats.add(worker.stats());
             }
         }
         stats

@@ -1,5 +1,5 @@
 //! The late policy: what happens when a worker level's result is not there when due, and the
-//! counters that say how often it was ([`LevelStats`]).
+//! counters that say how often it was ([`LevelStats`], summed over an engine in [`LateStats`]).
 //!
 //! A result is due when the audio thread is about to play its first sample, `D - P` samples
 //! after its input chunk completed (the level's slack).
@@ -77,5 +77,41 @@ impl LevelStats {
         self.wait_total_ns.fetch_add(waited_ns, Ordering::Relaxed);
         self.wait_overshoot_ns
             .fetch_add(overshoot_ns, Ordering::Relaxed);
+    }
+}
+
+/// Lateness counters of an engine's worker levels, summed ([`Engine::late_stats`]).
+///
+/// [`Engine::late_stats`]: crate::engine::Engine::late_stats
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LateStats {
+    /// Results that were not complete when due.
+    pub late_results: u64,
+    /// Chunks that could not be handed to a worker.
+    pub dropped_chunks: u64,
+    /// Whether any level has had several lates in a row.
+    pub degraded: bool,
+    /// Bounded waits for a result while the host ran ahead of real time ([`crate::engine::pace`]).
+    pub waits: u64,
+    /// The longest of them, in nanoseconds.
+    pub wait_max_ns: u64,
+    /// All of them together, in nanoseconds.
+    pub wait_total_ns: u64,
+    /// How long they ran past their deadlines, together, in nanoseconds (the system's wake-up
+    /// latency).
+    pub wait_overshoot_ns: u64,
+}
+
+impl LateStats {
+    /// Adds one level's counters.
+    pub fn add(&mut self, level: &LevelStats) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        self.late_results += load(&level.late_results);
+        self.dropped_chunks += load(&level.dropped_chunks);
+        self.degraded |= level.degraded.load(Ordering::Relaxed);
+        self.waits += load(&level.waits);
+        self.wait_max_ns = self.wait_max_ns.max(load(&level.wait_max_ns));
+        self.wait_total_ns += load(&level.wait_total_ns);
+        self.wait_overshoot_ns += load(&level.wait_overshoot_ns);
     }
 }

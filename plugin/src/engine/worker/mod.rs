@@ -56,7 +56,7 @@ pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
 use gpu::GpuFeed;
 pub use gpu::{GPU_RETRY_AFTER, GPU_RETRY_MAX, GpuHome, HELD_REASON, MAX_GPU_RETURNS};
 pub use input_history::InputHistory;
-pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LevelStats};
+pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LateStats, LevelStats};
 pub use level_probe::LevelProbe;
 pub use protocol::{MIN_SLOTS, num_slots};
 use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion, wait_for_completion_until};
