@@ -245,7 +245,7 @@ pub fn prepare(
     let target_rate = if edits.stretch == 1.0 {
         session_rate
     } else {
-        resample::stretched_rate(session_rate, edits.stretch)
+        resample::stretched_rate(source.sample_rate, session_rate, edits.stretch)
     };
     if target_rate != source.sample_rate {
         channels = resample::resample(

@@ -35,6 +35,20 @@ pub const ACCURACY_DB: f64 = -120.0;
 pub const MIN_STRETCH: f64 = 0.5;
 /// Largest stretch factor accepted.
 pub const MAX_STRETCH: f64 = 2.0;
+/// Longest reduced input period (`from / gcd(from, to)` frames) a stretch keeps when a rate
+/// within [`STRETCH_RATE_TOLERANCE`] of the exact one has a shorter period. The resampler's chunk
+/// is at least two periods, and its cost per frame grows with the chunk: a coprime pair costs 7
+/// to 8 times a short period (2 M frames: 196,544 -> 269,265 Hz 548 ms, -> 269,252 Hz, period
+/// 592, 144 ms; DXD's 352,800 Hz stretched by 1.001 to 353,153 Hz 662 ms, to 353,160 Hz, period
+/// 980, 87 ms). At 48, 96, 192 and 384 kHz every step of the Stretch control (0.001) has a
+/// period of at most 1,000 and keeps its exact rate. At 44.1 kHz and its multiples 40 to 70 % of
+/// the steps have a coprime rate or nearly: they take a rate at most 1e-4 away (0.17 cents, a
+/// 10 s IR 1 ms longer or shorter), 2.5 times faster at 44.1 kHz (a 10 s channel stretched by
+/// 0.508: 56 ms at 22,403 Hz, 22 ms at 22,404 Hz).
+pub const MAX_STRETCH_PERIOD: u32 = 16_384;
+/// How far from the exact stretched rate, relative, the rate taken for a shorter period may be:
+/// a tenth of the Stretch control's step.
+pub const STRETCH_RATE_TOLERANCE: f64 = 1e-4;
 
 /// Converts `channels` from `from_hz` to `to_hz`, keeping the frequency response (gain
 /// `from / to`, see the module docs). Returns a copy when the rates are equal.
@@ -52,8 +66,9 @@ pub fn convert_rate(
 }
 
 /// Time-scales `channels` by `factor` (2.0: twice as long, pitched an octave down), keeping the
-/// amplitude envelope. The factor is rounded to a ratio of `sample_rate` to the nearest integer
-/// rate, so it is exact to 1 / `sample_rate`.
+/// amplitude envelope. The factor is rounded to a ratio of `sample_rate` to an integer rate
+/// ([`stretched_rate`]), so it is exact to 1 / `sample_rate`, or to [`STRETCH_RATE_TOLERANCE`]
+/// where the exact rate would make the resampler slow.
 pub fn stretch(
     channels: &[Vec<f32>],
     sample_rate: u32,
@@ -64,13 +79,34 @@ pub fn stretch(
             "stretch {factor} is out of range; use {MIN_STRETCH} to {MAX_STRETCH}"
         )));
     }
-    let to_hz = stretched_rate(sample_rate, factor);
+    let to_hz = stretched_rate(sample_rate, sample_rate, factor);
     resample(channels, sample_rate, to_hz, 1.0)
 }
 
-/// The rate a stretch by `factor` resamples `sample_rate` to.
-pub fn stretched_rate(sample_rate: u32, factor: f64) -> u32 {
-    (f64::from(sample_rate) * factor).round() as u32
+/// The rate a stretch by `factor` of an IR at `from_hz` in a session at `sample_rate`
+/// resamples it to: the integer rate nearest `sample_rate * factor`, unless its period against
+/// `from_hz` is over [`MAX_STRETCH_PERIOD`]; then the rate within [`STRETCH_RATE_TOLERANCE`]
+/// with the shortest period (the nearest of those), if that period is not over it.
+pub fn stretched_rate(from_hz: u32, sample_rate: u32, factor: f64) -> u32 {
+    let exact = (f64::from(sample_rate) * factor).round() as u32;
+    if period(from_hz, exact) <= MAX_STRETCH_PERIOD {
+        return exact;
+    }
+    let tolerance = (f64::from(exact) * STRETCH_RATE_TOLERANCE) as u32;
+    (1..=tolerance)
+        .flat_map(|offset| [exact - offset, exact + offset])
+        .min_by_key(|&to_hz| (period(from_hz, to_hz), to_hz.abs_diff(exact)))
+        .filter(|&to_hz| period(from_hz, to_hz) <= MAX_STRETCH_PERIOD)
+        .unwrap_or(exact)
+}
+
+/// The reduced input period of a conversion from `from_hz` to `to_hz`: `from / gcd(from, to)`.
+fn period(from_hz: u32, to_hz: u32) -> u32 {
+    let (mut a, mut b) = (from_hz, to_hz);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    from_hz / a.max(1)
 }
 
 /// Input frames per chunk for rubato's `Fft`: at least [`CHUNK_FRAMES`], and an even number of
@@ -79,11 +115,7 @@ pub fn stretched_rate(sample_rate: u32, factor: f64) -> u32 {
 /// agree exactly only when the chunk's length is even, so the removed delay leaves no
 /// fractional-sample shift.
 fn chunk_frames(from_hz: u32, to_hz: u32) -> usize {
-    let (mut a, mut b) = (from_hz, to_hz);
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    let period = (from_hz / a) as usize;
+    let period = period(from_hz, to_hz) as usize;
     let num_periods = CHUNK_FRAMES.div_ceil(period);
     (num_periods + num_periods % 2) * period
 }
@@ -186,6 +218,31 @@ mod tests {
         let long = stretch(&ir, 44_100, 2.0).unwrap();
         assert_eq!(long[0].len(), 882);
         assert!(stretch(&ir, 44_100, 3.0).is_err());
+    }
+
+    #[test]
+    fn a_stretch_takes_a_rate_with_a_short_period_where_the_exact_one_is_long() {
+        // Exact where the period is short (every usual rate at the control's steps).
+        for (from, rate, factor, to) in [
+            (48_000, 48_000, 1.37, 65_760),
+            (44_100, 44_100, 1.001, 44_144),
+            (44_100, 48_000, 1.5, 72_000),
+            (384_000, 384_000, 1.001, 384_384),
+        ] {
+            assert_eq!(stretched_rate(from, rate, factor), to);
+            assert!(period(from, to) <= MAX_STRETCH_PERIOD);
+        }
+        // 196,544 and 269,265 are coprime; 352,800 * 1.001 rounds to a coprime 353,153.
+        for (rate, factor) in [(196_544, 1.37), (352_800, 1.001)] {
+            let exact = (f64::from(rate) * factor).round() as u32;
+            assert_eq!(period(rate, exact), rate);
+            let to = stretched_rate(rate, rate, factor);
+            assert!(period(rate, to) <= MAX_STRETCH_PERIOD, "{rate} -> {to}");
+            let off = f64::from(to.abs_diff(exact)) / f64::from(exact);
+            assert!(off > 0.0 && off <= STRETCH_RATE_TOLERANCE, "{rate} -> {to}");
+        }
+        // A prime rate has no shorter period near: the exact rate stays.
+        assert_eq!(stretched_rate(100_003, 100_003, 1.37), 137_004);
     }
 
     #[test]
