@@ -19,9 +19,9 @@
 //! The output is the input, sample for sample, as the host's own bypass would give: zero
 //! latency (reported as such), no wet signal and no tail, and Mix and Output gain have no
 //! effect (with no wet signal to mix, a gain alone would make the bypass louder or quieter than
-//! the track). A mono input feeds both outputs of the mono-to-stereo layout. Non-finite input
-//! samples become silence, as on the convolving path. The next activation at a supported rate
-//! convolves again.
+//! the track). A mono input feeds both outputs of the mono-to-stereo layout. Non-finite and
+//! subnormal input samples become silence, as on the convolving path. The next activation at a
+//! supported rate convolves again.
 //!
 //! [`PassThrough::process`] runs on the audio thread: it never allocates, locks or waits.
 
@@ -79,7 +79,9 @@ impl PassThrough {
         let (num_inputs, num_outputs) = (self.bus.inputs, self.bus.outputs);
         for channel in channels.iter_mut().take(num_inputs.max(num_outputs)) {
             for sample in channel.iter_mut() {
-                if !sample.is_finite() {
+                // Subnormals too: a host's bypass may pass them, a plugin must not (the
+                // convolving path flushes them in its arithmetic; this one only copies).
+                if !(sample.is_normal() || *sample == 0.0) {
                     *sample = 0.0;
                 }
             }
@@ -145,12 +147,13 @@ mod tests {
     }
 
     #[test]
-    fn the_output_is_the_input_and_finite() {
-        let mut left = [0.5, f32::NAN, -0.25, f32::INFINITY];
-        let mut right = [0.1, 0.2, 0.3, 0.4];
+    fn the_output_is_the_input_finite_and_normal() {
+        let tiny = f32::MIN_POSITIVE / 4.0;
+        let mut left = [0.5, f32::NAN, -0.25, f32::INFINITY, tiny, -tiny];
+        let mut right = [0.1, 0.2, 0.3, 0.4, f32::MIN_POSITIVE, -0.0];
         PassThrough::new(2, 2, ChannelFormat::Auto).process(&mut [&mut left, &mut right]);
-        assert_eq!(left, [0.5, 0.0, -0.25, 0.0]);
-        assert_eq!(right, [0.1, 0.2, 0.3, 0.4]);
+        assert_eq!(left, [0.5, 0.0, -0.25, 0.0, 0.0, 0.0]);
+        assert_eq!(right, [0.1, 0.2, 0.3, 0.4, f32::MIN_POSITIVE, -0.0]);
 
         let mut mono = [0.5, -0.5, 0.25];
         let mut silent = [0.0; 3];
