@@ -102,25 +102,34 @@ fn latency_is_reported_and_measured() {
     assert!(offload_latency(LATENCY_OFFLOAD_2048, MAX_BLOCK) > 2048);
 }
 
-/// Switching to "Low CPU" while playing: the plugin builds the new engine in the background,
-/// asks the host for a restart, and after it reports and has one quantum of latency.
-#[test]
-fn latency_change_while_playing_goes_through_a_restart() {
+/// A host playing the dry signal alone (Mix 0) at zero latency; blocks of silence, and the
+/// Latency control's switch to "Low CPU" to play inside them.
+fn playing_dry_at_zero_latency() -> (TestHost, Vec<f32>, Vec<usize>, [Automation; 1]) {
     let mut host = TestHost::new();
     let (latency, mix) = (host.param(LATENCY), host.param(MIX));
     host.flush(&[(mix, 0.0)]);
     host.activate(MAX_BLOCK);
     assert_eq!(host.latency(), 0);
-    assert_eq!(measure_dry_latency(&mut host, 0), 0);
-
     let chunk = 4_096;
-    let silence = vec![0.0f32; chunk];
-    let sizes = block_sizes(chunk, MAX_BLOCK as usize);
     let switch = [Automation {
         at: 777,
         param: latency,
         value: LATENCY_LOW_CPU,
     }];
+    (
+        host,
+        vec![0.0f32; chunk],
+        block_sizes(chunk, MAX_BLOCK as usize),
+        switch,
+    )
+}
+
+/// Switching to "Low CPU" while playing: the plugin builds the new engine in the background,
+/// asks the host for a restart, and after it reports and has one quantum of latency.
+#[test]
+fn latency_change_while_playing_goes_through_a_restart() {
+    let (mut host, silence, sizes, switch) = playing_dry_at_zero_latency();
+    assert_eq!(measure_dry_latency(&mut host, 0), 0);
     let run = host.process([&silence, &silence], &sizes, &switch);
     assert_finite(&run);
     let started = Instant::now();
@@ -158,20 +167,7 @@ fn latency_change_while_playing_goes_through_a_restart() {
 /// the host hears of the new latency there, and only there.
 #[test]
 fn a_latency_change_is_told_inside_activate_when_the_host_deactivates_first() {
-    let mut host = TestHost::new();
-    let (latency, mix) = (host.param(LATENCY), host.param(MIX));
-    host.flush(&[(mix, 0.0)]);
-    host.activate(MAX_BLOCK);
-    assert_eq!(host.latency(), 0);
-
-    let chunk = 4_096;
-    let silence = vec![0.0f32; chunk];
-    let sizes = block_sizes(chunk, MAX_BLOCK as usize);
-    let switch = [Automation {
-        at: 777,
-        param: latency,
-        value: LATENCY_LOW_CPU,
-    }];
+    let (mut host, silence, sizes, switch) = playing_dry_at_zero_latency();
     assert_finite(&host.process_unserved([&silence, &silence], &sizes, &switch));
     // Until the new engine plays: then the plugin asks for a restart (or, told the old way,
     // its reported latency moves before any restart).
