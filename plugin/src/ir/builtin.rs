@@ -1,7 +1,8 @@
 //! Built-in impulse responses, generated deterministically at the session's sample rate, so the
 //! plugin makes sound the moment it is inserted and the repository carries no large audio files.
 //!
-//! Runs off the audio thread (in `activate()` or on the preparation thread) and allocates.
+//! Runs off the audio thread (in `activate()` or on the preparation thread), allocates, and
+//! renders a room's channels on up to one short-lived thread per core.
 //!
 //! Each IR is a statistical room model: sparse early reflections, then a late tail of seeded
 //! noise with an exponential decay (`-60 dB` at the stated RT60) whose spectrum darkens over time
@@ -245,11 +246,44 @@ impl BuiltinIr {
     }
 }
 
+/// One room per seed: [`render_lockstep`] on one thread per core, each taking an equal share of
+/// the seeds (a stereo room on two, a 12-speaker bus on up to twelve), or here where a thread
+/// cannot start. Every room is bit for bit the room its seed gives alone, wherever it is
+/// rendered.
+fn render_rooms(model: &Model, sample_rate: u32, seeds: &[u64]) -> Vec<Vec<f32>> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let threads = cores.min(seeds.len());
+    if threads < 2 {
+        return render_lockstep(model, sample_rate, seeds);
+    }
+    let share = seeds.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = seeds
+            .chunks(share)
+            .map(|chunk| {
+                std::thread::Builder::new()
+                    .name("longtail-room".into())
+                    .spawn_scoped(scope, move || render_lockstep(model, sample_rate, chunk))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(seeds.chunks(share))
+            .flat_map(|(handle, chunk)| match handle {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(_) => render_lockstep(model, sample_rate, chunk),
+            })
+            .collect()
+    })
+}
+
 /// One room per seed, rendered in lockstep. The tail's filter coefficient, onset ramp and
 /// envelope depend only on the model and the rate: they are computed once per sample for every
 /// room (a `pow` and an `exp` per sample, most of the work). Each room keeps its own noise,
 /// filter state and reflections, so it is bit for bit the room its seed gives alone.
-fn render_rooms(model: &Model, sample_rate: u32, seeds: &[u64]) -> Vec<Vec<f32>> {
+fn render_lockstep(model: &Model, sample_rate: u32, seeds: &[u64]) -> Vec<Vec<f32>> {
     let rate = f64::from(sample_rate);
     let num_samples = ((model.length_s * rate) as usize).max(1);
     let predelay = (model.predelay_ms * 1e-3 * rate) as usize;
@@ -399,15 +433,18 @@ mod tests {
         assert_eq!(found, pinned, "{fingerprints:x?}");
     }
 
-    /// Rendered together, every room is the one its seed gives alone.
+    /// Rendered together, in lockstep or on threads, every room is the one its seed gives
+    /// alone, in the seeds' order.
     #[test]
     fn rooms_rendered_together_are_the_rooms_rendered_alone() {
         let model = BuiltinIr::SmallRoom.model();
         let seeds = [3, 1, 4, 1, 5];
-        let together = render_rooms(&model, 44_100, &seeds);
+        let lockstep = render_lockstep(&model, 44_100, &seeds);
+        assert_eq!(render_rooms(&model, 44_100, &seeds), lockstep);
+        let together = lockstep;
         assert_eq!(together.len(), seeds.len());
         for (room, &seed) in together.iter().zip(&seeds) {
-            assert_eq!(room, &render_rooms(&model, 44_100, &[seed])[0]);
+            assert_eq!(room, &render_lockstep(&model, 44_100, &[seed])[0]);
         }
         assert_ne!(together[0], together[1]);
         assert_eq!(together[1], together[3]);
