@@ -389,6 +389,7 @@ mod tests {
     }
 
     /// FNV-1a over the bits of every sample, channel after channel.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", target_env = "gnu"))]
     fn fingerprint(ir: &Ir) -> u64 {
         ir.channels
             .iter()
