@@ -440,9 +440,8 @@ mod tests {
     fn rooms_rendered_together_are_the_rooms_rendered_alone() {
         let model = BuiltinIr::SmallRoom.model();
         let seeds = [3, 1, 4, 1, 5];
-        let lockstep = render_lockstep(&model, 44_100, &seeds);
-        assert_eq!(render_rooms(&model, 44_100, &seeds), lockstep);
-        let together = lockstep;
+        let together = render_lockstep(&model, 44_100, &seeds);
+        assert_eq!(render_rooms(&model, 44_100, &seeds), together);
         assert_eq!(together.len(), seeds.len());
         for (room, &seed) in together.iter().zip(&seeds) {
             assert_eq!(room, &render_lockstep(&model, 44_100, &[seed])[0]);

@@ -95,9 +95,10 @@ pub fn stretched_rate(from_hz: u32, sample_rate: u32, factor: f64) -> u32 {
     let tolerance = (f64::from(exact) * STRETCH_RATE_TOLERANCE) as u32;
     (1..=tolerance)
         .flat_map(|offset| [exact - offset, exact + offset])
-        .min_by_key(|&to_hz| (period(from_hz, to_hz), to_hz.abs_diff(exact)))
-        .filter(|&to_hz| period(from_hz, to_hz) <= MAX_STRETCH_PERIOD)
-        .unwrap_or(exact)
+        .map(|to_hz| (period(from_hz, to_hz), to_hz.abs_diff(exact), to_hz))
+        .min()
+        .filter(|&(period, _, _)| period <= MAX_STRETCH_PERIOD)
+        .map_or(exact, |(_, _, to_hz)| to_hz)
 }
 
 /// The reduced input period of a conversion from `from_hz` to `to_hz`: `from / gcd(from, to)`.
