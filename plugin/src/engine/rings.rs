@@ -53,6 +53,17 @@ impl InputRing {
         self.data[len..len + tail.len()].copy_from_slice(tail);
     }
 
+    /// Asks the caches for the lines that [`Self::write_slice`] of `len` samples at `start`
+    /// will write, in the ring and its mirror.
+    #[inline]
+    pub fn prefetch(&self, start: u64, len: usize) {
+        let ring_len = self.mask + 1;
+        let first = start as usize & self.mask;
+        let end = (first + len).min(ring_len);
+        prefetch_for_write(&self.data[first..end]);
+        prefetch_for_write(&self.data[ring_len + first..ring_len + end]);
+    }
+
     /// The `len` samples of times `[end - len, end)`, oldest first. `len <= self.history_len()`.
     #[inline]
     pub fn window(&self, end: u64, len: usize) -> &[f32] {
@@ -134,6 +145,14 @@ impl OutputRing {
     /// Clears all pending results. Does not allocate.
     pub fn clear(&mut self) {
         self.data.fill(0.0);
+    }
+
+    /// Asks the caches for the lines of times `[start, start + len)` (up to the ring's end), which
+    /// [`Self::drain_add`] reads and clears.
+    #[inline]
+    pub fn prefetch(&self, start: u64, len: usize) {
+        let first = start as usize & self.mask;
+        prefetch_for_write(&self.data[first..(first + len).min(self.data.len())]);
     }
 }
 

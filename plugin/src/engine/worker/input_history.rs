@@ -113,6 +113,16 @@ impl InputHistory {
         }
     }
 
+    /// Asks the caches for the cells the next [`Self::write`] of `len` samples writes (up to
+    /// the ring's end), for every input. Audio thread only.
+    pub fn prefetch(&self, len: usize) {
+        let start = self.frontier.load(Ordering::Relaxed);
+        let first = (start % self.len as u64) as usize;
+        for ring in self.samples.chunks_exact(self.len).take(self.num_inputs) {
+            prefetch_for_write(&ring[first..(first + len).min(self.len)]);
+        }
+    }
+
     /// Copies the samples of counts `[end - dst.len(), end)` of input `input_idx` into `dst`.
     /// Returns whether they were still there: `false` when the audio thread had written past
     /// them (then `dst` holds a mix of laps, which the caller must not use). Samples up to
