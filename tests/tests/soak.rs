@@ -1,7 +1,7 @@
 //! Ten minutes of audio through the plugin as a host drives it (`longtail::tools::soak`, the
 //! engine of `longtail-cli soak`), every `process()` call under `assert_no_alloc`: random block
-//! sizes with empty calls, automation, IR and latency switches through the preparation thread,
-//! sleep and wake, non-finite input. The output must stay finite, and memory, threads and file
+//! sizes with empty calls, automation, IR and latency switches through the preparation thread
+//! (with the restarts a latency change asks for), sleep and wake, non-finite input. The output must stay finite, and memory, threads and file
 //! descriptors must not grow. Its own test binary, so no other test shares the process whose
 //! resources it counts.
 
@@ -29,6 +29,8 @@ fn ten_minutes_of_audio_stay_finite_and_leak_nothing() {
     // The run must have exercised what it claims to.
     assert!(report.audio_s >= 600.0);
     assert!(report.switches >= 100, "{} switches", report.switches);
+    // Latency switches tell a CLAP host through a restart, which the soak's host carries out.
+    assert!(report.restarts > 0, "no restart was asked for");
     assert!(report.empty_blocks > 0 && report.automation_steps > 1000);
     assert!(report.peak_output > 0.1, "peak {}", report.peak_output);
     assert!(

@@ -54,6 +54,7 @@ pub(super) struct Host {
     _params: Arc<dyn Params>,
     handles: ParamHandles,
     context: Context,
+    buffer_config: BufferConfig,
     rate: u32,
     max_block: usize,
     /// The host's channel buffers (stereo), input in place, as nice-plug passes them.
@@ -72,7 +73,7 @@ pub(super) struct Host {
 
 impl Host {
     pub(super) fn new(options: &SoakOptions) -> Result<Self, String> {
-        let mut plugin = Longtail::default();
+        let plugin = Longtail::default();
         let params = plugin.params();
         let find = |id: &str| {
             params
@@ -90,26 +91,13 @@ impl Host {
             all: params.param_map().into_iter().map(|(_, p, _)| p).collect(),
         };
         let rate = options.rate;
-        let mut context = Context::new(rate);
         let buffer_config = BufferConfig {
             sample_rate: rate as f32,
             min_buffer_size: None,
             max_buffer_size: options.max_block as u32,
             process_mode: ProcessMode::Realtime,
         };
-        let layout = Longtail::AUDIO_IO_LAYOUTS[0];
-        if !plugin.activate(&layout, &buffer_config, &mut context) {
-            return Err(format!(
-                "the plugin refused to activate at {rate} Hz, {} frames",
-                options.max_block
-            ));
-        }
-        for param in &handles.all {
-            // SAFETY: the pointers point into `params`, which `Host` keeps alive.
-            unsafe { param._internal_update_smoother(rate as f32, true) };
-        }
-        plugin.reset();
-        // SAFETY: as above.
+        // SAFETY: the pointers point into `params`, which `Host` keeps alive.
         let ir_idx = unsafe { handles.ir.unmodulated_plain_value() } as usize;
         let mut rng = Rng::new(options.seed);
         let signal = Signal::new(rng.next_u64(), rate);
@@ -117,7 +105,8 @@ impl Host {
             plugin,
             _params: params,
             handles,
-            context,
+            context: Context::new(rate),
+            buffer_config,
             rate,
             max_block: options.max_block,
             channels: [vec![0.0; options.max_block], vec![0.0; options.max_block]],
@@ -130,8 +119,44 @@ impl Host {
             latency_mode: LatencyMode::Zero,
             may_sleep: false,
         };
+        host.activate()?;
         host.next_switch_frame = host.frames_after(SWAP_INTERVAL_S);
         Ok(host)
+    }
+
+    /// Activates the plugin as the wrappers do: `activate()`, every parameter's smoother at the
+    /// rate, then `reset()`.
+    fn activate(&mut self) -> Result<(), String> {
+        let layout = Longtail::AUDIO_IO_LAYOUTS[0];
+        if !self
+            .plugin
+            .activate(&layout, &self.buffer_config, &mut self.context)
+        {
+            return Err(format!(
+                "the plugin refused to activate at {} Hz, {} frames",
+                self.rate, self.max_block
+            ));
+        }
+        for param in &self.handles.all {
+            // SAFETY: the pointers point into `_params`, which `Host` keeps alive.
+            unsafe { param._internal_update_smoother(self.rate as f32, true) };
+        }
+        self.plugin.reset();
+        Ok(())
+    }
+
+    /// Restarts the plugin if it asked for it in its last call, as a CLAP host does between
+    /// two calls (`deactivate()`, then [`Self::activate`]): the plugin reports a latency change
+    /// that way.
+    fn restart_if_asked(&mut self, report: &mut SoakReport) {
+        if !self.context.restart_requested.take() {
+            return;
+        }
+        report.restarts += 1;
+        self.plugin.deactivate();
+        if let Err(reason) = self.activate() {
+            report.refused_restarts.push(reason);
+        }
     }
 
     /// A random time within `interval` (seconds of audio) from now, as a frame count.
@@ -261,6 +286,7 @@ impl Host {
                 report.non_finite_outputs += 1;
             }
         }
+        self.restart_if_asked(report);
     }
 
     pub(super) fn health(&self) -> Health {
@@ -314,11 +340,13 @@ impl Host {
 }
 
 /// The process and activate context of the soak's host: no events, no transport, latency
-/// changes recorded.
+/// changes and restart requests recorded.
 struct Context {
     transport: Transport,
     /// Latency the plugin reported last, in samples.
     latency_samples: Cell<u32>,
+    /// Whether the plugin asked for a restart since the host last restarted it.
+    restart_requested: Cell<bool>,
 }
 
 impl Context {
@@ -326,6 +354,7 @@ impl Context {
         Self {
             transport: Transport::new(rate as f32),
             latency_samples: Cell::new(0),
+            restart_requested: Cell::new(false),
         }
     }
 }
@@ -359,7 +388,9 @@ impl ProcessContext<Longtail> for Context {
         self.latency_samples.set(samples);
     }
 
-    fn request_restart(&self) {}
+    fn request_restart(&self) {
+        self.restart_requested.set(true);
+    }
 
     fn set_current_voice_capacity(&self, _capacity: u32) {}
 }

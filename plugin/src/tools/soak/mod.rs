@@ -15,6 +15,9 @@
 //!   preparation thread builds the engine and the processor crossfades to it,
 //! - feeds noise, tones, clicks and silence at random levels, with a rare NaN or infinite input
 //!   sample as a careless host might send,
+//! - restarts the plugin when it asks (`deactivate()`, `activate()`, `reset()` between two
+//!   calls), as a CLAP host does: a latency switch asks for one, since CLAP lets a plugin
+//!   report a new latency only inside `activate()`; a refused activation fails the run,
 //! - lets the plugin sleep as a CLAP host would: while the last call returned a sleep-able
 //!   status ([`ProcessStatus::Normal`], `CLAP_PROCESS_CONTINUE_IF_NOT_QUIET`) and the input is
 //!   silent, `process()` is not called and the host outputs silence.

@@ -31,6 +31,10 @@ pub struct SoakReport {
     pub slept_blocks: u64,
     /// IR or latency-mode switches asked for.
     pub switches: u64,
+    /// Restarts the plugin asked for (a latency change, as CLAP wants it told) and got.
+    pub restarts: u64,
+    /// Why the plugin refused to activate again in a restart, for each time it did.
+    pub refused_restarts: Vec<String>,
     /// Automation steps (mix and gain together).
     pub automation_steps: u64,
     /// NaN or infinite samples fed to the input.
@@ -59,6 +63,9 @@ impl SoakReport {
     /// Why the run failed; empty when it passed.
     pub fn failures(&self) -> Vec<String> {
         let mut failures = Vec::new();
+        for reason in &self.refused_restarts {
+            failures.push(format!("a restart failed: {reason}"));
+        }
         if self.non_finite_outputs > 0 {
             failures.push(format!(
                 "{} NaN or infinite output samples reached the host",
@@ -132,7 +139,8 @@ impl SoakReport {
         format!(
             concat!(
                 "{{\"kind\":\"soak\",\"audio_s\":{:.1},\"wall_s\":{:.1},\"blocks\":{},",
-                "\"empty_blocks\":{},\"slept_blocks\":{},\"switches\":{},\"automation_steps\":{},",
+                "\"empty_blocks\":{},\"slept_blocks\":{},\"switches\":{},\"restarts\":{},",
+                "\"automation_steps\":{},",
                 "\"non_finite_inputs\":{},\"late_blocks\":{},\"max_block_us\":{:.1},",
                 "\"late_results\":{},\"dropped_chunks\":{},\"non_finite_outputs\":{},",
                 "\"guarded_outputs\":{},\"peak_output\":{:.4},",
@@ -148,6 +156,7 @@ impl SoakReport {
             self.empty_blocks,
             self.slept_blocks,
             self.switches,
+            self.restarts,
             self.automation_steps,
             self.non_finite_inputs,
             self.late_blocks,
@@ -209,8 +218,9 @@ impl SoakReport {
         line(
             "changes",
             format!(
-                "{} IR/latency switches, {} automation steps, {} non-finite input samples",
-                self.switches, self.automation_steps, self.non_finite_inputs
+                "{} IR/latency switches ({} restarts), {} automation steps, {} non-finite \
+                 input samples",
+                self.switches, self.restarts, self.automation_steps, self.non_finite_inputs
             ),
         );
         line(
