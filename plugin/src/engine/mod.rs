@@ -128,8 +128,7 @@ use upols::UpolsLevel;
 pub use worker::LateStats;
 use worker::{GpuHome, WorkerLevel};
 
-/// Frames of a call whose ring lines the call asks for up front ([`Engine::process`]): 16 cache
-/// lines of each ring, what a 64-sample buffer touches four times over.
+/// Frames of a call whose ring lines [`Engine::process`] asks for up front: 16 lines a ring.
 const PREFETCH_FRAMES: usize = 256;
 
 /// What an engine is built for besides its IR.
