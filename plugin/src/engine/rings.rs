@@ -138,8 +138,7 @@ impl OutputRing {
             *slot = 0.0;
         }
         // The next call's samples, most likely as many: fetched meanwhile.
-        let next = (first + out.len()) & self.mask;
-        prefetch_for_write(&self.data[next..(next + out.len()).min(self.data.len())]);
+        self.prefetch(start + out.len() as u64, out.len());
     }
 
     /// Clears all pending results. Does not allocate.

@@ -107,10 +107,9 @@ impl InputHistory {
             for (cell, &x) in ring.iter().zip(&input[split..]) {
                 cell.store(x.to_bits(), Ordering::Relaxed);
             }
-            // The next call's samples, most likely as many: fetched meanwhile.
-            let next = (first + input.len()) % len;
-            prefetch_for_write(&ring[next..(next + input.len()).min(len)]);
         }
+        // The next call's samples, most likely as many: fetched meanwhile.
+        self.prefetch(range.len());
     }
 
     /// Asks the caches for the cells the next [`Self::write`] of `len` samples writes (up to
