@@ -10,9 +10,9 @@
 //! 1. each input channel's last `2P` samples are transformed once (r2c, `P + 1` bins) into that
 //!    input's FDL slot, shared by every path from that input;
 //! 2. each output channel accumulates `sum_j X[now - j] * H_path[j]` over its paths and
-//!    partitions (the spectral multiply-accumulate, split real/imaginary arrays); run whole
-//!    ([`UpolsLevel::compute`]), a level whose spectra outgrow the cache reads each partition's
-//!    spectra once for two periods (`carry.rs`);
+//!    partitions (the spectral multiply-accumulate, split real/imaginary arrays); summed whole
+//!    (not spread), a level whose spectra outgrow the cache reads each partition's spectra once
+//!    for two periods (`carry.rs`), on a worker or the audio thread;
 //! 3. the sum goes back through one c2r per output; its last `P` samples (the valid part of the
 //!    circular convolution) are added to the output ring at `T - P + delay`.
 //!
@@ -342,29 +342,6 @@ impl UpolsLevel {
         }
     }
 
-    /// How [`Self::compute`] carries terms to the next period ([`carry_for`]).
-    #[cfg(test)]
-    fn carry_kind(&self) -> Carry {
-        self.carry_kind
-    }
-
-    /// Carries terms as `kind` says whatever the level's size, chunks of `chunk_bins`, so tests
-    /// can check carrying on small levels.
-    #[cfg(test)]
-    fn carrying(mut self, kind: Carry, chunk_bins: usize) -> Self {
-        self.carry_kind = kind;
-        self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
-        self.carry_chunk_bins = chunk_bins;
-        self
-    }
-
-    /// Forgets the terms carried so far, as a gap would, so tests can compare periods summed
-    /// afresh with carried ones.
-    #[cfg(test)]
-    fn drop_carried(&mut self) {
-        self.carry_period = None;
-    }
-
     /// Partition size `P`.
     pub fn partition_size(&self) -> usize {
         self.partition_size
@@ -440,47 +417,59 @@ impl UpolsLevel {
     /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
     /// that chunk's contribution. Does not allocate.
     ///
-    /// Where the spectra outgrow the cache ([`carry_for`]), reading them is what a period costs,
-    /// so each IR partition and input spectrum is read once for two periods (`carry.rs`): the
-    /// same arithmetic, split evenly over the periods, for the same bits whatever came before.
+    /// Where the spectra outgrow the cache, each IR partition and input spectrum is read once
+    /// for two periods ([`Self::sum_output`]).
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
         self.forward(windows);
-        let carried = self.carry_period == Some(self.period);
         let mut acc = std::mem::take(&mut self.acc);
         let mut carry = std::mem::take(&mut self.carry);
+        let carried = self.carry_period == Some(self.period);
         for (output_idx, output) in outputs.iter_mut().enumerate() {
             if self.output_paths[output_idx].is_empty() {
                 output.fill(0.0);
                 continue;
             }
-            match self.carry_kind {
-                Carry::Chunks => {
-                    self.mac_chunks(output_idx, &mut acc, &mut carry[output_idx], carried)
-                }
-                Carry::Parity => {
-                    let next = &mut carry[output_idx];
-                    if carried {
-                        // The carried sum becomes this period's; `next` gets the old buffer.
-                        std::mem::swap(&mut acc, next);
-                    } else {
-                        acc.re.fill(0.0);
-                        acc.im.fill(0.0);
-                    }
-                    next.re.fill(0.0);
-                    next.im.fill(0.0);
-                    self.mac_parity(output_idx, &mut acc, next, carried);
-                }
-                Carry::None => {
-                    acc.re.fill(0.0);
-                    acc.im.fill(0.0);
-                    self.mac_partitions(output_idx, &mut acc);
-                }
-            }
+            self.sum_output(output_idx, &mut acc, &mut carry, carried);
             output.copy_from_slice(self.inverse(&acc));
         }
         self.carry_period = (!carry.is_empty()).then_some(self.period + 1);
         self.carry = carry;
         self.acc = acc;
+    }
+
+    /// Step 2 for output `output_idx` into `acc` (overwritten). Where the spectra outgrow the
+    /// cache ([`carry_for`]), reading them is what a period costs, so each IR partition and
+    /// input spectrum is read once for two periods (`carry.rs`): the same arithmetic, split
+    /// evenly over the periods, for the same bits whatever came before. `carried`: `carry`
+    /// holds the terms the previous period, this one's predecessor, summed ahead.
+    fn sum_output(
+        &self,
+        output_idx: usize,
+        acc: &mut SplitSpectra,
+        carry: &mut [SplitSpectra],
+        carried: bool,
+    ) {
+        match self.carry_kind {
+            Carry::Chunks => self.mac_chunks(output_idx, acc, &mut carry[output_idx], carried),
+            Carry::Parity => {
+                let next = &mut carry[output_idx];
+                if carried {
+                    // The carried sum becomes this period's; `next` gets the old buffer.
+                    std::mem::swap(acc, next);
+                } else {
+                    acc.re.fill(0.0);
+                    acc.im.fill(0.0);
+                }
+                next.re.fill(0.0);
+                next.im.fill(0.0);
+                self.mac_parity(output_idx, acc, next, carried);
+            }
+            Carry::None => {
+                acc.re.fill(0.0);
+                acc.im.fill(0.0);
+                self.mac_partitions(output_idx, acc);
+            }
+        }
     }
 
     /// Adds `term` to `acc` (a whole sum, or a chunk of its bins) two terms per pass: a term
@@ -645,6 +634,12 @@ impl UpolsLevel {
         self.pending = (0..self.num_outputs())
             .map(|_| SplitSpectra::zeroed(1, self.num_bins))
             .collect();
+        if self.carry_kind == Carry::Chunks {
+            // Summed every quantum on the audio thread, a 4 x 4 room's 1.1 MB cost 11 % more
+            // carried in chunks than whole (EPYC VM, 1 MiB of L2); by parity it pays.
+            self.carry_kind = Carry::None;
+            self.carry = Vec::new();
+        }
     }
 
     /// Whether [`Self::enable_fused_head`] was called.
@@ -721,16 +716,22 @@ impl UpolsLevel {
         self.prepare_pending();
     }
 
-    /// The next quantum's partition sum per output, from the FDL as it is now.
+    /// The next quantum's partition sum per output, from the FDL as it is now: step 2, carried
+    /// as in [`Self::compute`] (a 16 x 16 room's level 0 at a 1024 quantum reads 8.4 MB).
     fn prepare_pending(&mut self) {
         let mut pending = std::mem::take(&mut self.pending);
+        let mut carry = std::mem::take(&mut self.carry);
+        let carried = self.carry_period == Some(self.period);
         for (output_idx, acc) in pending.iter_mut().enumerate() {
-            acc.re.fill(0.0);
-            acc.im.fill(0.0);
-            if !self.output_paths[output_idx].is_empty() {
-                self.mac_partitions(output_idx, acc);
+            if self.output_paths[output_idx].is_empty() {
+                acc.re.fill(0.0);
+                acc.im.fill(0.0);
+            } else {
+                self.sum_output(output_idx, acc, &mut carry, carried);
             }
         }
+        self.carry_period = (!carry.is_empty()).then_some(self.period + 1);
+        self.carry = carry;
         self.pending = pending;
     }
 

@@ -147,3 +147,128 @@ fn every_carrying_level_has_two_chunks_or_more() {
     assert_eq!(carry::chunk_bins(1025), 513);
     assert_eq!(carry::chunk_bins(3), 2);
 }
+
+/// Test hooks on the level's carrying.
+impl UpolsLevel {
+    /// How [`Self::compute`] carries terms to the next period ([`carry_for`]).
+    fn carry_kind(&self) -> Carry {
+        self.carry_kind
+    }
+
+    /// Carries terms as `kind` says whatever the level's size, chunks of `chunk_bins`, so tests
+    /// can check carrying on small levels.
+    fn carrying(mut self, kind: Carry, chunk_bins: usize) -> Self {
+        self.carry_kind = kind;
+        self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
+        self.carry_chunk_bins = chunk_bins;
+        self
+    }
+
+    /// Forgets the terms carried so far, as a gap would, so tests can compare periods summed
+    /// afresh with carried ones.
+    fn drop_carried(&mut self) {
+        self.carry_period = None;
+    }
+}
+
+/// The fused level 0 sums each quantum a quantum ahead on the audio thread, so it carries too,
+/// but by parity only: a level set to carry in chunks sums whole once fused. Carried or not,
+/// quanta delivered whole (`run_fused`) and in pieces (`flush_pending`, then `advance`), in
+/// turn and across a reset, give the same output to float rounding.
+#[test]
+fn fused_level_carries_by_parity_only() {
+    let mut rng = Rng::new(12);
+    let (partition_size, num_partitions, num_inputs, num_outputs) = (32, 3, 2, 2);
+    let paths: Vec<Path> = (0..num_inputs * num_outputs)
+        .map(|idx| Path {
+            input_idx: idx / num_outputs,
+            output_idx: idx % num_outputs,
+        })
+        .collect();
+    let random_taps = |rng: &mut Rng, len: usize| -> Vec<Vec<f32>> {
+        (0..paths.len())
+            .map(|_| (0..len).map(|_| rng.bipolar()).collect())
+            .collect()
+    };
+    let (head, taps) = (
+        random_taps(&mut rng, partition_size),
+        random_taps(&mut rng, num_partitions * partition_size),
+    );
+    let head_refs: Vec<&[f32]> = head.iter().map(Vec::as_slice).collect();
+    let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+    let shape = LevelShape {
+        partition_size,
+        num_partitions,
+        ir_offset: partition_size,
+        output_delay: partition_size,
+        num_inputs,
+        num_outputs,
+    };
+    let shared: Vec<usize> = (0..paths.len()).collect();
+    let mut planner = FftPlanner::new();
+    let mut levels = [Carry::None, Carry::Parity, Carry::Chunks].map(|kind| {
+        let mut level =
+            UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared).carrying(kind, 8);
+        level.enable_fused_head(&head_refs);
+        level
+    });
+    let kinds = levels.each_ref().map(UpolsLevel::carry_kind);
+    assert_eq!(kinds, [Carry::None, Carry::Parity, Carry::None]);
+
+    let mut inputs: Vec<InputRing> = (0..num_inputs)
+        .map(|_| InputRing::new(4 * partition_size))
+        .collect();
+    let mut rings: Vec<Vec<OutputRing>> = (0..levels.len())
+        .map(|_| {
+            (0..num_outputs)
+                .map(|_| OutputRing::new(4 * partition_size))
+                .collect()
+        })
+        .collect();
+    for quantum in 0..40u64 {
+        if quantum == 23 {
+            for level in &mut levels {
+                level.reset();
+            }
+        }
+        let (start, end) = (
+            quantum * partition_size as u64,
+            (quantum + 1) * partition_size as u64,
+        );
+        for ring in &mut inputs {
+            let chunk: Vec<f32> = (0..partition_size).map(|_| rng.bipolar()).collect();
+            ring.write_slice(start, &chunk);
+        }
+        let whole = quantum % 3 != 1;
+        let mut outputs = vec![vec![vec![0.0f32; partition_size]; num_outputs]; levels.len()];
+        for ((level, level_rings), level_outputs) in
+            levels.iter_mut().zip(&mut rings).zip(&mut outputs)
+        {
+            if whole {
+                let mut refs: Vec<&mut [f32]> =
+                    level_outputs.iter_mut().map(Vec::as_mut_slice).collect();
+                level.run_fused(end, &inputs, &mut refs);
+            } else {
+                level.flush_pending(start, level_rings);
+                level.advance(end, &inputs);
+            }
+            for (ring, output) in level_rings.iter_mut().zip(level_outputs.iter_mut()) {
+                ring.drain_add(start, output);
+            }
+        }
+        for (carried, plain) in outputs[1]
+            .iter()
+            .chain(&outputs[2])
+            .zip(outputs[0].iter().cycle())
+        {
+            for (got, want) in carried.iter().zip(plain) {
+                // Sums of 2 x 4 x 32 products below 1 in magnitude, in two orders.
+                assert!(
+                    (got - want).abs() < 1e-4,
+                    "quantum {quantum}: {got} != {want}"
+                );
+            }
+        }
+        assert!(outputs[0].iter().flatten().any(|&sample| sample != 0.0));
+    }
+}
