@@ -1,9 +1,9 @@
-//! Ten minutes of audio through the plugin as a host drives it (`longtail::tools::soak`, the
-//! engine of `longtail-cli soak`), every `process()` call under `assert_no_alloc`: random block
-//! sizes with empty calls, automation, IR and latency switches through the preparation thread
-//! (with the restarts a latency change asks for), sleep and wake, non-finite input. The output must stay finite, and memory, threads and file
-//! descriptors must not grow. Its own test binary, so no other test shares the process whose
-//! resources it counts.
+//! Ten minutes of audio through the plugin as a host drives it (`longtail::tools::soak`, the engine
+//! of `longtail-cli soak`), every `process()` call under `assert_no_alloc`: random block sizes with
+//! empty calls, automation, IR and latency switches through the preparation thread (with the
+//! restarts a latency change asks for), sleep and wake, non-finite input. The output must stay
+//! finite, and memory, threads and file descriptors must not grow. Its own test binary, so no other
+//! test shares the process whose resources it counts.
 
 use longtail::tools::soak::{self, SoakOptions};
 use nice_assert_no_alloc::assert_no_alloc;

@@ -54,7 +54,6 @@ pub(super) struct Host {
     _params: Arc<dyn Params>,
     handles: ParamHandles,
     context: Context,
-    buffer_config: BufferConfig,
     rate: u32,
     max_block: usize,
     /// The host's channel buffers (stereo), input in place, as nice-plug passes them.
@@ -91,12 +90,6 @@ impl Host {
             all: params.param_map().into_iter().map(|(_, p, _)| p).collect(),
         };
         let rate = options.rate;
-        let buffer_config = BufferConfig {
-            sample_rate: rate as f32,
-            min_buffer_size: None,
-            max_buffer_size: options.max_block as u32,
-            process_mode: ProcessMode::Realtime,
-        };
         // SAFETY: the pointers point into `params`, which `Host` keeps alive.
         let ir_idx = unsafe { handles.ir.unmodulated_plain_value() } as usize;
         let mut rng = Rng::new(options.seed);
@@ -106,7 +99,6 @@ impl Host {
             _params: params,
             handles,
             context: Context::new(rate),
-            buffer_config,
             rate,
             max_block: options.max_block,
             channels: [vec![0.0; options.max_block], vec![0.0; options.max_block]],
@@ -128,9 +120,15 @@ impl Host {
     /// rate, then `reset()`.
     fn activate(&mut self) -> Result<(), String> {
         let layout = Longtail::AUDIO_IO_LAYOUTS[0];
+        let buffer_config = BufferConfig {
+            sample_rate: self.rate as f32,
+            min_buffer_size: None,
+            max_buffer_size: self.max_block as u32,
+            process_mode: ProcessMode::Realtime,
+        };
         if !self
             .plugin
-            .activate(&layout, &self.buffer_config, &mut self.context)
+            .activate(&layout, &buffer_config, &mut self.context)
         {
             return Err(format!(
                 "the plugin refused to activate at {} Hz, {} frames",
@@ -152,10 +150,10 @@ impl Host {
         if !self.context.restart_requested.take() {
             return;
         }
-        report.restarts += 1;
         self.plugin.deactivate();
-        if let Err(reason) = self.activate() {
-            report.refused_restarts.push(reason);
+        match self.activate() {
+            Ok(()) => report.restarts += 1,
+            Err(reason) => report.refused_restarts.push(reason),
         }
     }
 
