@@ -62,6 +62,7 @@
 //!
 //! - [`denormals`]: the scope that flushes denormal floats to zero, on every thread that
 //!   convolves.
+//! - [`pages`]: buffers streamed every period, packed into huge pages.
 //! - [`routing`]: the paths and their summed taps.
 //! - [`error`]: why an engine could not be built.
 //! - [`plan`]: the partition plan (quantum, head, levels, latency).
@@ -82,9 +83,8 @@
 //!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
 //!   and load policies' lever.
-//! - [`governor`]: the thread that runs the thermal policy for every watched engine, and the
-//!   load policy for all of them together, through their probes; [`Engine`] starts watching
-//!   and lets go.
+//! - [`governor`]: the thread that runs the thermal policy per watched engine and the load
+//!   policy for all of them, through their probes; [`Engine`] starts watching and lets go.
 
 pub mod denormals;
 pub mod direct;
@@ -95,6 +95,7 @@ pub mod head;
 pub mod load_policy;
 pub mod mac;
 pub mod pace;
+pub mod pages;
 pub mod plan;
 pub mod probe;
 pub mod rings;

@@ -1,14 +1,17 @@
 //! Sample rings shared by the engine's head and levels.
 //!
 //! Both rings are allocated once, at their maximum size, when the engine is built (off the audio
-//! thread); on the audio thread they only read, write and clear in place.
+//! thread), in huge pages where they are big enough ([`PageBuf`]); on the audio thread they only
+//! read, write and clear in place.
+
+use super::pages::PageBuf;
 
 /// Input history of one input channel, mirrored so that any window of up to `len()` samples is
 /// one contiguous slice (every sample is written twice, at `i` and `i + len`).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct InputRing {
     /// `2 * len` samples: the ring and its mirror.
-    data: Vec<f32>,
+    data: PageBuf,
     /// `len - 1`; `len` is a power of two.
     mask: usize,
 }
@@ -18,7 +21,7 @@ impl InputRing {
     pub fn new(min_len: usize) -> Self {
         let len = min_len.max(1).next_power_of_two();
         Self {
-            data: vec![0.0; 2 * len],
+            data: PageBuf::zeroed(2 * len),
             mask: len - 1,
         }
     }
@@ -80,9 +83,9 @@ impl InputRing {
 
 /// Output accumulator of one output channel: levels add their results at the future times they
 /// are due, the audio thread reads and clears each sample as it plays it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct OutputRing {
-    data: Vec<f32>,
+    data: PageBuf,
     mask: usize,
 }
 
@@ -91,7 +94,7 @@ impl OutputRing {
     pub fn new(max_ahead: usize) -> Self {
         let len = (max_ahead + 1).next_power_of_two();
         Self {
-            data: vec![0.0; len],
+            data: PageBuf::zeroed(len),
             mask: len - 1,
         }
     }
@@ -190,7 +193,7 @@ mod tests {
             }
             by_slice.write_slice(time, &samples);
             time += len as u64;
-            assert_eq!(by_slice.data, by_sample.data, "after {time}");
+            assert_eq!(*by_slice.data, *by_sample.data, "after {time}");
         }
     }
 

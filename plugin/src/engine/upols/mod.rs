@@ -23,6 +23,7 @@ use std::sync::Arc;
 use rustfft::FftPlanner;
 
 use super::mac::{Acc, MacKernels, Spectrum, Term, best_mac_kernels};
+use super::pages::PageBuf;
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
 use super::split_fft::SplitRealFft;
@@ -94,18 +95,19 @@ fn carry_buffers(num_outputs: usize, num_bins: usize) -> Vec<SplitSpectra> {
         .collect()
 }
 
-/// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`.
-#[derive(Debug, Clone, Default)]
+/// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`,
+/// in huge pages where they are big enough ([`PageBuf`]).
+#[derive(Debug, Default)]
 struct SplitSpectra {
-    re: Vec<f32>,
-    im: Vec<f32>,
+    re: PageBuf,
+    im: PageBuf,
 }
 
 impl SplitSpectra {
     fn zeroed(num_partitions: usize, num_bins: usize) -> Self {
         Self {
-            re: vec![0.0; num_partitions * num_bins],
-            im: vec![0.0; num_partitions * num_bins],
+            re: PageBuf::zeroed(num_partitions * num_bins),
+            im: PageBuf::zeroed(num_partitions * num_bins),
         }
     }
 
@@ -205,7 +207,10 @@ impl GpuSpecSource {
                 .iter()
                 .map(|&idx| {
                     let s = &self.spectra[idx];
-                    s.re.iter().zip(&s.im).map(|(&re, &im)| [re, im]).collect()
+                    s.re.iter()
+                        .zip(s.im.iter())
+                        .map(|(&re, &im)| [re, im])
+                        .collect()
                 })
                 .collect(),
         }

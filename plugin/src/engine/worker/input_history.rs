@@ -22,6 +22,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
+use crate::engine::pages::PageBuf;
 use crate::engine::rings::prefetch_for_write;
 
 /// One ring per input channel of the samples the audio thread received, shared with the
@@ -31,7 +32,7 @@ pub struct InputHistory {
     /// Samples per input.
     len: usize,
     /// `[input][len]`, `f32` bits: the sample of count `n` is at `n % len`.
-    samples: Box<[AtomicU32]>,
+    samples: PageBuf<AtomicU32>,
     /// Samples written since the history was made, counting those being written: only the
     /// audio thread stores it.
     frontier: AtomicU64,
@@ -44,7 +45,7 @@ impl InputHistory {
         Self {
             num_inputs,
             len,
-            samples: (0..num_inputs * len).map(|_| AtomicU32::new(0)).collect(),
+            samples: PageBuf::zeroed(num_inputs * len),
             frontier: AtomicU64::new(0),
         }
     }

@@ -50,6 +50,7 @@ use std::time::{Duration, Instant};
 use longtail_gpu::{Feed, Hub, Registration};
 
 use super::pace::Wait;
+use super::pages::PageBuf;
 use super::rings::OutputRing;
 use super::upols::{GpuSpecSource, UpolsLevel};
 pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
@@ -229,7 +230,7 @@ impl WorkerLevel {
             num_outputs,
             num_slots,
             inputs: Arc::clone(inputs),
-            output_slots: cells(num_slots * num_outputs * partition_size),
+            output_slots: PageBuf::zeroed(num_slots * num_outputs * partition_size),
             chunk_ends: atomics(num_slots),
             chunk_written: atomics(num_slots),
             chunk_leads: atomics(num_slots),

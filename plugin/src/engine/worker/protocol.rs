@@ -27,6 +27,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+use crate::engine::pages::PageBuf;
+
 use super::input_history::InputHistory;
 use super::late_policy::LevelStats;
 
@@ -58,7 +60,7 @@ pub(crate) struct Shared {
     pub(crate) inputs: Arc<InputHistory>,
     /// `num_slots` results, `[slot][output][sample]`. Written by the worker for job `j`, read by
     /// the audio thread after `completed > j` and before it publishes `consumed > j`.
-    pub(crate) output_slots: Box<[UnsafeCell<f32>]>,
+    pub(crate) output_slots: PageBuf<UnsafeCell<f32>>,
     /// End time of each slot's input chunk (absolute samples), written with the chunk.
     pub(crate) chunk_ends: Box<[AtomicU64]>,
     /// Where each slot's chunk ends in the input history ([`InputHistory::written`]).
