@@ -54,6 +54,8 @@ unsafe impl Zeroable for f32 {}
 unsafe impl Zeroable for std::sync::atomic::AtomicU32 {}
 // SAFETY: as above.
 unsafe impl Zeroable for std::cell::UnsafeCell<f32> {}
+// SAFETY: two floats, `repr(C)`.
+unsafe impl Zeroable for rustfft::num_complex::Complex<f32> {}
 
 /// A zeroed buffer of fixed length, in huge pages where the pool could give it (see the
 /// module docs). Dereferences to a slice, like the `Box<[T]>` it replaces.

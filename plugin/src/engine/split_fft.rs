@@ -15,12 +15,14 @@
 //! The transforms are unnormalised, as realfft's: a forward then an inverse multiplies by
 //! `2P`. The inverse reads the DC and Nyquist bins' real parts only (a real signal's are real).
 //!
-//! Uses nothing else of the engine.
+//! Uses the engine's pages ([`PageBuf`]) for its buffers.
 
 use std::sync::Arc;
 
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
+
+use super::pages::PageBuf;
 
 /// The twiddle pass after the forward complex FFT: `spectrum` (`P` values, interleaved) into
 /// `P + 1` bins of split real and imaginary parts.
@@ -31,8 +33,8 @@ type PrePass = fn(&[f32], &[f32], &mut [Complex<f32>], &Twiddles);
 
 /// `cos` and `sin` of `2 pi k / 2P` for `k` in `0..P`.
 struct Twiddles {
-    cos: Vec<f32>,
-    sin: Vec<f32>,
+    cos: PageBuf,
+    sin: PageBuf,
 }
 
 /// Forward and inverse real FFTs of one size, with their buffers. Built off the audio thread
@@ -46,9 +48,9 @@ pub struct SplitRealFft {
     post: PostPass,
     pre: PrePass,
     /// `P` complex values between the twiddle pass and the complex FFT.
-    buffer: Vec<Complex<f32>>,
+    buffer: PageBuf<Complex<f32>>,
     /// rustfft's scratch, sized for both directions.
-    scratch: Vec<Complex<f32>>,
+    scratch: PageBuf<Complex<f32>>,
 }
 
 impl SplitRealFft {
@@ -64,12 +66,11 @@ impl SplitRealFft {
         let scratch_len = forward
             .get_outofplace_scratch_len()
             .max(inverse.get_outofplace_scratch_len());
-        let (cos, sin) = (0..half)
-            .map(|k| {
-                let angle = std::f64::consts::TAU * k as f64 / fft_size as f64;
-                (angle.cos() as f32, angle.sin() as f32)
-            })
-            .unzip();
+        let (mut cos, mut sin) = (PageBuf::zeroed(half), PageBuf::zeroed(half));
+        for (k, (cos, sin)) in cos.iter_mut().zip(sin.iter_mut()).enumerate() {
+            let angle = std::f64::consts::TAU * k as f64 / fft_size as f64;
+            (*cos, *sin) = (angle.cos() as f32, angle.sin() as f32);
+        }
         let (post, pre) = best_passes();
         Self {
             half,
@@ -78,8 +79,8 @@ impl SplitRealFft {
             twiddles: Twiddles { cos, sin },
             post,
             pre,
-            buffer: vec![Complex::default(); half],
-            scratch: vec![Complex::default(); scratch_len],
+            buffer: PageBuf::zeroed(half),
+            scratch: PageBuf::zeroed(scratch_len),
         }
     }
 

@@ -245,7 +245,7 @@ pub struct UpolsLevel {
     /// channel, empty where no path writes it).
     output_paths: Vec<Vec<usize>>,
     /// `2P` samples for the FFTs' time-domain side.
-    real_scratch_buffer: Vec<f32>,
+    real_scratch_buffer: PageBuf,
     /// The spectral MAC kernels for this CPU (see [`best_mac_kernels`]).
     mac: MacKernels,
     /// Accumulator of one output channel's spectrum.
@@ -262,7 +262,7 @@ pub struct UpolsLevel {
     /// Bins per chunk of a carrying level's walk ([`carry::chunk_bins`]).
     carry_chunk_bins: usize,
     /// `P` samples per output channel: the inline path's result before it goes to the rings.
-    output_buffer: Vec<f32>,
+    output_buffer: PageBuf,
     /// Fused head only: spectra of the head taps `[0, P)` per path, scaled by `1 / 2P`.
     head_spectra: Vec<SplitSpectra>,
     /// Fused head only: per output channel, the next quantum's partition sum.
@@ -329,7 +329,7 @@ impl UpolsLevel {
             paths: paths.to_vec(),
             path_spectrum: spectrum_of_path,
             output_paths,
-            real_scratch_buffer: vec![0.0; fft_size],
+            real_scratch_buffer: PageBuf::zeroed(fft_size),
             mac: best_mac_kernels(),
             acc: SplitSpectra::zeroed(1, num_bins),
             carry_kind,
@@ -343,7 +343,7 @@ impl UpolsLevel {
             carry_chunk_bins: carry::chunk_bins(num_bins),
             head_spectra: Vec::new(),
             pending: Vec::new(),
-            output_buffer: vec![0.0; num_outputs * partition_size],
+            output_buffer: PageBuf::zeroed(num_outputs * partition_size),
         }
     }
 

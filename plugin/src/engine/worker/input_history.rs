@@ -17,7 +17,8 @@
 //! whose job slots are all busy: offline, or with the host ahead of real time, the audio
 //! thread waits for such a level before it writes on, so renders never lose a chunk.
 //!
-//! Uses the rings' prefetch ([`crate::engine::rings`]).
+//! Uses the rings' prefetch ([`crate::engine::rings`]) and the engine's huge pages
+//! ([`crate::engine::pages`]) for the samples.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};

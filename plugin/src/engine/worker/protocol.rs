@@ -18,8 +18,9 @@
 //! ever touches a slot the other may be using. A level has room for the chunks its slack keeps
 //! in flight plus two ([`num_slots`]).
 //!
-//! Uses the input history ([`super::input_history`]) and the late policy's counters
-//! ([`super::late_policy`]); every other part of the worker uses it.
+//! Uses the input history ([`super::input_history`]), the late policy's counters
+//! ([`super::late_policy`]) and the engine's huge pages for the result slots
+//! ([`crate::engine::pages`]); every other part of the worker uses it.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
