@@ -8,8 +8,12 @@
 //! 2-core EPYC VM with glibc's heap in huge pages (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`),
 //! 20 s runs side by side: 16 stereo 10 s reverbs at B = 64 in the offload mode, the audio
 //! thread 0.0228 to 0.0168 CPU-s/s and the process 0.216 to 0.180; a dense 12 x 12 x 2 s
-//! matrix at B = 128, 0.155 to 0.132. A plugin cannot set the host's allocator, so the engine
-//! takes these buffers from here ([`PageBuf`]).
+//! matrix at B = 128, 0.155 to 0.132 (with THP off, no difference). A plugin cannot set the
+//! host's allocator, so the engine takes these buffers from here ([`PageBuf`]). With them here
+//! (2026-11-30, 5 pairs): the offload run's audio thread 0.0221 to 0.0195, the process 0.215
+//! to 0.202; the dense matrices 7 to 20 % less CPU in eight of nine cells
+//! (`docs/benchmarks.md`). The spectra alone gained the offload run nothing: its audio
+//! thread's rings, history and slots did it.
 //!
 //! Buffers of at least [`POOLED_MIN_BYTES`] come from blocks of 2 MiB-aligned anonymous memory
 //! advised `MADV_HUGEPAGE` (Linux; elsewhere, or where a mapping fails, the heap), cut in order,
