@@ -87,7 +87,11 @@ unsafe impl<T: Zeroable + Sync> Sync for PageBuf<T> {}
 impl<T: Zeroable> PageBuf<T> {
     /// `len` zeros. Allocates (and may map memory); call off the audio thread.
     pub fn zeroed(len: usize) -> Self {
-        let bytes = len * size_of::<T>();
+        // A length past what any buffer can hold panics here, as `vec!` would.
+        let bytes = len
+            .checked_mul(size_of::<T>())
+            .filter(|&bytes| bytes <= isize::MAX as usize / 2)
+            .expect("buffer length overflows");
         let storage = if bytes >= POOLED_MIN_BYTES
             && align_of::<T>() <= CUT_ALIGN
             && let Some((block, ptr)) = pool::cut(bytes)
@@ -302,6 +306,14 @@ mod tests {
         assert!(!bufs[0].is_pooled());
         assert_eq!(bufs[2].is_pooled(), cfg!(target_os = "linux"));
         assert_eq!(bufs[3].is_pooled(), cfg!(target_os = "linux"));
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer length overflows")]
+    fn a_length_past_any_buffer_panics_before_allocating() {
+        // Its byte count wraps around: without the check it would cut a small buffer and
+        // claim `len` floats of it.
+        let _ = PageBuf::<f32>::zeroed(usize::MAX / 4 + 2);
     }
 
     #[test]
