@@ -20,8 +20,8 @@
 //! so that an engine's buffers lie packed in as few huge pages as they fill. Blocks are shared
 //! by the whole process: a block lives while a buffer cut from it does and goes back to the OS
 //! with the last (the pool holds only a weak reference to the block it is filling). A buffer of
-//! a huge page or more gets a block of its own, its length rounded up to 4 KiB only: its last
-//! part, short of a huge page, stays in small pages. Only threads that build engines take the
+//! half a huge page or more ([`OWN_BLOCK_BYTES`]) gets a block of its own, its length rounded up
+//! to 4 KiB only: its last part, short of a huge page, stays in small pages. Only threads that build engines take the
 //! pool's lock, never the audio thread.
 
 use std::ops::{Deref, DerefMut};
@@ -182,13 +182,11 @@ mod pool {
     struct Filling {
         block: Weak<Block>,
         used: usize,
-        size: usize,
     }
 
     static FILLING: Mutex<Filling> = Mutex::new(Filling {
         block: Weak::new(),
         used: 0,
-        size: 0,
     });
 
     /// Cuts `bytes` from the block being filled, or from a new one; `None` where the OS
@@ -203,13 +201,12 @@ mod pool {
         let mut filling = FILLING.lock().unwrap_or_else(PoisonError::into_inner);
         let current = filling.block.upgrade();
         let block = match current {
-            Some(block) if filling.size - filling.used >= bytes => block,
+            Some(block) if block.size - filling.used >= bytes => block,
             _ => {
                 let block = Arc::new(Block::map(HUGE_PAGE)?);
                 *filling = Filling {
                     block: Arc::downgrade(&block),
                     used: 0,
-                    size: HUGE_PAGE,
                 };
                 block
             }
