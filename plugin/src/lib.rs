@@ -179,8 +179,9 @@ impl Longtail {
         self.active.as_ref().map(|active| &active.processor)
     }
 
-    /// Whether the engines are at rest: the plugin is active, no engine is being built, none is
-    /// crossfading, and every engine that left the processor has been dropped by the
+    /// Whether the engines are at rest: the plugin is active, no engine is being built (not even
+    /// one an earlier activation asked for, which the preparation thread builds and then drops),
+    /// none is crossfading, and every engine that left the processor has been dropped by the
     /// preparation thread, its workers joined. Tools and tests wait for this before counting
     /// the process's memory and threads.
     pub fn engines_settled(&self) -> bool {
@@ -191,10 +192,7 @@ impl Longtail {
             && active.retire_backlog.is_none()
             && !active.processor.is_swapping()
             && !active.processor.has_finished()
-            && self
-                .preparer
-                .as_ref()
-                .is_none_or(Preparer::all_retired_dropped)
+            && self.preparer.as_ref().is_none_or(Preparer::idle)
     }
 
     /// The user IR file: load one with [`IrFileState::load_paths`] (GUI or main thread), read

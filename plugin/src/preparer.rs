@@ -204,6 +204,11 @@ pub struct Preparer {
     retired: u64,
     /// Engines the thread has dropped so far.
     dropped: Arc<AtomicU64>,
+    /// Requests handed to [`Self::request`] so far.
+    requested: u64,
+    /// Requests the thread has answered so far (several at once where it took only the
+    /// newest), counted once the answer is in the ready ring.
+    answered: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -222,6 +227,8 @@ impl Preparer {
         let thread_stop = Arc::clone(&stop);
         let dropped = Arc::new(AtomicU64::new(0));
         let thread_dropped = Arc::clone(&dropped);
+        let answered = Arc::new(AtomicU64::new(0));
+        let thread_answered = Arc::clone(&answered);
         let thread = std::thread::Builder::new()
             .name("longtail-prepare".into())
             .spawn(move || {
@@ -233,9 +240,10 @@ impl Preparer {
                         thread_dropped.fetch_add(1, Ordering::Release);
                     }
                     // Only the newest request matters: a knob may have moved several times.
-                    let mut latest = None;
+                    let (mut latest, mut taken) = (None, 0);
                     while let Ok(request) = request_rx.pop() {
                         latest = Some(request);
+                        taken += 1;
                     }
                     if let Some(request) = latest {
                         let engine = match build(&request, &files) {
@@ -266,6 +274,7 @@ impl Preparer {
                             }
                             std::thread::sleep(POLL_INTERVAL);
                         }
+                        thread_answered.fetch_add(taken, Ordering::Release);
                         continue;
                     }
                     std::thread::park_timeout(POLL_INTERVAL);
@@ -277,6 +286,8 @@ impl Preparer {
             retire,
             retired: 0,
             dropped,
+            requested: 0,
+            answered,
             stop,
             thread: Some(thread),
         })
@@ -284,7 +295,9 @@ impl Preparer {
 
     /// Asks for an engine. Returns `false` when the ring is full. Never blocks or allocates.
     pub fn request(&mut self, request: Request) -> bool {
-        self.requests.push(request).is_ok()
+        let pushed = self.requests.push(request).is_ok();
+        self.requested += u64::from(pushed);
+        pushed
     }
 
     /// A prepared engine, if one is ready. Never blocks or allocates.
@@ -306,6 +319,16 @@ impl Preparer {
     /// joined). Never blocks or allocates.
     pub fn all_retired_dropped(&self) -> bool {
         self.dropped.load(Ordering::Acquire) == self.retired
+    }
+
+    /// Whether the thread is at rest: every engine handed to [`Self::retire`] dropped, every
+    /// request answered and every answer taken ([`Self::take_ready`]). An engine being built
+    /// for a request, even one that will be dropped unplayed (an earlier activation's), holds
+    /// its workers and memory until then. Never blocks or allocates.
+    pub fn idle(&self) -> bool {
+        self.all_retired_dropped()
+            && self.answered.load(Ordering::Acquire) == self.requested
+            && self.ready.is_empty()
     }
 }
 

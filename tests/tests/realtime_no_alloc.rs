@@ -145,6 +145,7 @@ fn non_finite_input_never_reaches_the_output() {
 #[test]
 fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
     let mut preparer = Preparer::spawn(Default::default(), Default::default()).unwrap();
+    assert!(preparer.idle(), "nothing asked yet");
     let mut processor = Processor::new(engine(BuiltinIr::SmallRoom, LatencyMode::Zero), 2_400);
     let request = Request {
         source: IrSource::Builtin(BuiltinIr::Cathedral),
@@ -156,6 +157,8 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
         stagger_idx: Some(5),
     };
     assert!(assert_no_alloc(|| preparer.request(request)));
+    // Until its answer is taken the thread is not at rest: the engine it builds holds workers.
+    assert!(!assert_no_alloc(|| preparer.idle()));
 
     let deadline = Instant::now() + Duration::from_secs(60);
     let prepared = loop {
@@ -181,6 +184,15 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
     let finished = assert_no_alloc(|| processor.take_finished()).expect("crossfade finished");
     // Retiring hands the engine to the preparation thread, which frees it there.
     assert!(assert_no_alloc(|| preparer.retire(finished)).is_ok());
+    // Then it is at rest: every request answered and taken, every retired engine dropped.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !assert_no_alloc(|| preparer.idle()) {
+        assert!(
+            Instant::now() < deadline,
+            "the preparation thread not idle within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 /// Aborts the whole test binary if `done` is not set within `seconds`: a hang here means the
@@ -564,6 +576,8 @@ fn stepping_through_ten_library_files_never_clicks() {
             stagger_idx: None,
         };
         assert!(assert_no_alloc(|| preparer.request(request)));
+        // Until its answer is taken the thread is not at rest: the engine it builds holds workers.
+        assert!(!assert_no_alloc(|| preparer.idle()));
         wait_for_engine(preparer)
     });
     std::fs::remove_dir_all(dir).unwrap();

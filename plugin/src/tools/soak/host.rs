@@ -304,10 +304,13 @@ impl Host {
         let ir_len = CHECKPOINT_IR.generate(self.rate).len();
         self.set_engine_params(CHECKPOINT_IR, LatencyMode::Zero);
         let started = Instant::now();
-        // Until the checkpoint engine plays alone and every engine before it has been dropped
-        // by the preparation thread, its workers joined (which takes the outgoing engine's
+        // Until the checkpoint engine plays alone, every engine before it has been dropped by
+        // the preparation thread, its workers joined (which takes the outgoing engine's
         // crossfade and then some of the thread's polls: a fixed wait was sometimes too short
-        // on a loaded machine, and the end sample counted a dying engine's threads and memory).
+        // on a loaded machine, and the end sample counted a dying engine's threads and memory),
+        // and the thread builds nothing more: after a restart it may still be building what
+        // the activation before asked for, an engine of two workers and 4 MB that one run in
+        // four counted at the end.
         loop {
             let arrived = self.plugin.processor().is_some_and(|processor| {
                 let engine = processor.engine();
