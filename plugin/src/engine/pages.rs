@@ -21,8 +21,8 @@
 //! by the whole process: a block lives while a buffer cut from it does and goes back to the OS
 //! with the last (the pool holds only a weak reference to the block it is filling). A buffer of
 //! half a huge page or more ([`OWN_BLOCK_BYTES`]) gets a block of its own, its length rounded up
-//! to 4 KiB only: its last part, short of a huge page, stays in small pages. Only threads that build engines take the
-//! pool's lock, never the audio thread.
+//! to 4 KiB only: its last part, short of a huge page, stays in small pages. Only threads that
+//! build engines take the pool's lock, never the audio thread.
 //!
 //! So a buffer of 1 to 2 MiB (a stereo 10 s reverb's last level holds 1.8 MB spectra) lies in
 //! small pages. Rounded up to a whole huge page (its rest taking smaller buffers), a lone stereo

@@ -33,11 +33,11 @@
 //! threads ([`Resources`]) are sampled at four points: before the plugin exists (start), after
 //! the warm-up and at the end (both with the same IR and latency mode playing, once every
 //! engine before it has been dropped and its workers joined and none is being built, so the
-//! two states are comparable), and after the plugin is dropped (final). The run fails when any output sample
-//! was NaN or infinite (as the host received it, or as the processor's last guard caught it),
-//! when the heap grew by [`MAX_HEAP_GROWTH_KB`] or resident memory by [`MAX_RSS_GROWTH_KB`] or
-//! more between warm-up and end, or when threads or file descriptors grew (warm-up to end, or
-//! start to final).
+//! two states are comparable), and after the plugin is dropped (final). The run fails when any
+//! output sample was NaN or infinite (as the host received it, or as the processor's last guard
+//! caught it), when the heap grew by [`MAX_HEAP_GROWTH_KB`] or resident memory by
+//! [`MAX_RSS_GROWTH_KB`] or more between warm-up and end, or when threads or file descriptors
+//! grew (warm-up to end, or start to final).
 //!
 //! Runs on the calling thread, which plays the host's main and audio threads in turn. Each
 //! `process()` call goes through the caller's `guard` (the tests wrap it in `assert_no_alloc`);
