@@ -2,8 +2,16 @@
 //! of every level; its dual (`acc += x_a * h_a + x_b * h_b`: two partitions for one pass over
 //! the sum); and its pair (`a += x_a * h`, `b += x_b * h`: one IR partition read for two
 //! periods), also with a leading term of `a` in the same pass. Each is written once and
-//! compiled twice: a scalar reference that the compiler vectorises for the baseline target, and
-//! the same for AVX2 with fused multiply-adds, chosen once per level.
+//! compiled three times: a scalar reference that the compiler vectorises for the baseline
+//! target, and the same for AVX2 and for AVX-512F with fused multiply-adds, chosen once per
+//! level. Every bin gets the same operations in each, so the two SIMD builds give the same bits.
+//!
+//! AVX-512 is chosen on AMD CPUs only (see `is_amd`). On the 2-core Zen 5 EPYC VM (2026-12-01,
+//! dense 2 s matrices, `bench --backend cpu`, 10 to 20 s runs alternated in one binary, median
+//! ratio of 3 to 10 pairs) it took 7 % off 16 x 16 at 64-sample blocks, 8 to 11 % off 16 x 16
+//! at 128 and 6 % off 12 x 12 at 128, where the levels on the audio thread stay in its caches;
+//! 12 x 12 at 64 came out even (0.85 to 1.18 of AVX2's, median 1.0), and 4 x 4 at 64 and 1024
+//! and 12 x 12 at 1024 within 2 to 4 % either way, inside the pairs' spread.
 //!
 //! A level whose spectra fit in cache calls each kernel on one partition's spectra whole: it
 //! walks an output's paths and partitions one after another (`UpolsLevel`'s step 2), so the
@@ -82,24 +90,60 @@ pub struct MacKernels {
     pub dual: MacTermsKernel<2>,
 }
 
-/// The fastest MAC kernels this CPU runs (AVX2 + FMA where available, else the scalar
-/// reference). Chosen once per level, at construction.
+/// The fastest MAC kernels this CPU runs (AVX-512 or AVX2, with FMA, where available, else the
+/// scalar reference). Chosen once per level, at construction.
 pub fn best_mac_kernels() -> MacKernels {
+    avx512_kernels()
+        .or_else(avx2_kernels)
+        .unwrap_or(MacKernels {
+            single: spectral_mac,
+            pair: spectral_mac_pair::<0>,
+            lead_pair: spectral_mac_pair::<1>,
+            dual: spectral_mac_terms::<2>,
+        })
+}
+
+/// The kernels compiled for AVX2 with FMA (8 bins an instruction), where the CPU has both.
+fn avx2_kernels() -> Option<MacKernels> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        return MacKernels {
+        return Some(MacKernels {
             single: spectral_mac_fma,
             pair: spectral_mac_pair_fma::<0>,
             lead_pair: spectral_mac_pair_fma::<1>,
             dual: spectral_mac_terms_fma::<2>,
-        };
+        });
     }
-    MacKernels {
-        single: spectral_mac,
-        pair: spectral_mac_pair::<0>,
-        lead_pair: spectral_mac_pair::<1>,
-        dual: spectral_mac_terms::<2>,
+    None
+}
+
+/// The kernels compiled for AVX-512F with FMA (16 bins an instruction), where the CPU has both:
+/// the same operations per bin as the others, so the same bits as the AVX2 kernels.
+fn avx512_kernels() -> Option<MacKernels> {
+    #[cfg(target_arch = "x86_64")]
+    if is_amd()
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        return Some(MacKernels {
+            single: spectral_mac_512,
+            pair: spectral_mac_pair_512::<0>,
+            lead_pair: spectral_mac_pair_512::<1>,
+            dual: spectral_mac_terms_512::<2>,
+        });
     }
+    None
+}
+
+/// Whether the CPU is AMD's, whose AVX-512 (Zen 4 on) runs at the clock of its other
+/// instructions. Intel's Skylake to Cascade Lake server cores lower their clock for a while
+/// after 512-bit multiply-adds, which an audio thread's short bursts would pay for every call,
+/// and no Intel CPU was measured here: they keep the AVX2 kernels.
+#[cfg(target_arch = "x86_64")]
+fn is_amd() -> bool {
+    let vendor = std::arch::x86_64::__cpuid(0);
+    // "AuthenticAMD", in EBX, EDX, ECX.
+    (vendor.ebx, vendor.edx, vendor.ecx) == (0x6874_7541, 0x6974_6e65, 0x444d_4163)
 }
 
 /// `a * b + c`, fused (one rounding) where `FUSED`; only called from functions compiled with
@@ -274,6 +318,64 @@ fn spectral_mac_pair_avx2_fma<const LEAD: usize>(
     mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
 }
 
+#[cfg(target_arch = "x86_64")]
+fn spectral_mac_terms_512<const K: usize>(
+    acc: Acc<'_>,
+    x: [Spectrum<'_>; K],
+    h: [Spectrum<'_>; K],
+) {
+    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX-512F and FMA.
+    unsafe { spectral_mac_terms_avx512_fma::<K>(acc, x, h) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn spectral_mac_terms_avx512_fma<const K: usize>(
+    acc: Acc<'_>,
+    x: [Spectrum<'_>; K],
+    h: [Spectrum<'_>; K],
+) {
+    mac_terms_body::<true, K>(acc, x, h);
+}
+
+#[cfg(target_arch = "x86_64")]
+fn spectral_mac_512(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
+    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX-512F and FMA.
+    unsafe { spectral_mac_avx512_fma(acc, x, h) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn spectral_mac_avx512_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
+    mac_terms_body::<true, 1>(acc, [x], [h]);
+}
+
+#[cfg(target_arch = "x86_64")]
+fn spectral_mac_pair_512<const LEAD: usize>(
+    a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
+    x_a: Spectrum<'_>,
+    b: Acc<'_>,
+    x_b: Spectrum<'_>,
+    h: Spectrum<'_>,
+) {
+    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX-512F and FMA.
+    unsafe { spectral_mac_pair_avx512_fma::<LEAD>(a, lead, x_a, b, x_b, h) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn spectral_mac_pair_avx512_fma<const LEAD: usize>(
+    a: Acc<'_>,
+    lead: [Term<'_>; LEAD],
+    x_a: Spectrum<'_>,
+    b: Acc<'_>,
+    x_b: Spectrum<'_>,
+    h: Spectrum<'_>,
+) {
+    mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,6 +451,34 @@ mod tests {
                 // apart.
                 assert!((a - b).abs() <= 3e-3, "len {len}: {a} vs {b}");
             }
+        }
+    }
+
+    #[test]
+    fn the_avx512_kernels_give_the_avx2_kernels_bits() {
+        let (Some(wide), Some(narrow)) = (avx512_kernels(), avx2_kernels()) else {
+            eprintln!("this CPU lacks AVX-512F or AVX2: nothing to compare");
+            return;
+        };
+        let mut rng = crate::rng::Rng::new(7);
+        for len in [1, 15, 16, 17, 33, 65, 129, 1025, 4097] {
+            let mut data = || (0..len).map(|_| rng.bipolar()).collect::<Vec<f32>>();
+            let spectra: Vec<Vec<f32>> = (0..8).map(|_| data()).collect();
+            let [x, y, h, g] = [0, 2, 4, 6].map(|k| spectrum(&spectra[k], &spectra[k + 1]));
+            let start = [data(), data(), data(), data()];
+            let mut sums = [start.clone(), start];
+            for (kernels, [a_re, a_im, b_re, b_im]) in [wide, narrow].into_iter().zip(&mut sums) {
+                for _ in 0..20 {
+                    (kernels.single)(acc(a_re, a_im), x, h);
+                    (kernels.dual)(acc(b_re, b_im), [x, y], [h, g]);
+                    (kernels.pair)(acc(a_re, a_im), [], y, acc(b_re, b_im), x, g);
+                    (kernels.lead_pair)(acc(b_re, b_im), [(y, h)], x, acc(a_re, a_im), y, g);
+                }
+            }
+            let bits = |sums: &[Vec<f32>; 4]| -> Vec<u32> {
+                sums.iter().flatten().map(|v| v.to_bits()).collect()
+            };
+            assert_eq!(bits(&sums[0]), bits(&sums[1]), "len {len}");
         }
     }
 
