@@ -107,30 +107,22 @@ pub fn best_mac_kernels() -> MacKernels {
 fn avx2_kernels() -> Option<MacKernels> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        return Some(MacKernels {
-            single: spectral_mac_fma,
-            pair: spectral_mac_pair_fma::<0>,
-            lead_pair: spectral_mac_pair_fma::<1>,
-            dual: spectral_mac_terms_fma::<2>,
-        });
+        // SAFETY: the CPU reports the features the module is compiled for.
+        return Some(unsafe { avx2::kernels() });
     }
     None
 }
 
-/// The kernels compiled for AVX-512F with FMA (16 bins an instruction), where the CPU has both:
-/// the same operations per bin as the others, so the same bits as the AVX2 kernels.
+/// The kernels compiled for AVX-512F with FMA (16 bins an instruction), on AMD CPUs that have
+/// both: the same operations per bin as the others, so the same bits as the AVX2 kernels.
 fn avx512_kernels() -> Option<MacKernels> {
     #[cfg(target_arch = "x86_64")]
     if is_amd()
         && std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("fma")
     {
-        return Some(MacKernels {
-            single: spectral_mac_512,
-            pair: spectral_mac_pair_512::<0>,
-            lead_pair: spectral_mac_pair_512::<1>,
-            dual: spectral_mac_terms_512::<2>,
-        });
+        // SAFETY: the CPU reports the features the module is compiled for.
+        return Some(unsafe { avx512::kernels() });
     }
     None
 }
@@ -257,124 +249,80 @@ pub fn spectral_mac_terms<const K: usize>(
     mac_terms_body::<false, K>(acc, x, h);
 }
 
+/// A module of the three kernels compiled for the target features `$features`, with
+/// fused multiply-adds: `kernels()` returns them, and is unsafe to call where the CPU lacks
+/// any of those features.
 #[cfg(target_arch = "x86_64")]
-fn spectral_mac_terms_fma<const K: usize>(
-    acc: Acc<'_>,
-    x: [Spectrum<'_>; K],
-    h: [Spectrum<'_>; K],
-) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_terms_avx2_fma::<K>(acc, x, h) }
+macro_rules! simd_kernels {
+    ($name:ident, $features:literal) => {
+        mod $name {
+            use super::{Acc, MacKernels, Spectrum, Term, mac_pair_body, mac_terms_body};
+
+            /// The kernels of this build.
+            ///
+            /// # Safety
+            ///
+            /// The CPU must have the target features this module is compiled for.
+            pub unsafe fn kernels() -> MacKernels {
+                MacKernels {
+                    single,
+                    pair: pair::<0>,
+                    lead_pair: pair::<1>,
+                    dual: terms::<2>,
+                }
+            }
+
+            fn single(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
+                // SAFETY: only `kernels()` hands this function out, and its caller checked
+                // the CPU's features.
+                unsafe { terms_simd::<1>(acc, [x], [h]) }
+            }
+
+            fn terms<const K: usize>(acc: Acc<'_>, x: [Spectrum<'_>; K], h: [Spectrum<'_>; K]) {
+                // SAFETY: as in `single`.
+                unsafe { terms_simd::<K>(acc, x, h) }
+            }
+
+            fn pair<const LEAD: usize>(
+                a: Acc<'_>,
+                lead: [Term<'_>; LEAD],
+                x_a: Spectrum<'_>,
+                b: Acc<'_>,
+                x_b: Spectrum<'_>,
+                h: Spectrum<'_>,
+            ) {
+                // SAFETY: as in `single`.
+                unsafe { pair_simd::<LEAD>(a, lead, x_a, b, x_b, h) }
+            }
+
+            #[target_feature(enable = $features)]
+            fn terms_simd<const K: usize>(
+                acc: Acc<'_>,
+                x: [Spectrum<'_>; K],
+                h: [Spectrum<'_>; K],
+            ) {
+                mac_terms_body::<true, K>(acc, x, h);
+            }
+
+            #[target_feature(enable = $features)]
+            fn pair_simd<const LEAD: usize>(
+                a: Acc<'_>,
+                lead: [Term<'_>; LEAD],
+                x_a: Spectrum<'_>,
+                b: Acc<'_>,
+                x_b: Spectrum<'_>,
+                h: Spectrum<'_>,
+            ) {
+                mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
+            }
+        }
+    };
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn spectral_mac_terms_avx2_fma<const K: usize>(
-    acc: Acc<'_>,
-    x: [Spectrum<'_>; K],
-    h: [Spectrum<'_>; K],
-) {
-    mac_terms_body::<true, K>(acc, x, h);
-}
-
-/// [`spectral_mac`] compiled for AVX2 with fused multiply-adds (8 bins per instruction, one
-/// rounding per multiply-add).
+simd_kernels!(avx2, "avx2,fma");
 #[cfg(target_arch = "x86_64")]
-fn spectral_mac_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_avx2_fma(acc, x, h) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn spectral_mac_avx2_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    mac_terms_body::<true, 1>(acc, [x], [h]);
-}
-
-/// [`spectral_mac_pair`] compiled for AVX2 with fused multiply-adds.
-#[cfg(target_arch = "x86_64")]
-fn spectral_mac_pair_fma<const LEAD: usize>(
-    a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX2 and FMA.
-    unsafe { spectral_mac_pair_avx2_fma::<LEAD>(a, lead, x_a, b, x_b, h) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn spectral_mac_pair_avx2_fma<const LEAD: usize>(
-    a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
-}
-
-#[cfg(target_arch = "x86_64")]
-fn spectral_mac_terms_512<const K: usize>(
-    acc: Acc<'_>,
-    x: [Spectrum<'_>; K],
-    h: [Spectrum<'_>; K],
-) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX-512F and FMA.
-    unsafe { spectral_mac_terms_avx512_fma::<K>(acc, x, h) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-fn spectral_mac_terms_avx512_fma<const K: usize>(
-    acc: Acc<'_>,
-    x: [Spectrum<'_>; K],
-    h: [Spectrum<'_>; K],
-) {
-    mac_terms_body::<true, K>(acc, x, h);
-}
-
-#[cfg(target_arch = "x86_64")]
-fn spectral_mac_512(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX-512F and FMA.
-    unsafe { spectral_mac_avx512_fma(acc, x, h) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-fn spectral_mac_avx512_fma(acc: Acc<'_>, x: Spectrum<'_>, h: Spectrum<'_>) {
-    mac_terms_body::<true, 1>(acc, [x], [h]);
-}
-
-#[cfg(target_arch = "x86_64")]
-fn spectral_mac_pair_512<const LEAD: usize>(
-    a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    // SAFETY: `best_mac_kernels` returns this function only when the CPU reports AVX-512F and FMA.
-    unsafe { spectral_mac_pair_avx512_fma::<LEAD>(a, lead, x_a, b, x_b, h) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-fn spectral_mac_pair_avx512_fma<const LEAD: usize>(
-    a: Acc<'_>,
-    lead: [Term<'_>; LEAD],
-    x_a: Spectrum<'_>,
-    b: Acc<'_>,
-    x_b: Spectrum<'_>,
-    h: Spectrum<'_>,
-) {
-    mac_pair_body::<true, LEAD>(a, lead, x_a, b, x_b, h);
-}
+simd_kernels!(avx512, "avx512f,fma");
 
 #[cfg(test)]
 mod tests {
