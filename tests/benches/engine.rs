@@ -55,9 +55,15 @@ fn mac(c: &mut Criterion) {
     c.bench_function("spectral_mac/scalar/16385", |bench| {
         bench.iter(|| spectral_mac(Acc { re: a_re, im: a_im }, black_box(x), h))
     });
-    let kernels = best_mac_kernels();
+    // The kernels of a level whose spectra stay in the caches (AVX2 where the CPU has it), and
+    // of one whose spectra stream from memory (AVX-512 on AMD CPUs that have it).
+    let kernels = best_mac_kernels(0);
     c.bench_function("spectral_mac/best/16385", |bench| {
         bench.iter(|| (kernels.single)(Acc { re: a_re, im: a_im }, black_box(x), h))
+    });
+    let wide = best_mac_kernels(usize::MAX);
+    c.bench_function("spectral_mac/best_streamed/16385", |bench| {
+        bench.iter(|| (wide.single)(Acc { re: a_re, im: a_im }, black_box(x), h))
     });
     // Two periods' products of one partition, against two calls of the single kernel.
     c.bench_function("spectral_mac/best_twice/16385", |bench| {

@@ -6,12 +6,14 @@
 //! target, and the same for AVX2 and for AVX-512F with fused multiply-adds, chosen once per
 //! level. Every bin gets the same operations in each, so the two SIMD builds give the same bits.
 //!
-//! AVX-512 is chosen on AMD CPUs only (see `is_amd`). On the 2-core Zen 5 EPYC VM (2026-12-01,
-//! dense 2 s matrices, `bench --backend cpu`, 10 to 20 s runs alternated in one binary, median
-//! ratio of 3 to 10 pairs) it took 7 % off 16 x 16 at 64-sample blocks, 8 to 11 % off 16 x 16
-//! at 128 and 6 % off 12 x 12 at 128, where the levels on the audio thread stay in its caches;
-//! 12 x 12 at 64 came out even (0.85 to 1.18 of AVX2's, median 1.0), and 4 x 4 at 64 and 1024
-//! and 12 x 12 at 1024 within 2 to 4 % either way, inside the pairs' spread.
+//! AVX-512 is chosen on AMD CPUs only (see `is_amd`), for the levels whose IR spectra stream
+//! from memory ([`WIDE_MIN_SPECTRA_BYTES`]). On the 2-core Zen 5 EPYC VM (2026-12-01, dense
+//! 2 s matrices beside zita-convolver, `matrix.py --reps 3`, one binary with either choice
+//! alternated), every level on AVX-512 took up to 15 % off 12 x 12 and 16 x 16 (11 cells of
+//! 12) but cost 4 x 4 3 to 10 % in both runs; with the bound, 16 x 16 gained 4 to 12 % in all
+//! six cells of two runs and 12 x 12 1 to 12 % in four of six (up to 4 % more in the others),
+//! and 4 x 4 and the 1 s and 10 s stereo reverbs, none of whose levels reaches the bound, keep
+//! AVX2. An earlier session's AVX-512 build took nothing off 4 x 4 at 1024-sample blocks either.
 //!
 //! A level whose spectra fit in cache calls each kernel on one partition's spectra whole: it
 //! walks an output's paths and partitions one after another (`UpolsLevel`'s step 2), so the
@@ -90,10 +92,20 @@ pub struct MacKernels {
     pub dual: MacTermsKernel<2>,
 }
 
-/// The fastest MAC kernels this CPU runs (AVX-512 or AVX2, with FMA, where available, else the
-/// scalar reference). Chosen once per level, at construction.
-pub fn best_mac_kernels() -> MacKernels {
-    avx512_kernels()
+/// Bytes of IR spectra from which a level takes the AVX-512 kernels: spectra that stream from
+/// memory (past half a 32 MiB last-level cache), as a big dense matrix's biggest levels do,
+/// where AVX-512 gained. Smaller levels keep AVX2: with every level on AVX-512, 4 x 4 matrices,
+/// whose levels all stay in the last-level cache, lost 3 to 10 % (a 512-bit load of a block
+/// that starts 4 bytes into a line spans two lines nearly every time).
+pub const WIDE_MIN_SPECTRA_BYTES: usize = 16 << 20;
+
+/// The fastest MAC kernels this CPU runs for a level of `spectra_bytes` of IR spectra (AVX-512
+/// from [`WIDE_MIN_SPECTRA_BYTES`] or AVX2, with FMA, where available, else the scalar
+/// reference). Chosen once per level, at construction.
+pub fn best_mac_kernels(spectra_bytes: usize) -> MacKernels {
+    (spectra_bytes >= WIDE_MIN_SPECTRA_BYTES)
+        .then(avx512_kernels)
+        .flatten()
         .or_else(avx2_kernels)
         .unwrap_or(MacKernels {
             single: spectral_mac,
@@ -349,7 +361,11 @@ mod tests {
     #[test]
     fn mac_matches_complex_multiplication() {
         // (1 + 2i)(3 + 4i) = -5 + 10i, added to (1 + 1i); (2 - 1i)(3 + 4i) = 10 + 5i.
-        let kernels = [scalar_kernels(), best_mac_kernels()];
+        let kernels = [
+            scalar_kernels(),
+            best_mac_kernels(0),
+            best_mac_kernels(usize::MAX),
+        ];
         for kernels in kernels {
             let (x, h) = (spectrum(&[1.0], &[2.0]), spectrum(&[3.0], &[4.0]));
             let (mut re, mut im) = ([1.0f32], [1.0f32]);
@@ -390,8 +406,8 @@ mod tests {
                 spectral_mac(acc(ra_re, ra_im), x, h);
                 spectral_mac_pair(acc(ra_re, ra_im), [], y, acc(rb_re, rb_im), x, h);
                 let [sa_re, sa_im, sb_re, sb_im] = &mut simd;
-                (best_mac_kernels().single)(acc(sa_re, sa_im), x, h);
-                (best_mac_kernels().pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
+                (best_mac_kernels(0).single)(acc(sa_re, sa_im), x, h);
+                (best_mac_kernels(0).pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
             }
             for (a, b) in reference.iter().flatten().zip(simd.iter().flatten()) {
                 // 100 accumulations (two roundings each without FMA, one with) of products
@@ -440,7 +456,7 @@ mod tests {
             spectrum(&y_re, &y_im),
             spectrum(&h_re, &h_im),
         );
-        let kernels = best_mac_kernels();
+        let kernels = best_mac_kernels(0);
         let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
         let [mut c_re, mut c_im, mut d_re, mut d_im] =
             [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
@@ -467,7 +483,11 @@ mod tests {
         let [g_re, g_im, h_re, h_im] = [data(), data(), data(), data()];
         let (x, y) = (spectrum(&x_re, &x_im), spectrum(&y_re, &y_im));
         let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
-        for kernels in [scalar_kernels(), best_mac_kernels()] {
+        for kernels in [
+            scalar_kernels(),
+            best_mac_kernels(0),
+            best_mac_kernels(usize::MAX),
+        ] {
             let [mut a_re, mut a_im] = [data(), data()];
             let [mut b_re, mut b_im] = [a_re.clone(), a_im.clone()];
             (kernels.dual)(acc(&mut a_re, &mut a_im), [x, y], [g, h]);
@@ -491,7 +511,11 @@ mod tests {
             spectrum(&y_re, &y_im),
         );
         let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
-        for kernels in [scalar_kernels(), best_mac_kernels()] {
+        for kernels in [
+            scalar_kernels(),
+            best_mac_kernels(0),
+            best_mac_kernels(usize::MAX),
+        ] {
             let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
             let [mut c_re, mut c_im, mut d_re, mut d_im] =
                 [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];

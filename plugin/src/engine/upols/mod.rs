@@ -315,6 +315,7 @@ impl UpolsLevel {
         }
 
         let carry_kind = carry_for(num_partitions, spectra.len(), num_inputs, num_bins);
+        let spectra_bytes = spectra.len() * num_partitions * num_bins * 2 * size_of::<f32>();
         Self {
             partition_size,
             num_partitions,
@@ -330,7 +331,7 @@ impl UpolsLevel {
             path_spectrum: spectrum_of_path,
             output_paths,
             real_scratch_buffer: PageBuf::zeroed(fft_size),
-            mac: best_mac_kernels(),
+            mac: best_mac_kernels(spectra_bytes),
             acc: SplitSpectra::zeroed(1, num_bins),
             carry_kind,
             carry: if carry_kind == Carry::None {
