@@ -107,12 +107,17 @@ pub fn best_mac_kernels(spectra_bytes: usize) -> MacKernels {
         .then(avx512_kernels)
         .flatten()
         .or_else(avx2_kernels)
-        .unwrap_or(MacKernels {
-            single: spectral_mac,
-            pair: spectral_mac_pair::<0>,
-            lead_pair: spectral_mac_pair::<1>,
-            dual: spectral_mac_terms::<2>,
-        })
+        .unwrap_or_else(scalar_kernels)
+}
+
+/// The scalar references, whatever this CPU offers.
+fn scalar_kernels() -> MacKernels {
+    MacKernels {
+        single: spectral_mac,
+        pair: spectral_mac_pair::<0>,
+        lead_pair: spectral_mac_pair::<1>,
+        dual: spectral_mac_terms::<2>,
+    }
 }
 
 /// The kernels compiled for AVX2 with FMA (8 bins an instruction), where the CPU has both.
@@ -342,16 +347,6 @@ mod tests {
 
     fn acc<'a>(re: &'a mut [f32], im: &'a mut [f32]) -> Acc<'a> {
         Acc { re, im }
-    }
-
-    /// The scalar references, whatever this CPU offers.
-    fn scalar_kernels() -> MacKernels {
-        MacKernels {
-            single: spectral_mac,
-            pair: spectral_mac_pair::<0>,
-            lead_pair: spectral_mac_pair::<1>,
-            dual: spectral_mac_terms::<2>,
-        }
     }
 
     fn spectrum<'a>(re: &'a [f32], im: &'a [f32]) -> Spectrum<'a> {

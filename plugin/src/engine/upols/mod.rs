@@ -73,7 +73,7 @@ fn carry_for(
     num_inputs: usize,
     num_bins: usize,
 ) -> Carry {
-    let block = num_partitions * num_bins * 2 * size_of::<f32>();
+    let block = spectra_bytes(1, num_partitions, num_bins);
     if num_partitions >= CHUNKED_MIN_PARTITIONS
         && (num_spectra + num_inputs) * block >= CARRY_MIN_SPECTRA_BYTES
     {
@@ -86,6 +86,11 @@ fn carry_for(
     } else {
         Carry::None
     }
+}
+
+/// Bytes of `num_spectra` split spectra of `num_partitions` blocks of `num_bins` bins each.
+fn spectra_bytes(num_spectra: usize, num_partitions: usize, num_bins: usize) -> usize {
+    num_spectra * num_partitions * num_bins * 2 * size_of::<f32>()
 }
 
 /// One spectrum per output channel for the terms a carrying level sums ahead.
@@ -315,7 +320,7 @@ impl UpolsLevel {
         }
 
         let carry_kind = carry_for(num_partitions, spectra.len(), num_inputs, num_bins);
-        let spectra_bytes = spectra.len() * num_partitions * num_bins * 2 * size_of::<f32>();
+        let mac = best_mac_kernels(spectra_bytes(spectra.len(), num_partitions, num_bins));
         Self {
             partition_size,
             num_partitions,
@@ -331,7 +336,7 @@ impl UpolsLevel {
             path_spectrum: spectrum_of_path,
             output_paths,
             real_scratch_buffer: PageBuf::zeroed(fft_size),
-            mac: best_mac_kernels(spectra_bytes),
+            mac,
             acc: SplitSpectra::zeroed(1, num_bins),
             carry_kind,
             carry: if carry_kind == Carry::None {
