@@ -25,11 +25,13 @@
 //! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]), as
 //! long as the head and the levels on the audio thread need, and, where levels run on workers, into
 //! the [`worker::InputHistory`] they read in place. Each output sample is the sum of the head (taps
-//! `[0, q)`, zero-latency mode only; see [`head`]) and whatever the levels have added for that time
-//! to the output channel's accumulator ([`rings::OutputRing`]). Every `q` samples, each level whose
-//! partition size divides the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to
-//! its worker) and adds its block `D + latency` samples after its input; worker results are added
-//! when they fall due.
+//! `[0, q)`, zero-latency mode only; see [`head`]), whatever the audio thread's levels have added
+//! and the worker levels' small results for that time to the output channel's accumulator
+//! ([`rings::OutputRing`]), and the worker levels' big results for that time, in level order, read
+//! straight from their slots ([`worker::player`]). Every `q` samples, each level whose partition
+//! size divides the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker)
+//! and adds its block `D + latency` samples after its input; a worker result is taken at the
+//! boundary before its first sample.
 //!
 //! In zero-latency mode, level 0 also holds the spectrum of the head taps (the *fused head*,
 //! [`upols::UpolsLevel::run_fused`]). A quantum that one call delivers whole is then computed
@@ -76,6 +78,7 @@
 //! - [`spread`]: a level on the audio thread, its period spread over the quanta of its slack.
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
+//! - [`config`]: what an engine is built for besides its IR, and where its levels run.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
 //! - [`runner`]: one level and where it runs (whole, spread or on a worker), and what it
 //!   does at each quantum boundary.
@@ -86,6 +89,7 @@
 //! - [`governor`]: the thread that runs the thermal policy per watched engine and the load
 //!   policy for all of them, through their probes; [`Engine`] starts watching and lets go.
 
+pub mod config;
 pub mod denormals;
 pub mod direct;
 pub mod error;
@@ -110,6 +114,7 @@ use rustfft::FftPlanner;
 
 use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
+pub use config::{EngineConfig, Executor};
 pub use error::EngineError;
 pub use gpu_placement::{
     AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, GpuPolicy, Workload, cpu_costs,
@@ -131,45 +136,6 @@ use worker::{GpuHome, WorkerLevel};
 
 /// Frames of a call whose ring lines [`Engine::process`] asks for up front: 16 lines a ring.
 const PREFETCH_FRAMES: usize = 256;
-
-/// What an engine is built for besides its IR.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EngineConfig {
-    /// Largest number of samples one `process()` call may carry.
-    pub max_block_size: usize,
-    /// Input channels (1 to [`MAX_CHANNELS`]; a matrix IR's own inputs).
-    pub num_inputs: usize,
-    /// Output channels (1 to [`MAX_CHANNELS`]; a matrix IR's own outputs).
-    pub num_outputs: usize,
-    /// Zero latency (head FIR) or low CPU (one quantum of latency).
-    pub latency_mode: LatencyMode,
-    /// Limits from the executors.
-    pub limits: PlanLimits,
-    /// Where levels after the first run.
-    pub executor: Executor,
-}
-
-/// Where the levels after the first one run (and level 0 in the offload mode). Level 0 and
-/// the head otherwise run on the audio thread, and so do the levels with too little slack for
-/// a worker, spread over their period ([`spread`]; whole with [`Executor::Inline`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Executor {
-    /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
-    Inline,
-    /// One worker thread per level with a worker's slack, with the late policy of
-    /// [`worker::late_policy`].
-    Workers,
-    /// Worker threads, and the levels the GPU can take on the process's GPU hub, each with its
-    /// worker thread as a warm CPU standby (see [`worker::gpu`]).
-    Gpu(GpuPolicy),
-}
-
-impl Executor {
-    /// Whether engines built for it may put levels on the GPU (what their plan must allow for).
-    pub fn may_use_gpu(self) -> bool {
-        matches!(self, Self::Gpu(_))
-    }
-}
 
 /// The id of the next engine built in this process (its probe's, which the governor keys on).
 static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -407,11 +373,17 @@ impl Engine {
             .fold(head.history() + plan.quantum, usize::max);
         let rings_read = plan.head_taps > 0 || !levels.iter().all(LevelRunner::is_worker);
         let num_rings = if rings_read { num_inputs } else { 0 };
+        // The output rings take the head's, the audio thread's levels' and the small worker
+        // results; the big ones play from their slots ([`worker::player`]).
         let max_ahead = plan
             .levels
             .iter()
-            .map(|level| plan.output_delay(level))
+            .zip(&levels)
+            .filter(|(_, runner)| runner.adds_to_rings())
+            .map(|(level, _)| plan.output_delay(level))
             .fold(head.max_ahead(), usize::max);
+        let rings_added = plan.head_taps > 0 || levels.iter().any(LevelRunner::adds_to_rings);
+        let num_output_rings = if rings_added { num_outputs } else { 0 };
         let gpu = gpu.map(|(hub, _)| hub);
         if let Some(hub) = &gpu {
             let workers = levels
@@ -469,7 +441,7 @@ impl Engine {
             levels,
             input_rings: (0..num_rings).map(|_| InputRing::new(history)).collect(),
             worker_inputs,
-            output_rings: (0..num_outputs)
+            output_rings: (0..num_output_rings)
                 .map(|_| OutputRing::new(max_ahead))
                 .collect(),
             time: 0,
@@ -712,9 +684,7 @@ impl Engine {
             if let Some(history) = &self.worker_inputs {
                 history.write(inputs, range.clone());
             }
-            for (output_idx, (output, ring)) in
-                outputs.iter_mut().zip(&mut self.output_rings).enumerate()
-            {
+            for (output_idx, output) in outputs.iter_mut().enumerate() {
                 let output = &mut output[range.clone()];
                 output.fill(0.0);
                 if !whole_quantum {
@@ -722,7 +692,13 @@ impl Engine {
                         .direct()
                         .add_output(output_idx, self.time, &self.input_rings, output);
                 }
-                ring.drain_add(self.time, output);
+                if let Some(ring) = self.output_rings.get_mut(output_idx) {
+                    ring.drain_add(self.time, output);
+                }
+            }
+            // The worker levels' results, in level order, straight from their slots.
+            for level in &self.levels {
+                level.play(self.time, outputs, range.clone());
             }
 
             self.time += len as u64;
@@ -775,6 +751,11 @@ impl Engine {
         }
         for ring in &self.input_rings {
             ring.prefetch(self.time, len);
+        }
+        for level in &self.levels {
+            if let Some(worker) = level.worker() {
+                worker.prefetch(self.time, len);
+            }
         }
     }
 

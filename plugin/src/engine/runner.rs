@@ -49,6 +49,12 @@ impl LevelRunner {
         matches!(self, Self::Worker(_))
     }
 
+    /// Whether the level adds its results to the engine's output rings: every level but a
+    /// worker level whose results play from their slots.
+    pub fn adds_to_rings(&self) -> bool {
+        !matches!(self, Self::Worker(worker) if worker.plays_from_slot())
+    }
+
     /// The worker, where the level runs on one.
     pub fn worker(&self) -> Option<&WorkerLevel> {
         match self {
@@ -96,11 +102,20 @@ impl LevelRunner {
                 // Results due before the next boundary must be in the rings now.
                 let horizon = time + quantum as u64;
                 worker.collect(time, horizon, outputs, wait);
-                worker.feed(time, quantum, outputs, wait);
+                worker.feed(time, quantum, wait);
                 if chunk_done {
                     worker.submit(time, *wait);
                 }
             }
+        }
+    }
+
+    /// Adds what a worker level's results hold for times `[start, start + range.len())` to
+    /// `outputs[..][range]`, straight from its slots; the other levels add theirs to the
+    /// output rings. Does not allocate.
+    pub fn play(&self, start: u64, outputs: &mut [&mut [f32]], range: std::ops::Range<usize>) {
+        if let Self::Worker(worker) = self {
+            worker.play(start, outputs, range);
         }
     }
 

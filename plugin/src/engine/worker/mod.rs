@@ -5,8 +5,9 @@
 //! [`WorkerLevel::spawn`] (off the audio thread) allocates every slot and starts the thread, which
 //! owns the level's [`UpolsLevel`]. The levels of an engine read their input from one
 //! [`InputHistory`], which the engine writes once per sample. On the audio thread,
-//! [`WorkerLevel::feed`] and [`WorkerLevel::submit`] only touch atomics, and
-//! [`WorkerLevel::collect`] adds results to the output rings; they call `Thread::unpark` (a futex
+//! [`WorkerLevel::feed`] and [`WorkerLevel::submit`] only touch atomics,
+//! [`WorkerLevel::collect`] takes the results that fall due and [`WorkerLevel::play`] adds
+//! them from their slots to the host's output; they call `Thread::unpark` (a futex
 //! wake that never blocks) only when the worker needs it; they never allocate or lock, and in
 //! real-time mode wait only while the host is ahead of real time, within the bound of
 //! [`crate::engine::pace`]. Dropping a `WorkerLevel` stops and joins its thread, so engines are
@@ -21,6 +22,7 @@
 //! - [`chunk_clock`]: how an idle worker times its own wake-ups.
 //! - [`realtime`]: real-time scheduling for the worker threads.
 //! - [`protocol`]: the job slots and counters the threads share, and who runs the jobs.
+//! - [`player`]: the results a level is playing, read from their slots at every call.
 //! - [`job_runner`]: a level's overlap-save state on a CPU thread.
 //! - [`level_probe`]: a view of one level for other threads.
 //! - [`gpu`]: the hub's feed, the migration to the CPU and the way back.
@@ -34,6 +36,7 @@ pub mod input_history;
 pub mod job_runner;
 pub mod late_policy;
 pub mod level_probe;
+pub mod player;
 pub mod protocol;
 pub mod realtime;
 pub mod thread;
@@ -59,25 +62,20 @@ pub use gpu::{GPU_RETRY_AFTER, GPU_RETRY_MAX, GpuHome, HELD_REASON, MAX_GPU_RETU
 pub use input_history::InputHistory;
 pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LateStats, LevelStats};
 pub use level_probe::LevelProbe;
+use player::Player;
 pub use protocol::{MIN_SLOTS, num_slots};
 use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion, wait_for_completion_until};
 pub use realtime::RealtimeGuard;
 use thread::worker_main;
 
-/// Samples of a result (its length times its outputs) added to the output rings at one
-/// boundary at most. A result is added in pieces, each at the boundary before its first
-/// sample: small results whole, as one streaming pass over the slot, and big ones spread over
-/// their period, so that no call pays for all of one. Added whole, the 16,384-sample level of a
-/// dense 12 x 12 matrix put 768 KB into the rings in one call, and that matrix's p99 call in
-/// the offload mode was 120 us against a median of 4 (`docs/gpu.md`).
-pub const RESULT_PIECE: usize = 16384;
-
-/// Samples per output of a piece of a result for `num_outputs` outputs: [`RESULT_PIECE`]
-/// shared out, as a power of two.
-fn result_piece(num_outputs: usize) -> usize {
-    let share = (RESULT_PIECE / num_outputs.max(1)).max(1);
-    1 << share.ilog2()
-}
+/// Samples of a result (its length times its outputs) from which it plays straight from its
+/// slot, a call's part at a time ([`player`]), instead of going into the output rings whole at
+/// the boundary before its first sample. A small result is one streaming pass over its slot
+/// and a few lines of the rings. A big one added whole put up to 768 KB into the rings in one
+/// call (a 12 x 12 matrix's 16,384-sample level), and added in pieces spread over its period
+/// it still made each piece's call the slow one and the rings as long as the level's delay;
+/// from the slot, every call reads its own part, and the rings only span the small results.
+pub const SLOT_PLAY_MIN: usize = 16384;
 
 /// The audio thread's handle on one level that runs on its own worker thread.
 pub struct WorkerLevel {
@@ -92,11 +90,11 @@ pub struct WorkerLevel {
     consumed: u64,
     /// Job numbers already counted as late, so each late counts once.
     late_counted_up_to: u64,
-    /// Samples per output of each piece of a result added to the rings at one boundary
-    /// ([`RESULT_PIECE`]).
-    piece: usize,
-    /// The result on its way into the rings (job `consumed`), when one is.
-    adding: Option<Adding>,
+    /// The results playing now (jobs `consumed..`), read from their slots at each call.
+    player: Player,
+    /// Whether the level's results play from their slots ([`SLOT_PLAY_MIN`]); else each goes
+    /// into the output rings whole at the boundary before its first sample.
+    plays_from_slot: bool,
     /// Each slot's due time (its job's first output sample): the audio thread's copy, so that
     /// a boundary with nothing due touches no line the worker writes.
     dues: Box<[u64]>,
@@ -275,8 +273,8 @@ impl WorkerLevel {
             submitted: 0,
             consumed: 0,
             late_counted_up_to: 0,
-            piece: result_piece(num_outputs),
-            adding: None,
+            player: Player::default(),
+            plays_from_slot: partition_size * num_outputs >= SLOT_PLAY_MIN,
             dues: vec![0; num_slots].into_boxed_slice(),
             gathering: false,
             lead: 0,
@@ -329,34 +327,29 @@ impl WorkerLevel {
     /// the chunk coming in: its samples are in the engine's [`InputHistory`], which the worker
     /// reads, so nothing is copied. The chunk's first quantum (or the first after a reset in
     /// mid-chunk, the samples before it then silence) reserves the slot: when every slot is
-    /// busy, it waits for the worker as `wait` allows (see [`crate::engine::pace`]), taking
-    /// its finished results early, and else drops the chunk and counts it (see the late
-    /// policy). Audio thread; never allocates; waits only as `wait` allows.
-    pub fn feed(&mut self, time: u64, quantum: usize, outputs: &mut [OutputRing], wait: &mut Wait) {
+    /// busy, it waits for the worker as `wait` allows (see [`crate::engine::pace`]), and else
+    /// drops the chunk and counts it (see the late policy). Audio thread; never allocates;
+    /// waits only as `wait` allows.
+    pub fn feed(&mut self, time: u64, quantum: usize, wait: &mut Wait) {
         if !self.gathering {
             self.gathering = true;
             let start = time - quantum as u64;
             self.lead = (start % self.partition_size as u64) as usize;
-            self.slot_reserved = self.reserve_slot(time, outputs, wait);
+            self.slot_reserved = self.reserve_slot(wait);
         }
     }
 
     /// Whether job `submitted` may use its slot now: its previous user is completed and
-    /// consumed. Waits for it as `wait` allows.
-    fn reserve_slot(&mut self, now: u64, outputs: &mut [OutputRing], wait: &mut Wait) -> bool {
+    /// consumed (played to its end). Waits for it as `wait` allows.
+    fn reserve_slot(&mut self, wait: &mut Wait) -> bool {
         loop {
             let completed = self.shared.completed.load(Ordering::Acquire);
             if self.submitted - completed.min(self.consumed) < self.shared.num_slots as u64 {
                 return true;
             }
-            if !wait.may_wait() {
-                return false;
-            }
-            if completed >= self.submitted {
-                // Only unconsumed results hold the slots (not expected: `num_slots` leaves
-                // room for the slack): take them early rather than wait forever.
-                self.collect(now, u64::MAX, outputs, &mut Wait::Never);
-            } else if !self.wait_for(completed, wait) {
+            // Only results still playing hold the slots (not expected: `num_slots` leaves room
+            // for the slack and the play), and no wait frees them: drop the chunk.
+            if completed >= self.submitted || !wait.may_wait() || !self.wait_for(completed, wait) {
                 return false;
             }
         }
@@ -452,7 +445,7 @@ impl WorkerLevel {
         self.epoch += 1;
         self.consumed = self.submitted;
         self.late_counted_up_to = self.submitted;
-        self.adding = None;
+        self.player.clear();
         self.gathering = false;
         self.slot_reserved = false;
         self.shared.consumed.store(self.consumed, Ordering::Release);
@@ -463,108 +456,114 @@ impl WorkerLevel {
         self.shared.stats.degraded.store(false, Ordering::Relaxed);
     }
 
-    /// Adds the results whose first sample falls due before `horizon` (the next quantum
-    /// boundary) to the output rings, a piece of at most [`RESULT_PIECE`] samples at a time:
-    /// each piece at the boundary before its first sample. `now` is the time of the next
-    /// sample to play. A due result that is not complete is waited for as `wait` allows
-    /// ([`crate::engine::pace`]), and is late if it is still not complete then. Until a result
-    /// falls due this reads only the audio thread's own fields. Audio thread; never allocates;
-    /// waits only as `wait` allows.
+    /// Adds what the level's results hold for times `[start, start + range.len())` to
+    /// `outputs[..][range]`, straight from their slots (see [`player`]). The span lies within
+    /// one quantum, after the boundary's [`Self::collect`]. Audio thread; never allocates.
+    pub fn play(&self, start: u64, outputs: &mut [&mut [f32]], range: std::ops::Range<usize>) {
+        self.player.play(&self.shared, start, outputs, range);
+    }
+
+    /// Whether the level's results play from their slots instead of the output rings
+    /// ([`SLOT_PLAY_MIN`]).
+    pub fn plays_from_slot(&self) -> bool {
+        self.plays_from_slot
+    }
+
+    /// Asks the caches for the slot lines [`Self::play`] reads for `[start, start + len)`.
+    pub fn prefetch(&self, start: u64, len: usize) {
+        self.player.prefetch(&self.shared, start, len);
+    }
+
+    /// At the quantum boundary `now` (the time of the next sample to play): retires the
+    /// results played to their end, freeing their slots, and starts those whose first sample
+    /// falls due before `horizon` (the next boundary), which [`Self::play`] then reads. A due
+    /// result that is not complete is waited for as `wait` allows ([`crate::engine::pace`]),
+    /// and is late if it is still not complete then: it plays from the boundary where it is
+    /// found complete, faded in. Until a result falls due this reads only the audio thread's
+    /// own fields. Audio thread; never allocates; waits only as `wait` allows.
     pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: &mut Wait) {
         let partition_size = self.partition_size as u64;
+        for _ in 0..self.player.retire(now, self.partition_size) {
+            consume(&mut self.consumed, &self.shared);
+        }
         loop {
-            if let Some(adding) = &mut self.adding {
-                let shared = &*self.shared;
-                let end = adding.due + partition_size;
-                while adding.added < end && adding.added < horizon {
-                    let piece = (adding.added - adding.due) as usize
-                        ..((adding.added + self.piece as u64).min(end) - adding.due) as usize;
-                    for (output_idx, ring) in
-                        outputs.iter_mut().enumerate().take(shared.num_outputs)
-                    {
-                        // SAFETY: `completed` passed this job (acquire, checked when it was
-                        // taken below), and it is consumed only after its last piece.
-                        let result = unsafe { shared.result(adding.slot_idx, output_idx) };
-                        ring.add(adding.added, &result[piece.clone()]);
-                    }
-                    adding.added += piece.len() as u64;
-                }
-                if adding.added < end {
-                    // The rest is not due yet, and results come in order: nor is the next.
-                    break;
-                }
-                self.adding = None;
-                consume(&mut self.consumed, shared);
-            }
-            if self.consumed >= self.submitted {
+            let job = self.consumed + self.player.len() as u64;
+            if job >= self.submitted {
                 break;
             }
-            let job = self.consumed;
             let slot_idx = (job % self.dues.len() as u64) as usize;
             let due = self.dues[slot_idx];
             if due >= horizon {
-                // Not needed yet. A result's pieces are added to the rings at the boundaries
-                // before their first samples, whenever it completed, so the order of additions
-                // (and so the rounding) does not depend on the worker's timing.
+                // Not needed yet. Results are summed in level order when they play, whenever
+                // they completed, so the rounding does not depend on the worker's timing.
                 break;
             }
-            let shared = &*self.shared;
             let completed =
-                shared.completed.load(Ordering::Acquire) > job || self.wait_for(job, wait);
+                self.shared.completed.load(Ordering::Acquire) > job || self.wait_for(job, wait);
             if !completed {
-                if self.late_counted_up_to <= job {
-                    self.late_counted_up_to = job + 1;
-                    shared.stats.late_results.fetch_add(1, Ordering::Relaxed);
-                    let lates = shared
-                        .stats
-                        .consecutive_lates
-                        .fetch_add(1, Ordering::Relaxed)
-                        + 1;
-                    if lates >= self.degraded_after {
-                        shared.stats.degraded.store(true, Ordering::Relaxed);
-                    }
-                }
+                self.count_late(job);
                 // Results arrive in order: nothing after this job is complete either.
                 break;
             }
-            if self.late_counted_up_to > job {
-                // Late: only the part that has not been played yet can still be used, faded
-                // in, all at once.
-                let skip = now.saturating_sub(due).min(partition_size) as usize;
-                for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
-                    // SAFETY: `completed` passed this job (checked above), and it is consumed
-                    // only below.
-                    let result = unsafe { shared.result(slot_idx, output_idx) };
-                    ring.add_faded_in(now, &result[skip..], LATE_FADE_SAMPLES);
-                }
-                consume(&mut self.consumed, shared);
+            if due + partition_size <= now {
+                // Late past its last sample: nothing left to play. (A late result plays only
+                // after the ones before it ended, so it is the oldest job here.)
+                consume(&mut self.consumed, &self.shared);
                 continue;
             }
-            shared.stats.consecutive_lates.store(0, Ordering::Relaxed);
-            shared.stats.degraded.store(false, Ordering::Relaxed);
-            // On time: its pieces go into the rings from the boundary before its first sample
-            // on (the loop's next turn), each in one pass over its part of the slot. Results
-            // of one level never overlap, so the previous one is in the rings whole by now.
-            self.adding = Some(Adding {
-                slot_idx,
-                due,
-                added: due,
-            });
+            if self.late_counted_up_to > job || due < now {
+                // Late (or behind a late one): only the part that has not been played yet
+                // can still be used, faded in.
+                self.count_late(job);
+                self.take(slot_idx, due, now, outputs);
+                continue;
+            }
+            let stats = &self.shared.stats;
+            stats.consecutive_lates.store(0, Ordering::Relaxed);
+            stats.degraded.store(false, Ordering::Relaxed);
+            self.take(slot_idx, due, due, outputs);
+        }
+    }
+
+    /// Plays the completed result in `slot_idx` (first sample due at `due`) from `from` on,
+    /// faded in if that is later: from its slot ([`Self::plays_from_slot`]), or added to the
+    /// output rings whole now (its slot then free again).
+    fn take(&mut self, slot_idx: usize, due: u64, from: u64, outputs: &mut [OutputRing]) {
+        if self.plays_from_slot {
+            self.player.start(slot_idx, due, from);
+            return;
+        }
+        let shared = &*self.shared;
+        for (output_idx, ring) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
+            // SAFETY: `completed` passed this job (acquire, checked by the caller), and it is
+            // consumed only below.
+            let result = unsafe { shared.result(slot_idx, output_idx) };
+            if from > due {
+                ring.add_faded_in(from, &result[(from - due) as usize..], LATE_FADE_SAMPLES);
+            } else {
+                ring.add(due, result);
+            }
+        }
+        consume(&mut self.consumed, shared);
+    }
+
+    /// Counts job `job` late, once.
+    fn count_late(&mut self, job: u64) {
+        if self.late_counted_up_to > job {
+            return;
+        }
+        self.late_counted_up_to = job + 1;
+        let stats = &self.shared.stats;
+        stats.late_results.fetch_add(1, Ordering::Relaxed);
+        let lates = stats.consecutive_lates.fetch_add(1, Ordering::Relaxed) + 1;
+        if lates >= self.degraded_after {
+            stats.degraded.store(true, Ordering::Relaxed);
         }
     }
 }
 
-/// A result on its way into the output rings: the job's slot, the time `due` of its first
-/// sample, and the time up to which it is in the rings.
-#[derive(Clone, Copy)]
-struct Adding {
-    slot_idx: usize,
-    due: u64,
-    added: u64,
-}
-
-/// The oldest unconsumed job is fully in the output rings (or never will be): its slot may be
-/// reused. Audio thread.
+/// The oldest unconsumed job has played to its end (or never will): its slot may be reused.
+/// Audio thread.
 fn consume(consumed: &mut u64, shared: &Shared) {
     *consumed += 1;
     shared.consumed.store(*consumed, Ordering::Release);

@@ -11,9 +11,10 @@
 //! dropped: [`Shared::read_chunk`]), keeps the previous chunk itself to form the `2P`
 //! overlap-save window, runs the level, writes `P` output samples per output channel into the
 //! slot, and publishes `completed = j + 1` (release). The audio thread reads the result after
-//! seeing `completed > j` (acquire) and adds it to the output rings, each piece of at most
-//! [`super::RESULT_PIECE`] samples at the quantum boundary before its first sample (a small
-//! result whole), and once the last piece is in publishes `consumed = j + 1`. A slot is reused
+//! seeing `completed > j` (acquire): a small one it adds to the output rings whole at the
+//! quantum boundary before its first sample, a big one it plays straight from the slot into
+//! the host's output ([`super::player`]); once the result is in the rings, or has played to
+//! its end, it publishes `consumed = j + 1`. A slot is reused
 //! for job `j + num_slots` only when job `j` is both completed and consumed, so neither side
 //! ever touches a slot the other may be using. A level has room for the chunks its slack keeps
 //! in flight plus two ([`num_slots`]).
@@ -34,13 +35,14 @@ use super::input_history::InputHistory;
 use super::late_policy::LevelStats;
 
 /// Fewest job slots of a level.
-pub const MIN_SLOTS: usize = 4;
+pub const MIN_SLOTS: usize = 5;
 
 /// Job slots of a level with partition size `P` and `slack_samples` of slack: the results a
-/// slack holds back (due or playing), the chunk just handed over, the chunk being gathered and
-/// one late result, so chunks are dropped only when the worker is more than a chunk behind.
+/// slack holds back (due), the one playing from its slot (see [`super::player`]), the chunk
+/// just handed over, the chunk being gathered and one late result, so chunks are dropped only
+/// when the worker is more than a chunk behind.
 pub fn num_slots(partition_size: usize, slack_samples: usize) -> usize {
-    (slack_samples.div_ceil(partition_size.max(1)) + 3).max(MIN_SLOTS)
+    (slack_samples.div_ceil(partition_size.max(1)) + 4).max(MIN_SLOTS)
 }
 
 /// How long an idle worker sleeps before it checks its stop flag again (it is normally woken
@@ -337,11 +339,11 @@ mod tests {
 
     #[test]
     fn a_level_has_slots_for_what_its_slack_holds_back() {
-        // 1536 samples of slack at P = 512: three results due or playing, the chunk handed
+        // 1536 samples of slack at P = 512: three results due, one playing, the chunk handed
         // over, the one being gathered, one late result.
-        assert_eq!(num_slots(512, 1536), 6);
-        assert_eq!(num_slots(512, 1537), 7);
+        assert_eq!(num_slots(512, 1536), 7);
+        assert_eq!(num_slots(512, 1537), 8);
         assert_eq!(num_slots(16_384, 16_384), MIN_SLOTS);
-        assert_eq!(num_slots(512, 8192), 19);
+        assert_eq!(num_slots(512, 8192), 20);
     }
 }

@@ -1,6 +1,7 @@
 //! A worker level reading its chunks from the input history: whole while the history holds
 //! them, silence (counted as dropped) once the audio thread has written over them. Its results
-//! added to the output rings in pieces as they would be whole, on time and late.
+//! played straight from their slots as they are through the output rings, on time (whether or
+//! not they begin on a quantum boundary) and late.
 
 use super::*;
 use crate::engine::routing::Path;
@@ -44,7 +45,7 @@ fn first_result_after(later: usize) -> (Vec<f32>, u64) {
     worker.set_stalled(true);
     let input: Vec<f32> = (1..=(P * (later + 1))).map(|i| i as f32).collect();
     history.write(&[&input], 0..P);
-    worker.feed(P as u64, P, &mut outputs, &mut Wait::Never);
+    worker.feed(P as u64, P, &mut Wait::Never);
     worker.submit(P as u64, Wait::Never);
     for quantum in 1..=later {
         history.write(&[&input], quantum * P..(quantum + 1) * P);
@@ -79,19 +80,24 @@ fn a_chunk_written_over_before_it_was_read_is_silence_and_counted() {
 }
 
 /// The samples of `chunks` chunks of `P` (each sample its own time plus one) through an
-/// impulse level of `output_delay` whose results go into the rings in pieces of `piece`
-/// samples, as the engine plays them in quanta of `Q`: at each boundary the level collects,
-/// feeds and submits; between boundaries the rings drain. The worker is stalled until
-/// `stalled_until` (at real-time pace then, so the first result is late), then released and
-/// waited for (offline from there on, so the run does not depend on the worker's timing).
-/// Returns the output and the late results counted.
-fn play(piece: usize, stalled_until: u64, chunks: usize, output_delay: usize) -> (Vec<f32>, u64) {
+/// impulse level of `output_delay` whose results play from their slots (`from_slot`) or go
+/// into the output rings, as the engine plays them in quanta of `Q`: each quantum drains the
+/// rings and plays what the level's slots hold for it, then at the boundary the level
+/// collects, feeds and submits. The worker is stalled until `stalled_until` (at real-time pace then, so the
+/// first result is late), then released and waited for (offline from there on, so the run
+/// does not depend on the worker's timing). Returns the output and the late results counted.
+fn play(
+    from_slot: bool,
+    stalled_until: u64,
+    chunks: usize,
+    output_delay: usize,
+) -> (Vec<f32>, u64) {
     const Q: usize = 8;
     let history = Arc::new(InputHistory::new(1, 8 * P));
     let mut worker = impulse_worker_delayed(&history, output_delay);
-    worker.piece = piece;
+    worker.plays_from_slot = from_slot;
     let mut rings = [OutputRing::new(8 * P)];
-    let len = (chunks + 2) * P;
+    let len = (chunks + 3) * P;
     let input: Vec<f32> = (1..=len).map(|i| i as f32).collect();
     let mut output = vec![0.0f32; len];
     worker.set_stalled(stalled_until > 0);
@@ -103,6 +109,7 @@ fn play(piece: usize, stalled_until: u64, chunks: usize, output_delay: usize) ->
             history.write(&[&input], range.clone());
         }
         rings[0].drain_add(start as u64, &mut output[range.clone()]);
+        worker.play(start as u64, &mut [&mut output[..]], range);
         let time = (start + Q) as u64;
         if stalled && time >= stalled_until {
             stalled = false;
@@ -114,23 +121,27 @@ fn play(piece: usize, stalled_until: u64, chunks: usize, output_delay: usize) ->
         let mut wait = if stalled { Wait::Never } else { Wait::Forever };
         worker.collect(time, time + Q as u64, &mut rings, &mut wait);
         if feeding {
-            worker.feed(time, Q, &mut rings, &mut wait);
+            worker.feed(time, Q, &mut wait);
             if time.is_multiple_of(P as u64) {
                 worker.submit(time, wait);
             }
         }
     }
     let late = worker.stats().late_results.load(Ordering::Relaxed);
+    assert_eq!(
+        worker.consumed, worker.submitted,
+        "every result played and freed"
+    );
     (output, late)
 }
 
-/// Pieces of 5 samples against whole results through a level of `delay` (4 chunks, on time):
-/// the same output, which is the input `delay` samples later.
-fn assert_pieces_play_as_whole(delay: usize) {
-    let (pieces, late) = play(5, 0, 4, delay);
+/// 4 chunks on time through a level of `delay`: the output is the input `delay` samples later,
+/// from the slots as through the rings.
+fn assert_plays_delayed(delay: usize) {
+    let (played, late) = play(true, 0, 4, delay);
     assert_eq!(late, 0);
-    assert_eq!(pieces, play(P, 0, 4, delay).0);
-    for (t, &x) in pieces.iter().enumerate() {
+    assert_eq!(played, play(false, 0, 4, delay).0);
+    for (t, &x) in played.iter().enumerate() {
         let expected = if (delay..delay + 4 * P).contains(&t) {
             (t - delay + 1) as f32
         } else {
@@ -144,34 +155,34 @@ fn assert_pieces_play_as_whole(delay: usize) {
 }
 
 #[test]
-fn results_added_in_pieces_are_the_ones_added_whole() {
+fn results_play_from_their_slots_delayed_by_the_level() {
     // The level's delay is 2P: each chunk plays two periods after it began.
-    assert_pieces_play_as_whole(2 * P);
+    assert_plays_delayed(2 * P);
 }
 
 #[test]
-fn results_that_begin_inside_a_quantum_add_in_pieces_as_whole() {
+fn results_that_begin_inside_a_quantum_play_whole() {
     // A delay of 2P + 3: every quantum that holds a result's start holds the end of the one
-    // before it, and the pieces (5 samples) do not line up with the quanta either.
-    assert_pieces_play_as_whole(2 * P + 3);
+    // before it, so two results play in it.
+    assert_plays_delayed(2 * P + 3);
 }
 
 #[test]
-fn a_late_result_fades_in_when_results_are_added_in_pieces() {
+fn a_late_result_fades_in_from_where_it_was_found() {
     // Released two quanta after the first result fell due (at 2P): the first result is late,
     // its first 16 samples silent, the rest faded in; the next ones on time.
     let stalled_until = 2 * P as u64 + 16;
-    let (pieces, late) = play(5, stalled_until, 4, 2 * P);
+    let (played, late) = play(true, stalled_until, 4, 2 * P);
     assert_eq!(late, 1);
-    assert_eq!(pieces, play(P, stalled_until, 4, 2 * P).0);
-    assert!(pieces[..2 * P + 16].iter().all(|&x| x == 0.0));
+    assert_eq!(played, play(false, stalled_until, 4, 2 * P).0);
+    assert!(played[..2 * P + 16].iter().all(|&x| x == 0.0));
     let t = 2 * P + 16;
-    let gain = 1.0 / (LATE_FADE_SAMPLES + 1) as f32;
+    let gain = |k: usize| (k + 1) as f32 / (LATE_FADE_SAMPLES + 1) as f32;
     let near = |x: f32, expected: f32| (x - expected).abs() <= 1e-4 * expected.abs();
-    assert!(
-        near(pieces[t], gain * (t - 2 * P + 1) as f32),
-        "{}",
-        pieces[t]
-    );
-    assert!(near(pieces[3 * P], (P + 1) as f32), "{}", pieces[3 * P]);
+    for k in [0, 1, 15] {
+        let expected = gain(k) * (t + k - 2 * P + 1) as f32;
+        assert!(near(played[t + k], expected), "{k}: {}", played[t + k]);
+    }
+    // The next result, on time at 3P, plays unfaded: the fade is the late one's.
+    assert!(near(played[3 * P], (P + 1) as f32), "{}", played[3 * P]);
 }
