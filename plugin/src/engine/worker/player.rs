@@ -87,6 +87,27 @@ impl Player {
         self.len += 1;
     }
 
+    /// Each result playing with its part of times `[start, end)`: the part's first time and
+    /// its samples' range in the slot (results with nothing there left out).
+    fn parts(
+        &self,
+        partition_size: usize,
+        start: u64,
+        end: u64,
+    ) -> impl Iterator<Item = (&Playing, u64, Range<usize>)> {
+        self.playing[..self.len].iter().filter_map(move |playing| {
+            let lo = start.max(playing.from);
+            let hi = end.min(playing.due + partition_size as u64);
+            (lo < hi).then(|| {
+                (
+                    playing,
+                    lo,
+                    (lo - playing.due) as usize..(hi - playing.due) as usize,
+                )
+            })
+        })
+    }
+
     /// Adds what the results playing hold for times `[start, start + range.len())` to
     /// `outputs[..][range]`: each result's part of that span, straight from its slot.
     pub(crate) fn play(
@@ -97,16 +118,7 @@ impl Player {
         range: Range<usize>,
     ) {
         let end = start + range.len() as u64;
-        let partition_size = shared.partition_size as u64;
-        for playing in &self.playing[..self.len] {
-            let (lo, hi) = (
-                start.max(playing.from),
-                end.min(playing.due + partition_size),
-            );
-            if lo >= hi {
-                continue;
-            }
-            let slot_part = (lo - playing.due) as usize..(hi - playing.due) as usize;
+        for (playing, lo, slot_part) in self.parts(shared.partition_size, start, end) {
             let out_start = range.start + (lo - start) as usize;
             for (output_idx, output) in outputs.iter_mut().enumerate().take(shared.num_outputs) {
                 // SAFETY: the job was completed (acquire) when it started playing, and its
@@ -124,27 +136,16 @@ impl Player {
             }
         }
     }
-}
 
-impl Player {
     /// Asks the caches for the slot lines of times `[start, start + len)` that
     /// [`Self::play`] will read, so that their misses overlap.
     pub(crate) fn prefetch(&self, shared: &Shared, start: u64, len: usize) {
         let end = start + len as u64;
-        let partition_size = shared.partition_size as u64;
-        for playing in &self.playing[..self.len] {
-            let (lo, hi) = (
-                start.max(playing.from),
-                end.min(playing.due + partition_size),
-            );
-            if lo >= hi {
-                continue;
-            }
-            let part = (lo - playing.due) as usize..(hi - playing.due) as usize;
+        for (playing, _, slot_part) in self.parts(shared.partition_size, start, end) {
             for output_idx in 0..shared.num_outputs {
                 // SAFETY: as in `play`.
                 let result = unsafe { shared.result(playing.slot_idx, output_idx) };
-                crate::engine::rings::prefetch_for_write(&result[part.clone()]);
+                crate::engine::rings::prefetch_for_write(&result[slot_part.clone()]);
             }
         }
     }
