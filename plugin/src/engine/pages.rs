@@ -35,6 +35,7 @@
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pool::Block;
 
@@ -51,6 +52,28 @@ pub const OWN_BLOCK_BYTES: usize = HUGE_PAGE / 2;
 
 /// Alignment of the buffers cut from a block: a cache line.
 const CUT_ALIGN: usize = 64;
+
+/// What the pool holds now, for the soak's leak checks: the bytes of the buffers alive in it,
+/// and the bytes of the blocks mapped for them. The second may grow while the first does not:
+/// a block stays mapped, whole, while any buffer cut from it lives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolStats {
+    /// Bytes of the pooled buffers alive.
+    pub live_bytes: usize,
+    /// Bytes of the blocks mapped.
+    pub mapped_bytes: usize,
+}
+
+/// Bytes of the pooled buffers alive (see [`PoolStats`]).
+static LIVE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// What the pool holds now ([`PoolStats`]; zeros where it maps nothing).
+pub fn pool_stats() -> PoolStats {
+    PoolStats {
+        live_bytes: LIVE_BYTES.load(Ordering::Relaxed),
+        mapped_bytes: pool::mapped_bytes(),
+    }
+}
 
 /// A type whose value of all-zero bytes is valid (zero, or an atomic or cell holding zero), as
 /// the pool's memory comes from the OS zeroed.
@@ -104,6 +127,7 @@ impl<T: Zeroable> PageBuf<T> {
             && align_of::<T>() <= CUT_ALIGN
             && let Some((block, ptr)) = pool::cut(bytes)
         {
+            LIVE_BYTES.fetch_add(bytes, Ordering::Relaxed);
             Storage::Pooled {
                 _block: block,
                 ptr: ptr.cast(),
@@ -119,6 +143,14 @@ impl<T: Zeroable> PageBuf<T> {
     /// Whether the buffer lies in a mapped block (advised huge pages) rather than the heap.
     pub fn is_pooled(&self) -> bool {
         matches!(self.storage, Storage::Pooled { .. })
+    }
+}
+
+impl<T: Zeroable> Drop for PageBuf<T> {
+    fn drop(&mut self) {
+        if let Storage::Pooled { len, .. } = self.storage {
+            LIVE_BYTES.fetch_sub(len * size_of::<T>(), Ordering::Relaxed);
+        }
     }
 }
 
@@ -171,6 +203,7 @@ impl<T: Zeroable> std::fmt::Debug for PageBuf<T> {
 #[cfg(target_os = "linux")]
 mod pool {
     use std::ptr::NonNull;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex, PoisonError, Weak};
 
     use super::{CUT_ALIGN, HUGE_PAGE, OWN_BLOCK_BYTES};
@@ -196,6 +229,14 @@ mod pool {
         block: Weak::new(),
         used: 0,
     });
+
+    /// Bytes of the blocks mapped now.
+    static MAPPED_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+    /// Bytes of the blocks mapped now.
+    pub fn mapped_bytes() -> usize {
+        MAPPED_BYTES.load(Ordering::Relaxed)
+    }
 
     /// Cuts `bytes` from the block being filled, or from a new one; `None` where the OS
     /// maps nothing (the caller then takes the heap).
@@ -256,6 +297,7 @@ mod pool {
                 }
                 // Advice only: where transparent huge pages are off, small pages it is.
                 libc::madvise(aligned as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
+                MAPPED_BYTES.fetch_add(size, Ordering::Relaxed);
                 Some(Self {
                     base: NonNull::new(aligned as *mut u8)?,
                     size,
@@ -270,6 +312,7 @@ mod pool {
             unsafe {
                 libc::munmap(self.base.as_ptr().cast(), self.size);
             }
+            MAPPED_BYTES.fetch_sub(self.size, Ordering::Relaxed);
         }
     }
 }
@@ -285,6 +328,11 @@ mod pool {
     /// No pool here: every buffer takes the heap.
     pub fn cut(_bytes: usize) -> Option<(Arc<Block>, NonNull<u8>)> {
         None
+    }
+
+    /// Nothing is mapped here.
+    pub fn mapped_bytes() -> usize {
+        0
     }
 }
 

@@ -13,9 +13,10 @@
 //!   `GetProcessHandleCount` says so.
 //! - macOS: `proc_pidinfo(PROC_PIDTASKINFO)` (resident size and thread count of the task) and
 //!   the entries of `/dev/fd` (the process's descriptors).
-//! - Elsewhere every field reads 0.
+//! - Elsewhere every field reads 0 but the pool's.
+//! - Everywhere: the engine's huge-page pool's own counts ([`crate::engine::pages`]).
 //!
-//! Uses nothing of the crate.
+//! Uses the engine's pages.
 
 /// Resident memory, open descriptors (handles on Windows) and threads of this process at one
 /// moment.
@@ -34,18 +35,33 @@ pub struct Resources {
     /// elsewhere. Unlike the resident size it does not depend on which thread's arena holds
     /// what, or on how the freed memory lies in the arenas.
     pub heap_kb: u64,
+    /// The engine's huge-page pool's buffers alive, in KiB
+    /// ([`crate::engine::pages::pool_stats`]): exact, whatever the blocks they lie in.
+    pub pool_live_kb: u64,
+    /// The blocks mapped for those buffers, in KiB: in `rss_kb` as far as touched, and whole
+    /// while any buffer of theirs lives.
+    pub pool_mapped_kb: u64,
 }
 
 impl Resources {
     /// Reads the process's counts (see the module docs for the sources). Allocates on Linux
-    /// and macOS. A count the OS does not give reads 0, and so does every field on other
-    /// systems.
+    /// and macOS. A count the OS does not give reads 0, and so does every field but the pool's
+    /// on other systems.
     ///
     /// With glibc, first returns the allocator's free pages to the system (`malloc_trim`):
     /// glibc keeps freed memory of every thread's arena mapped at whatever high-water mark the
     /// largest engine left, so without this the resident size says more about the order of the
     /// IR switches than about what is still allocated.
     pub fn sample() -> Self {
+        let pool = crate::engine::pages::pool_stats();
+        Self {
+            pool_live_kb: pool.live_bytes as u64 / 1024,
+            pool_mapped_kb: pool.mapped_bytes as u64 / 1024,
+            ..Self::sample_os()
+        }
+    }
+
+    fn sample_os() -> Self {
         #[cfg(target_os = "linux")]
         {
             linux()
@@ -100,6 +116,7 @@ fn linux() -> Resources {
         fds: count_entries("/proc/self/fd"),
         threads: count_entries("/proc/self/task"),
         heap_kb,
+        ..Resources::default()
     }
 }
 
@@ -131,7 +148,7 @@ fn macos() -> Resources {
         rss_kb,
         fds: count_entries("/dev/fd"),
         threads,
-        heap_kb: 0,
+        ..Resources::default()
     }
 }
 
@@ -156,7 +173,7 @@ mod windows {
             rss_kb: working_set_kb(),
             fds: handles(),
             threads: threads(),
-            heap_kb: 0,
+            ..Resources::default()
         }
     }
 
