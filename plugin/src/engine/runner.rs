@@ -76,7 +76,7 @@ impl LevelRunner {
     /// to the next boundary): the level's share of work. A level with a fused head is advanced
     /// unless `whole_quantum` says `run_fused` did it; an inline level runs when its chunk
     /// completes; a spread level takes this boundary's steps; a worker level's due results are
-    /// collected, its input fed and, when its chunk completes, the chunk submitted, waiting as
+    /// taken (the small ones into `outputs`), its input fed and, when its chunk completes, the chunk submitted, waiting as
     /// `wait` allows. Does not allocate.
     pub fn at_boundary(
         &mut self,

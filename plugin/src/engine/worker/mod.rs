@@ -6,8 +6,9 @@
 //! owns the level's [`UpolsLevel`]. The levels of an engine read their input from one
 //! [`InputHistory`], which the engine writes once per sample. On the audio thread,
 //! [`WorkerLevel::feed`] and [`WorkerLevel::submit`] only touch atomics,
-//! [`WorkerLevel::collect`] takes the results that fall due and [`WorkerLevel::play`] adds
-//! them from their slots to the host's output; they call `Thread::unpark` (a futex
+//! [`WorkerLevel::collect`] takes the results that fall due (a small one into the output rings
+//! whole) and [`WorkerLevel::play`] adds the big ones from their slots to the host's output; they
+//! call `Thread::unpark` (a futex
 //! wake that never blocks) only when the worker needs it; they never allocate or lock, and in
 //! real-time mode wait only while the host is ahead of real time, within the bound of
 //! [`crate::engine::pace`]. Dropping a `WorkerLevel` stops and joins its thread, so engines are
@@ -475,8 +476,9 @@ impl WorkerLevel {
     }
 
     /// At the quantum boundary `now` (the time of the next sample to play): retires the
-    /// results played to their end, freeing their slots, and starts those whose first sample
-    /// falls due before `horizon` (the next boundary), which [`Self::play`] then reads. A due
+    /// results played to their end, freeing their slots, and takes those whose first sample
+    /// falls due before `horizon` (the next boundary): a small one goes into `outputs` whole,
+    /// a big one starts playing, which [`Self::play`] then reads ([`SLOT_PLAY_MIN`]). A due
     /// result that is not complete is waited for as `wait` allows ([`crate::engine::pace`]),
     /// and is late if it is still not complete then: it plays from the boundary where it is
     /// found complete, faded in. Until a result falls due this reads only the audio thread's
