@@ -496,8 +496,9 @@ impl WorkerLevel {
             let slot_idx = (job % self.dues.len() as u64) as usize;
             let due = self.dues[slot_idx];
             if due >= horizon {
-                // Not needed yet. Results are summed in level order when they play, whenever
-                // they completed, so the rounding does not depend on the worker's timing.
+                // Not needed yet. Each result is taken at the boundary before its first sample,
+                // whenever it completed, so the order of additions (and so the rounding) does
+                // not depend on the worker's timing.
                 break;
             }
             let completed =
