@@ -117,12 +117,8 @@ impl OutputRing {
     /// faded in linearly (a late result joining mid-slot).
     pub fn add_faded_in(&mut self, start: u64, samples: &[f32], fade_len: usize) {
         for (offset, &sample) in samples.iter().enumerate() {
-            let gain = if offset < fade_len {
-                (offset + 1) as f32 / (fade_len + 1) as f32
-            } else {
-                1.0
-            };
-            self.data[(start as usize + offset) & self.mask] += gain * sample;
+            self.data[(start as usize + offset) & self.mask] +=
+                fade_in_gain(offset, fade_len) * sample;
         }
     }
 
@@ -155,6 +151,17 @@ impl OutputRing {
     pub fn prefetch(&self, start: u64, len: usize) {
         let first = start as usize & self.mask;
         prefetch_for_write(&self.data[first..(first + len).min(self.data.len())]);
+    }
+}
+
+/// The gain of the sample `offset` samples into a linear fade-in of `fade_len` samples (1 from
+/// there on): a late result joining mid-slot, in the rings or from its slot.
+#[inline]
+pub fn fade_in_gain(offset: usize, fade_len: usize) -> f32 {
+    if offset < fade_len {
+        (offset + 1) as f32 / (fade_len + 1) as f32
+    } else {
+        1.0
     }
 }
 

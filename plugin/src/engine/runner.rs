@@ -76,8 +76,8 @@ impl LevelRunner {
     /// to the next boundary): the level's share of work. A level with a fused head is advanced
     /// unless `whole_quantum` says `run_fused` did it; an inline level runs when its chunk
     /// completes; a spread level takes this boundary's steps; a worker level's due results are
-    /// taken (the small ones into `outputs`), its input fed and, when its chunk completes, the chunk submitted, waiting as
-    /// `wait` allows. Does not allocate.
+    /// taken (the small ones into `outputs`), its input fed and, when its chunk completes, the
+    /// chunk submitted, waiting as `wait` allows. Does not allocate.
     pub fn at_boundary(
         &mut self,
         time: u64,
@@ -99,7 +99,7 @@ impl LevelRunner {
             Self::Inline(_) => {}
             Self::Spread(level) => level.run(time, inputs, outputs),
             Self::Worker(worker) => {
-                // Results due before the next boundary must be in the rings now.
+                // Results due before the next boundary must be taken now.
                 let horizon = time + quantum as u64;
                 worker.collect(time, horizon, outputs, wait);
                 worker.feed(time, quantum, wait);

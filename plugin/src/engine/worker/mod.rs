@@ -490,7 +490,9 @@ impl WorkerLevel {
         }
         loop {
             let job = self.consumed + self.player.len() as u64;
-            if job >= self.submitted {
+            // A full player (not expected: results tile time) takes the next result at a later
+            // boundary, after a retire, rather than this loop meeting the same job again.
+            if job >= self.submitted || self.player.is_full() {
                 break;
             }
             let slot_idx = (job % self.dues.len() as u64) as usize;

@@ -16,12 +16,14 @@
 //!
 //! A late result (see [`super::late_policy`]) plays from the boundary where it was found
 //! complete, faded in over [`LATE_FADE_SAMPLES`]; what it would have played before stays
-//! silent. Uses the job protocol ([`super::protocol`]) and the late policy's fade.
+//! silent. Uses the job protocol ([`super::protocol`]), the late policy's fade and the rings'
+//! fade gain and prefetch ([`crate::engine::rings`]).
 
 use std::ops::Range;
 
 use super::late_policy::LATE_FADE_SAMPLES;
 use super::protocol::Shared;
+use crate::engine::rings::{fade_in_gain, prefetch_for_write};
 
 /// Results of one level playing at once, at most: they tile time, each `P` samples long, and
 /// a quantum (at most `P`) holds the end of one and the start of the next.
@@ -50,6 +52,11 @@ impl Player {
         self.len
     }
 
+    /// Whether as many results play as a quantum holds: the next one waits for a retire.
+    pub(crate) fn is_full(&self) -> bool {
+        self.len == MAX_PLAYING
+    }
+
     /// Forgets every result (a reset).
     pub(crate) fn clear(&mut self) {
         self.len = 0;
@@ -71,11 +78,8 @@ impl Player {
     /// from `from` on, faded in. The caller has seen its job completed (acquire) and keeps the
     /// slot until [`Self::retire`] returns it.
     pub(crate) fn start(&mut self, slot_idx: usize, due: u64, from: u64) {
-        debug_assert!(
-            self.len < MAX_PLAYING,
-            "more results playing than a quantum holds"
-        );
-        if self.len == MAX_PLAYING {
+        debug_assert!(!self.is_full(), "more results playing than a quantum holds");
+        if self.is_full() {
             return;
         }
         self.playing[self.len] = Playing {
@@ -145,7 +149,7 @@ impl Player {
             for output_idx in 0..shared.num_outputs {
                 // SAFETY: as in `play`.
                 let result = unsafe { shared.result(playing.slot_idx, output_idx) };
-                crate::engine::rings::prefetch_for_write(&result[slot_part.clone()]);
+                prefetch_for_write(&result[slot_part.clone()]);
             }
         }
     }
@@ -155,12 +159,6 @@ impl Player {
 /// faded in linearly over [`LATE_FADE_SAMPLES`].
 fn add_faded(out: &mut [f32], result: &[f32], offset: usize) {
     for (k, (out, &sample)) in out.iter_mut().zip(result).enumerate() {
-        let from_start = offset + k;
-        let gain = if from_start < LATE_FADE_SAMPLES {
-            (from_start + 1) as f32 / (LATE_FADE_SAMPLES + 1) as f32
-        } else {
-            1.0
-        };
-        *out += gain * sample;
+        *out += fade_in_gain(offset + k, LATE_FADE_SAMPLES) * sample;
     }
 }

@@ -92,21 +92,31 @@ impl SoakReport {
                 self.health.late.dropped_chunks
             ));
         }
-        let heap_growth_kb = self.end.heap_kb.saturating_sub(self.warm.heap_kb);
-        if heap_growth_kb >= MAX_HEAP_GROWTH_KB {
-            failures.push(format!(
-                "the heap grew by {heap_growth_kb} KiB after the warm-up ({} -> {} KiB)",
-                self.warm.heap_kb, self.end.heap_kb
-            ));
-        }
-        let pool_growth_kb = self.end.pool_live_kb.saturating_sub(self.warm.pool_live_kb);
-        if pool_growth_kb >= MAX_POOL_GROWTH_KB {
-            failures.push(format!(
-                "the pool's live buffers grew by {pool_growth_kb} KiB after the warm-up ({} -> \
-                 {} KiB)",
-                self.warm.pool_live_kb, self.end.pool_live_kb
-            ));
-        }
+        // The counts judged exactly: what grew by `limit` KiB or more after the warm-up.
+        let counted = |what: &str, warm: u64, end: u64, limit: u64| {
+            let growth = end.saturating_sub(warm);
+            (growth >= limit).then(|| {
+                format!("{what} grew by {growth} KiB after the warm-up ({warm} -> {end} KiB)")
+            })
+        };
+        failures.extend(
+            [
+                counted(
+                    "the heap",
+                    self.warm.heap_kb,
+                    self.end.heap_kb,
+                    MAX_HEAP_GROWTH_KB,
+                ),
+                counted(
+                    "the pool's live buffers",
+                    self.warm.pool_live_kb,
+                    self.end.pool_live_kb,
+                    MAX_POOL_GROWTH_KB,
+                ),
+            ]
+            .into_iter()
+            .flatten(),
+        );
         let blocks_growth_kb = self
             .end
             .pool_mapped_kb
