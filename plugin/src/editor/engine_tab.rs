@@ -8,7 +8,7 @@ use nice_plug::prelude::*;
 use nice_plug_egui::widgets;
 
 use super::*;
-use crate::engine::plan::{PartitionPlan, PlanLimits};
+use crate::engine::plan::{CostWeights, PartitionPlan, PlanLimits};
 use crate::engine::{BackendProbe, RunsOn};
 use crate::params::BackendParam;
 
@@ -87,7 +87,7 @@ impl EditorApp {
         let max_block = monitor.max_block_size.load(Relaxed).max(1) as usize;
         let mode = monitor.latency_mode();
         let may_use_gpu = self.params.backend.value().executor().may_use_gpu();
-        let limits = PlanLimits::default().for_gpu(may_use_gpu);
+        let limits = PlanLimits::default().for_executor(may_use_gpu, CostWeights::STEREO);
         let plan = PartitionPlan::new(ir_len, max_block, mode, limits);
         ui.add_space(8.0);
         ui.heading("Partition plan");

@@ -238,7 +238,7 @@ impl Engine {
         let bus = Bus::new(num_inputs, num_outputs, format);
         let routed = route(ir, bus).map_err(|err| EngineError::Mapping(err.to_string()))?;
         let weights = CostWeights::for_paths(num_inputs, num_outputs, routed.len());
-        let limits = limits.for_gpu(executor.may_use_gpu());
+        let limits = limits.for_executor(executor.may_use_gpu(), weights);
         let plan =
             PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
         let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();

@@ -90,7 +90,7 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         ir_len,
         request.block,
         request.latency_mode,
-        PlanLimits::default().for_gpu(request.executor.may_use_gpu()),
+        PlanLimits::default().for_executor(request.executor.may_use_gpu(), weights),
         weights,
     );
     let (inputs, outputs) = request.matrix.unwrap_or((2, 2));

@@ -317,3 +317,35 @@ fn without_a_gpu_small_levels_with_a_worker_slack_stay_on_the_audio_thread() {
     let offload = PartitionPlan::new(48_000, 1024, LatencyMode::Offload(4096), cpu);
     assert!((0..offload.levels.len()).all(|idx| !offload.on_audio_thread(idx)));
 }
+
+#[test]
+fn long_partitions_only_for_few_paths_that_never_use_the_gpu() {
+    let stereo = CostWeights::STEREO;
+    let true_stereo = CostWeights::for_paths(2, 2, 4);
+    let room = CostWeights::for_paths(4, 4, 16);
+    let cap = |may_use_gpu, weights| {
+        PlanLimits::default()
+            .for_executor(may_use_gpu, weights)
+            .max_partition_size
+    };
+    assert_eq!(cap(false, stereo), CPU_MAX_PARTITION_SIZE);
+    assert_eq!(cap(false, true_stereo), CPU_MAX_PARTITION_SIZE);
+    assert_eq!(cap(true, stereo), DEFAULT_MAX_PARTITION_SIZE);
+    assert_eq!(cap(false, room), DEFAULT_MAX_PARTITION_SIZE);
+    // A cap of the caller's own stays; the rest is `for_gpu`'s.
+    let own = PlanLimits {
+        max_partition_size: 1024,
+        ..PlanLimits::default()
+    };
+    assert_eq!(own.for_executor(false, stereo), own.for_gpu(false));
+    // A stereo 10 s reverb on the CPU alone ends in 32768-sample partitions, where the GPU
+    // may take it in 16384s; both keep the invariants.
+    for may_use_gpu in [false, true] {
+        let limits = PlanLimits::default().for_executor(may_use_gpu, stereo);
+        let plan = PartitionPlan::new(480_000, 1024, LatencyMode::Zero, limits);
+        check_invariants(&plan);
+        let last = plan.levels.last().unwrap().partition_size;
+        let expected = if may_use_gpu { 16384 } else { 32768 };
+        assert_eq!(last, expected, "{}", plan.describe());
+    }
+}
