@@ -136,6 +136,14 @@ pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 /// rounds alternated) 8 % less CPU at 64-sample blocks and 10 % less at 1024 (median of the
 /// paired ratios), resident memory the same. A dense matrix holds far more per partition: a
 /// 16 x 16 x 4 s one took 17 % less CPU but 80 MB more memory, so matrices keep the default.
+/// Of those 80 MB, 25 are the bigger level's buffers and the rest is the huge-page pool's
+/// (`super::pages`): its `32768 x 4` level keeps each path's real and imaginary spectra in
+/// buffers of 0.5 MiB and 48 bytes, three of which fill a shared 2 MiB block, leaving a
+/// quarter of every block unused (mapped 555 MB for 456 MB of buffers, against 457 for 431).
+/// Shared blocks of four huge pages took that back (477 MB mapped; resident after the build
+/// 682 against 678 MB), but the peak stayed 27 MB higher (747 against 720 MB, 15 s of input)
+/// for 10 to 16 % less CPU (2026-12-02, three rounds), more than the budget for that matrix
+/// (peak memory less its IR at most 1.2 times its spectra) has to spare.
 pub const CPU_MAX_PARTITION_SIZE: usize = 32768;
 /// Most spectra per partition ([`CostWeights::streams`]) of an engine that may use
 /// [`CPU_MAX_PARTITION_SIZE`]: true stereo's 4 paths and 2 inputs.
