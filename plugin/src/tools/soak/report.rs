@@ -356,28 +356,17 @@ mod tests {
         report.health.late.dropped_chunks = 2;
         let failures = report.failures();
         assert_eq!(failures.len(), 6, "{failures:?}");
-        assert!(
-            failures
-                .iter()
-                .any(|f| f.contains("the heap grew by 256 KiB")),
-            "{failures:?}"
-        );
-        assert!(
-            failures.iter().any(|f| f.contains("2 chunks were dropped")),
-            "{failures:?}"
-        );
-        assert!(
-            failures
-                .iter()
-                .any(|f| f.contains("the pool's live buffers grew by 256 KiB")),
-            "{failures:?}"
-        );
-        assert!(
-            failures
-                .iter()
-                .any(|f| f.contains(&format!("resident memory grew by {MAX_RSS_GROWTH_KB} KiB"))),
-            "{failures:?}"
-        );
+        for expected in [
+            "the heap grew by 256 KiB".to_owned(),
+            "2 chunks were dropped".to_owned(),
+            "the pool's live buffers grew by 256 KiB".to_owned(),
+            format!("resident memory grew by {MAX_RSS_GROWTH_KB} KiB"),
+        ] {
+            assert!(
+                failures.iter().any(|f| f.contains(&expected)),
+                "{expected}: {failures:?}"
+            );
+        }
         assert!(report.to_json().ends_with("\"passed\":false}"));
     }
 }
