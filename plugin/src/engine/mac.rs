@@ -51,6 +51,20 @@
 //! instructions, and the dense 12 x 12 matrix at 64-sample blocks took 16 % more (the
 //! slices' setup no longer inlined).
 //!
+//! Nor did a dense level walked bins outermost pay (Xeon VM, 2026-12-02, dense 2 s matrices,
+//! one binary either way, alternated): per chunk of 32 bins, each output's whole sum in
+//! registers, the IR spectra laid out in the order that walk reads them (one sequential
+//! stream) and the chunk's input spectra gathered once into a scratch in the first-level
+//! cache, so that each input spectrum is read from beyond it once for all outputs instead of
+//! once per output. Run whole in every level of a matrix, it cost 9 to 16 % more (12 x 12 at
+//! 128 and 1024, 16 x 16 at 64, 3 rounds). Software prefetch 4 to 16 KiB ahead brought it back
+//! within the spread, and so did a second form that also reads half of the partitions a period
+//! for two periods (a layout by partition parity, AVX-512, 8 KiB prefetch; 12 x 12 at 1024:
+//! 0.082 to 0.085 CPU-s/s against 0.080 to 0.086). Alone, a 12 x 12 room's `128 x 3` and
+//! `256 x 2` levels ran 10 to 26 % faster that way (a level's period, transforms included,
+//! timed in a loop), its `512 x 6` and bigger ones no faster: the levels it speeds up
+//! hold too few of a period's products to show.
+//!
 //! Uses nothing else of the engine.
 
 /// An accumulator the MAC adds to: split real and imaginary arrays of equal length.
@@ -146,8 +160,12 @@ fn avx512_kernels() -> Option<MacKernels> {
 
 /// Whether the CPU is AMD's, whose AVX-512 (Zen 4 on) runs at the clock of its other
 /// instructions. Intel's Skylake to Cascade Lake server cores lower their clock for a while
-/// after 512-bit multiply-adds, which an audio thread's short bursts would pay for every call,
-/// and no Intel CPU was measured here: they keep the AVX2 kernels.
+/// after 512-bit multiply-adds, which an audio thread's short bursts would pay for every call.
+/// On the one Intel CPU measured here (the 2-core Xeon VM, an Emerald Rapids, 2026-12-02, one
+/// binary with the kernels chosen either way and alternated, 3 rounds), AVX-512 came within
+/// the spread of AVX2, with the bound or in every level: dense 2 s matrices 12 x 12 at 128 and
+/// 1024, 16 x 16 at 128 and 4 x 4 at 1024 all within 4 % (12 x 12 at 128 0.0978 to 0.1008
+/// against 0.1018 to 0.1033 CPU-s/s). Intel CPUs keep the AVX2 kernels.
 #[cfg(target_arch = "x86_64")]
 fn is_amd() -> bool {
     let vendor = std::arch::x86_64::__cpuid(0);

@@ -91,6 +91,11 @@ impl SplitRealFft {
 
     /// The spectrum of `input` (`2P` samples, left as scratch) into `re` and `im` (`P + 1` bins
     /// each). Does not allocate.
+    ///
+    /// A level copies its window into `input` first. rustfft's transform that reads its input
+    /// in place (`process_immutable_with_scratch`) gave the same bits without that copy but no
+    /// less CPU (Xeon VM, 2026-12-02, 8 rounds alternated: a stereo 10 s reverb at 1024 and
+    /// 12 x 12 and 4 x 4 rooms within 1 %, a stereo 1 s reverb at 256 12 % dearer).
     pub fn forward(&mut self, input: &mut [f32], re: &mut [f32], im: &mut [f32]) {
         let input = as_complex(&mut input[..2 * self.half]);
         self.forward
