@@ -285,6 +285,22 @@ fn bench_harness_mode_writes_the_convolution() {
         out.to_str().unwrap(),
     ]);
     assert!(stdout.contains("\"variant\":\"t\""));
+    // Timed as the peers' harnesses time their blocks: no thread-clock reads around the calls,
+    // so no per-call CPU figures (the generated workload has them, see above).
+    for field in [
+        "cpu_process_s",
+        "rtf_process",
+        "oncpu_p99_us",
+        "oncpu_max_us",
+        "offcpu_max_us",
+        "oncpu_max_over_deadline",
+    ] {
+        assert!(
+            stdout.contains(&format!("\"{field}\":null")),
+            "{field}: {stdout}"
+        );
+    }
+    assert!(json_number(&stdout, "rtf") > 0.0, "{stdout}");
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 4800 * 2 * 4);
     let got = read_raw(&out, 2);
     for (channel, actual) in got.iter().enumerate() {

@@ -198,6 +198,7 @@ fn main() -> ExitCode {
                     }
                 }),
                 fixed_work_us,
+                call_cpu: true,
             };
             let channels = usize::from(channels);
             let outputs = outputs.map(usize::from);

@@ -69,6 +69,12 @@ pub struct BenchConfig {
     /// walks a 512 KiB buffer): the machine's own timing noise, measured the same way, at the
     /// same pace and priority, so an engine's per-call tail can be read against it.
     pub fixed_work_us: Option<f64>,
+    /// Read the calling thread's CPU clock around each block's calls, for the per-call CPU
+    /// figures ([`BenchResult::cpu_process_s`], `oncpu_*`, `offcpu_max_us`). Each read is a
+    /// system call on Linux (no vDSO for thread clocks), about 0.25 us on the VMs here: at
+    /// 64-sample blocks 0.0004 CPU-s/s, a tenth of a stereo 1 s reverb's. The harness mode
+    /// leaves it off, as the peers' harnesses time their blocks by the monotonic clock alone.
+    pub call_cpu: bool,
 }
 
 /// What a benchmark measured (the harness contract's fields).
@@ -106,7 +112,8 @@ pub struct BenchResult {
     /// and with `--out` the copy of the first instance's output): their `cpu_main_s` less
     /// what the host loop between blocks costs (a paced loop's sleeps and wake-ups, which a
     /// host's audio thread pays whatever plugin it runs).
-    pub cpu_process_s: f64,
+    /// `None` where the run did not read it ([`BenchConfig::call_cpu`]).
+    pub cpu_process_s: Option<f64>,
     pub wall_s: f64,
     pub threads: usize,
     pub setup_s: f64,
@@ -118,12 +125,13 @@ pub struct BenchResult {
     /// The measuring thread's own CPU time per call (its thread clock, read just outside the
     /// wall-clock interval), after warm-up: 99th percentile and largest, in us. Where the
     /// kernel accounts for a hypervisor's steal time (Linux guests with paravirtual steal
-    /// clocks), that time is not in here, while the wall-clock `blk_*` figures hold it.
-    pub oncpu_p99_us: f64,
-    pub oncpu_max_us: f64,
+    /// clocks), that time is not in here, while the wall-clock `blk_*` figures hold it. `None`
+    /// where the run did not read it ([`BenchConfig::call_cpu`]), as the next.
+    pub oncpu_p99_us: Option<f64>,
+    pub oncpu_max_us: Option<f64>,
     /// The largest wall-clock time of one call that was not the thread's CPU time (stolen by
     /// the hypervisor, or the thread preempted), after warm-up, in us.
-    pub offcpu_max_us: f64,
+    pub offcpu_max_us: Option<f64>,
     /// Time the machine's hypervisor took from all its CPUs during the timed loop, in ms
     /// (`steal` of /proc/stat); -1 where unknown.
     pub steal_ms: f64,
@@ -344,6 +352,12 @@ pub fn run_host_threads(
 /// The whole session of [`run_host_threads`] from its threads' results.
 fn session_result(threads: &[BenchResult]) -> BenchResult {
     let max = |field: fn(&BenchResult) -> f64| threads.iter().map(field).fold(0.0, f64::max);
+    let max_read = |field: fn(&BenchResult) -> Option<f64>| {
+        threads
+            .iter()
+            .map(field)
+            .try_fold(0.0, |max, value| value.map(|value| f64::max(max, value)))
+    };
     let first = &threads[0];
     let instances = threads.iter().map(|t| t.instances).sum::<usize>();
     BenchResult {
@@ -378,9 +392,9 @@ fn session_result(threads: &[BenchResult]) -> BenchResult {
         blk_p99_us: max(|t| t.blk_p99_us),
         blk_max_us: max(|t| t.blk_max_us),
         blk_max_all_us: max(|t| t.blk_max_all_us),
-        oncpu_p99_us: max(|t| t.oncpu_p99_us),
-        oncpu_max_us: max(|t| t.oncpu_max_us),
-        offcpu_max_us: max(|t| t.offcpu_max_us),
+        oncpu_p99_us: max_read(|t| t.oncpu_p99_us),
+        oncpu_max_us: max_read(|t| t.oncpu_max_us),
+        offcpu_max_us: max_read(|t| t.offcpu_max_us),
         late_blocks: threads.iter().map(|t| t.late_blocks).sum(),
         dropped_chunks: threads.iter().map(|t| t.dropped_chunks).sum(),
         waits: threads.iter().map(|t| t.waits).sum(),
@@ -492,6 +506,9 @@ fn run_on_thread(
     let wall_start_monotonic_ns = cpu_time::monotonic_ns();
     let mut pacer = Pacer::new(config.pace, config.rate, num_frames, wall_start);
     let mut frames_done = 0;
+    let block_times_path = std::env::var_os("LONGTAIL_BENCH_BLOCK_TIMES");
+    // The per-call file has a CPU column: asking for it asks for the thread clock's reads.
+    let call_cpu = config.call_cpu || block_times_path.is_some();
     while frames_done < num_frames {
         if config
             .max_wall_s
@@ -505,7 +522,7 @@ fn run_on_thread(
         for (buffer, channel) in host_input.iter_mut().zip(input) {
             buffer[..len].copy_from_slice(&channel[range.clone()]);
         }
-        let block_cpu_start = cpu_time::thread_seconds();
+        let block_cpu_start = call_cpu.then(cpu_time::thread_seconds);
         let block_start = Instant::now();
         // The buffer arrays are built once per block, as a host hands its buffers over, and
         // not per instance: every instance reads the same input and overwrites the same
@@ -532,14 +549,16 @@ fn run_on_thread(
         }
         block_times.push(block_start.elapsed());
         block_starts.push(block_start - wall_start);
-        block_cpu_s.push(cpu_time::thread_seconds() - block_cpu_start);
+        if let Some(cpu_start) = block_cpu_start {
+            block_cpu_s.push(cpu_time::thread_seconds() - cpu_start);
+        }
         frames_done += len;
         // Release the next block when the host would.
         pacer.after(frames_done);
     }
     let wall_s = wall_start.elapsed().as_secs_f64();
     let cpu_main_s = cpu_time::thread_seconds() - main_start;
-    let cpu_process_s = block_cpu_s.iter().sum::<f64>();
+    let cpu_process_s = call_cpu.then(|| block_cpu_s.iter().sum::<f64>());
     let cpu_s = cpu_time::process_seconds() - cpu_start;
     let gpu_hub_cpu_s = hub_start
         .zip(hub_cpu(&engines))
@@ -551,7 +570,7 @@ fn run_on_thread(
     let audio_priority = realtime.as_ref().map_or(0, |guard| guard.priority);
     drop(realtime);
 
-    if let Some(path) = std::env::var_os("LONGTAIL_BENCH_BLOCK_TIMES") {
+    if let Some(path) = block_times_path {
         // Diagnostics, one call per line: its wall-clock time, its thread CPU time and its start
         // on CLOCK_MONOTONIC (as `perf record -k CLOCK_MONOTONIC` stamps events), all in ns, to
         // look for periodic spikes, tell computing from time the thread did not run, and find
@@ -579,13 +598,22 @@ fn run_on_thread(
     let warmup_blocks =
         ((config.warmup_s * f64::from(config.rate)) as usize / block).min(block_times.len());
     let all_max = block_times.iter().max().copied().unwrap_or_default();
-    let offcpu_max_us = block_times[warmup_blocks..]
-        .iter()
-        .zip(&block_cpu_s[warmup_blocks..])
-        .map(|(wall, cpu)| (wall.as_secs_f64() - cpu).max(0.0) * 1e6)
-        .fold(0.0, f64::max);
-    let mut steady_cpu: Vec<f64> = block_cpu_s[warmup_blocks..].to_vec();
-    steady_cpu.sort_unstable_by(f64::total_cmp);
+    let (offcpu_max_us, oncpu_p99_us, oncpu_max_us) = if call_cpu {
+        let offcpu_max_us = block_times[warmup_blocks..]
+            .iter()
+            .zip(&block_cpu_s[warmup_blocks..])
+            .map(|(wall, cpu)| (wall.as_secs_f64() - cpu).max(0.0) * 1e6)
+            .fold(0.0, f64::max);
+        let mut steady_cpu: Vec<f64> = block_cpu_s[warmup_blocks..].to_vec();
+        steady_cpu.sort_unstable_by(f64::total_cmp);
+        (
+            Some(offcpu_max_us),
+            Some(percentile_us(&steady_cpu, 0.99)),
+            Some(percentile_us(&steady_cpu, 1.0)),
+        )
+    } else {
+        (None, None, None)
+    };
     let mut steady: Vec<f64> = block_times[warmup_blocks..]
         .iter()
         .map(Duration::as_secs_f64)
@@ -686,8 +714,8 @@ fn run_on_thread(
         blk_p99_us: percentile_us(&steady, 0.99),
         blk_max_us: percentile_us(&steady, 1.0),
         blk_max_all_us: all_max.as_secs_f64() * 1e6,
-        oncpu_p99_us: percentile_us(&steady_cpu, 0.99),
-        oncpu_max_us: percentile_us(&steady_cpu, 1.0),
+        oncpu_p99_us,
+        oncpu_max_us,
         offcpu_max_us,
         steal_ms,
         deadline_us: block as f64 / f64::from(config.rate) * 1e6,
