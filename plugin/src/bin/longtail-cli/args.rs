@@ -138,7 +138,9 @@ pub(crate) enum Command {
     ///
     /// Generated workload (default): seeded white noise through seeded decaying-noise IRs of
     /// --ir-seconds. Harness mode (--input and --ir): raw f32 interleaved files as the peer
-    /// benchmark driver passes them; --out writes the output for its accuracy pass.
+    /// benchmark driver passes them; --out writes the output for its accuracy pass. It times
+    /// its calls by the monotonic clock alone, as the peers' harnesses do: its per-call CPU
+    /// fields (oncpu_*, offcpu_max_us, rtf_process) are null.
     ///
     /// Matrix mode (--outputs M): N = --channels inputs to M outputs, every path present; the
     /// IR has N*M channels, channel i*M+o for the path from input i to output o, and the output
