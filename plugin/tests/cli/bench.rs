@@ -300,7 +300,6 @@ fn bench_harness_mode_writes_the_convolution() {
             "{field}: {stdout}"
         );
     }
-    assert!(json_number(&stdout, "rtf") > 0.0, "{stdout}");
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 4800 * 2 * 4);
     let got = read_raw(&out, 2);
     for (channel, actual) in got.iter().enumerate() {
