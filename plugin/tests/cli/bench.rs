@@ -300,6 +300,12 @@ fn bench_harness_mode_writes_the_convolution() {
             "{field}: {stdout}"
         );
     }
+    // The whole run's CPU figures stay: the peers' scripts read them. Only `>= 0`, since
+    // Windows' CPU clocks tick at 15.6 ms and this 0.1 s run may read 0 there.
+    for field in ["cpu_s", "rtf"] {
+        let value = json_number(&stdout, field);
+        assert!(value.is_finite() && value >= 0.0, "{field}: {stdout}");
+    }
     assert_eq!(std::fs::metadata(&out).unwrap().len(), 4800 * 2 * 4);
     let got = read_raw(&out, 2);
     for (channel, actual) in got.iter().enumerate() {
