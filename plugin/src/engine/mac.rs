@@ -168,9 +168,10 @@ fn avx512_kernels() -> Option<MacKernels> {
 /// against 0.1018 to 0.1033 CPU-s/s). Nor on a second Intel VM (family 6 model 167 as its
 /// hypervisor reports it, with AMX: 2026-12-03, 3 rounds alternated, dense 2 s matrices): with
 /// the bound or in every level, 12 x 12 at 64 and 128 and 16 x 16 at 64 came within 4 % of
-/// AVX2 either way (12 x 12 at 64: 0.0852 to 0.0901 against 0.0889 to 0.0897 CPU-s/s), and
-/// 4 x 4 at 1024 with AVX-512 in every level 3 to 5 % under, within this VM's spread. Intel
-/// CPUs keep the AVX2 kernels.
+/// AVX2 either way (12 x 12 at 64: 0.0852 to 0.0907 against 0.0889 to 0.0897 CPU-s/s); 4 x 4
+/// at 1024 with AVX-512 in every level came 4 to 5 % under in each round (0.0068 to 0.0069
+/// against 0.0071 to 0.0073), too little to matter there, and the Zen 5 VM lost 3 to 10 % on
+/// 4 x 4 that way. Intel CPUs keep the AVX2 kernels.
 #[cfg(target_arch = "x86_64")]
 fn is_amd() -> bool {
     let vendor = std::arch::x86_64::__cpuid(0);
