@@ -100,7 +100,7 @@ fn mac(c: &mut Criterion) {
 /// them each period: `SplitRealFft`, and realfft with the split and interleave passes.
 fn period_fft(c: &mut Criterion) {
     let mut group = c.benchmark_group("period_fft");
-    for fft_size in [2048, 32768] {
+    for fft_size in [2048, 3072, 4096, 32768, 49152, 65536] {
         let num_bins = fft_size / 2 + 1;
         let signal = noise(fft_size, 3);
         let (mut input, mut output) = (signal.clone(), vec![0.0; fft_size]);
@@ -160,6 +160,7 @@ fn level_round(c: &mut Criterion) {
         ];
         let shape = LevelShape {
             partition_size,
+            span: 1,
             num_partitions,
             ir_offset: 0,
             output_delay: 2 * partition_size,
@@ -187,6 +188,54 @@ fn level_round(c: &mut Criterion) {
     }
 }
 
+/// One period of a dense 12 x 12 level covering `6P` taps per path with partitions of one,
+/// two and three hops (`P x 6`, `P x 3 / 2`, `P x 2 / 3`): what the plan's cost model weighs
+/// for a matrix's levels. Run whole, as a worker runs it (carrying as the level chooses).
+fn level_span(c: &mut Criterion) {
+    let (num_inputs, num_outputs) = (12, 12);
+    let paths: Vec<Path> = (0..num_inputs * num_outputs)
+        .map(|idx| Path {
+            input_idx: idx / num_outputs,
+            output_idx: idx % num_outputs,
+        })
+        .collect();
+    for partition_size in [512, 1024, 2048, 4096] {
+        let taps: Vec<Vec<f32>> = (0..paths.len())
+            .map(|idx| noise(6 * partition_size, 20 + idx as u64))
+            .collect();
+        let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let shared: Vec<usize> = (0..paths.len()).collect();
+        for span in 1..=3 {
+            let shape = LevelShape {
+                partition_size,
+                span,
+                num_partitions: 6 / span,
+                ir_offset: 0,
+                output_delay: 2 * partition_size,
+                num_inputs,
+                num_outputs,
+            };
+            let mut level =
+                UpolsLevel::new(&mut FftPlanner::new(), shape, &paths, &tap_refs, &shared);
+            let windows: Vec<Vec<f32>> = (0..num_inputs)
+                .map(|idx| noise(level.window_len(), 200 + idx as u64))
+                .collect();
+            let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
+            let mut outputs = vec![vec![0.0f32; partition_size]; num_outputs];
+            c.bench_function(
+                &format!("level_span/12x12/{partition_size}x{}/{span}", 6 / span),
+                |b| {
+                    b.iter(|| {
+                        let mut refs: Vec<&mut [f32]> =
+                            outputs.iter_mut().map(Vec::as_mut_slice).collect();
+                        level.compute(&window_refs, &mut refs);
+                    })
+                },
+            );
+        }
+    }
+}
+
 fn audio_thread_callback(c: &mut Criterion) {
     // What the audio thread runs per 64-sample block: the 64-tap head and level 0 (64 x 7).
     let ir = Ir::new("bench", 48_000, vec![noise(512, 9), noise(512, 10)]).unwrap();
@@ -210,5 +259,12 @@ fn audio_thread_callback(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, mac, period_fft, level_round, audio_thread_callback);
+criterion_group!(
+    benches,
+    mac,
+    period_fft,
+    level_round,
+    level_span,
+    audio_thread_callback
+);
 criterion_main!(benches);

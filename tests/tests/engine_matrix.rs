@@ -99,6 +99,8 @@ fn small_matrices_dense_sparse_and_shared() {
     );
 }
 
+/// The dense 16 x 16 plans levels whose partitions span two hops (`Level::span`), on the audio
+/// thread, on workers and as the offload mode's level 0.
 #[test]
 fn twelve_and_sixteen_square() {
     check(

@@ -114,10 +114,16 @@ impl EditorApp {
                 for (idx, level) in plan.levels.iter().enumerate() {
                     let status = levels.as_ref().and_then(|l| l.get(idx));
                     ui.label(idx.to_string());
-                    ui.label(format!(
-                        "{} x {}",
-                        level.num_partitions, level.partition_size
-                    ));
+                    ui.label(if level.span > 1 {
+                        format!(
+                            "{} x {} (hop {})",
+                            level.num_partitions,
+                            level.partition_taps(),
+                            level.partition_size
+                        )
+                    } else {
+                        format!("{} x {}", level.num_partitions, level.partition_size)
+                    });
                     ui.label(format!("{:.1} ms", level.ir_offset as f64 * 1000.0 / rate));
                     let slack_ms = plan.slack_samples(level) as f64 * 1000.0 / rate;
                     let runs_on = match status.map(|s| s.runs_on) {

@@ -298,6 +298,7 @@ fn time_level(inputs: usize, outputs: usize, paths: &[Path], partitions: usize) 
         &mut FftPlanner::new(),
         upols::LevelShape {
             partition_size: P,
+            span: 1,
             num_partitions: partitions,
             ir_offset: 0,
             output_delay: P,

@@ -61,6 +61,7 @@ impl Head {
                 planner,
                 LevelShape {
                     partition_size: DIRECT_TAPS,
+                    span: 1,
                     num_partitions: (shape.num_taps - DIRECT_TAPS).div_ceil(DIRECT_TAPS),
                     ir_offset: DIRECT_TAPS,
                     output_delay: DIRECT_TAPS,

@@ -277,6 +277,7 @@ impl Engine {
                 &mut planner,
                 upols::LevelShape {
                     partition_size: level.partition_size,
+                    span: level.span,
                     num_partitions: level.num_partitions,
                     ir_offset: level.ir_offset,
                     output_delay: plan.output_delay(level),

@@ -59,6 +59,14 @@
 //! search over the few dozen chains there are. Short IRs end up with one or two levels, long
 //! ones grow to the cap; zita-convolver's fixed x4 growth is one of the chains considered.
 //!
+//! Where the GPU is never used, a level after the first may cut its IR into partitions of
+//! `2P` taps run in FFTs of `3P` every `P` samples ([`Level::span`], `super::upols`): `n`
+//! partitions then cost `MAC_FLOPS * n * (3P / 2 + 1) / P` and transforms of `3P`
+//! ([`NON_POWER_OF_TWO_FFT`] times the model), 3/4 of the products per tap for 1.5 times the
+//! transforms. Matrices, nearly all MAC, take it for their levels that fit in cache
+//! ([`SPAN_MAX_SPECTRA_BYTES`]); stereo engines never do. The search memoises the chains from
+//! each size and offset, so it stays small.
+//!
 //! That is the cost of one path of a stereo engine, where every path has its own input and
 //! output transform (2 paths, 2 + 2 transforms). A matrix shares its transforms: N inputs and
 //! M outputs are N + M transforms for N * M paths, so per path its FFT term weighs
@@ -70,6 +78,8 @@
 //! The constants are measured, in units of one flop: a real FFT of size `N` costs about
 //! `2.5 N log2 N`, a complex MAC 8, and a worker wake-up and context switch on a 2-core VM
 //! about 10 µs, 1e5 flops at the FFT's speed.
+
+use std::collections::HashMap;
 
 /// Flops per complex multiply-add of the spectral MAC.
 pub const MAC_FLOPS: f64 = 8.0;
@@ -112,6 +122,32 @@ impl CostWeights {
 
 /// Growth factors the planner considers between consecutive levels.
 pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
+
+/// Most hops an IR partition may span ([`Level::span`]) in a plan that never uses the GPU
+/// ([`PlanLimits::for_gpu`]): 2, partitions of `2P` in FFTs of `3P`, besides the plain 1.
+///
+/// Measured on the Intel VM (2026-12-03, `cargo bench -p longtail-tests --features bench
+/// --bench engine -- level_span`), a period of a dense 12 x 12 level covering `6P` taps, run
+/// whole as a worker runs it: at `P` = 512, 1024 and 2048, `Px3/2` took 23, 22 and 8 % less
+/// time than `Px6`, and at 4096 (28 MB of IR spectra) 5 % more; `Px2/3` (FFTs of `4P`) took
+/// 25 % less at 512 but 3 % less at 1024 and 7 % more at 2048. A real FFT of 3072 points took
+/// 1.76 times one of 2048 ([`NON_POWER_OF_TWO_FFT`]).
+pub const MAX_SPAN: usize = 2;
+
+/// Most bytes of spectra ([`level_spectra_bytes`]) of a level whose partitions span more
+/// than one hop. Past it the spectra stream from memory, where a level already reads each
+/// partition once for two periods (`upols/carry.rs`): a period costs what it reads, and fewer
+/// products read no fewer bytes (the 12 x 12 level of 4096 above, 28 MB, lost 5 %).
+pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
+
+/// Fewest partitions of a level of span 1 that carries in chunks (`upols/carry.rs`): a level of
+/// more hops and this many partitions would carry in chunks too, where reading the input
+/// spectrum of the next period is no longer the step before's, so spans stay below it.
+pub const SPAN_MAX_PARTITIONS: usize = 4;
+
+/// What a real FFT whose size is not a power of two (`3P`) costs against the cost model's
+/// `2.5 N log2 N`: 3072 points took 1.76 times 2048's where the model says 1.58.
+pub const NON_POWER_OF_TWO_FFT: f64 = 1.1;
 
 /// Smallest quantum the plan uses; hosts with smaller power-of-two buffers still get 16.
 pub const MIN_QUANTUM: usize = 16;
@@ -247,6 +283,9 @@ pub struct PlanLimits {
     /// period: 0 by default, since the GPU takes only levels on workers;
     /// [`CPU_SPREAD_MAX_BYTES`] for engines that never use the GPU ([`Self::for_gpu`]).
     pub cpu_spread_bytes: usize,
+    /// Most hops a level's IR partitions may span ([`Level::span`]): 1 by default, since the
+    /// GPU runs FFTs of `2P` only; [`MAX_SPAN`] for engines that never use the GPU.
+    pub max_span: usize,
 }
 
 impl Default for PlanLimits {
@@ -255,6 +294,7 @@ impl Default for PlanLimits {
             max_partition_size: DEFAULT_MAX_PARTITION_SIZE,
             min_worker_slack: DEFAULT_MIN_WORKER_SLACK,
             cpu_spread_bytes: 0,
+            max_span: 1,
         }
     }
 }
@@ -262,10 +302,12 @@ impl Default for PlanLimits {
 impl PlanLimits {
     /// These limits for an engine whose executor may use the GPU or never does (the CPU
     /// backend): where it never does, small levels with a worker's slack run on the audio
-    /// thread, spread over their period ([`CPU_SPREAD_MAX_BYTES`]).
+    /// thread, spread over their period ([`CPU_SPREAD_MAX_BYTES`]), and partitions may span
+    /// up to [`MAX_SPAN`] hops.
     pub fn for_gpu(self, may_use_gpu: bool) -> Self {
         Self {
             cpu_spread_bytes: if may_use_gpu { 0 } else { CPU_SPREAD_MAX_BYTES },
+            max_span: if may_use_gpu { 1 } else { MAX_SPAN },
             ..self
         }
     }
@@ -289,16 +331,20 @@ impl PlanLimits {
 }
 
 /// Bytes of the spectra a level holds, IR and input: `streams` ([`CostWeights::streams`]) per
-/// partition of `P + 1` complex bins.
+/// partition of `(span + 1) P / 2 + 1` complex bins.
 pub fn level_spectra_bytes(level: &Level, streams: usize) -> usize {
-    streams * level.num_partitions * (level.partition_size + 1) * 2 * size_of::<f32>()
+    streams * level.num_partitions * level.num_bins() * 2 * size_of::<f32>()
 }
 
 /// One uniformly partitioned overlap-save level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Level {
-    /// Partition size `P` in samples (a power of two); the FFT size is `2P`.
+    /// Partition size `P` in samples (a power of two): the hop, and the samples each period
+    /// gives.
     pub partition_size: usize,
+    /// Hops each IR partition spans: its taps are `span * P` and its FFT `(span + 1) P`
+    /// (`super::upols`); 1, the plain level, where the GPU may run it.
+    pub span: usize,
     /// Number of partitions of this level.
     pub num_partitions: usize,
     /// First IR tap this level covers (`D`).
@@ -308,7 +354,17 @@ pub struct Level {
 impl Level {
     /// One past the last IR tap this level covers.
     pub fn ir_end(&self) -> usize {
-        self.ir_offset + self.partition_size * self.num_partitions
+        self.ir_offset + self.partition_taps() * self.num_partitions
+    }
+
+    /// Taps of each IR partition, `span * P`.
+    pub fn partition_taps(&self) -> usize {
+        self.span * self.partition_size
+    }
+
+    /// Bins of each spectrum, `(span + 1) P / 2 + 1`.
+    pub fn num_bins(&self) -> usize {
+        (self.span + 1) * self.partition_size / 2 + 1
     }
 }
 
@@ -397,10 +453,18 @@ impl PartitionPlan {
             let shape = ChainLimits {
                 ir_len,
                 max_partition_size,
+                max_span: limits.max_span.max(1),
                 placement,
                 weights,
             };
-            cheapest_levels(first_size, offset, &shape, first_inline).1
+            cheapest_levels(
+                first_size,
+                offset,
+                &shape,
+                first_inline,
+                &mut HashMap::new(),
+            )
+            .1
         } else {
             Vec::new()
         };
@@ -436,7 +500,7 @@ impl PartitionPlan {
             .enumerate()
             .map(|(idx, level)| {
                 let on_worker = !self.on_audio_thread(idx);
-                level_cost(level.partition_size, level.num_partitions, on_worker)
+                weighted_level_cost(level, on_worker, CostWeights::STEREO)
             })
             .sum()
     }
@@ -485,8 +549,9 @@ impl PartitionPlan {
             .unwrap_or(self.quantum)
     }
 
-    /// One line for humans: `q=64 latency=0 head=64 | 64x7@64 256x6@512 ...` (size x count @
-    /// offset; the offload mode adds the latency asked for).
+    /// One line for humans: `q=64 latency=0 head=64 | 64x7@64 256x6@512 2048x2/2@4096 ...`
+    /// (size x count @ offset, and `/span` where partitions span several hops; the offload
+    /// mode adds the latency asked for).
     pub fn describe(&self) -> String {
         let mut text = format!("q={} latency={}", self.quantum, self.latency_samples());
         if let LatencyMode::Offload(asked) = self.latency_mode {
@@ -498,34 +563,41 @@ impl PartitionPlan {
         }
         for level in &self.levels {
             text.push_str(&format!(
-                " {}x{}@{}",
-                level.partition_size, level.num_partitions, level.ir_offset
+                " {}x{}",
+                level.partition_size, level.num_partitions
             ));
+            if level.span > 1 {
+                text.push_str(&format!("/{}", level.span));
+            }
+            text.push_str(&format!("@{}", level.ir_offset));
         }
         text
     }
 }
 
-/// The cost model of the module docs for one level of a stereo path.
+/// The cost model of the module docs for one level of a stereo path, of span 1.
 pub fn level_cost(partition_size: usize, num_partitions: usize, on_worker: bool) -> f64 {
-    weighted_level_cost(
+    let level = Level {
         partition_size,
+        span: 1,
         num_partitions,
-        on_worker,
-        CostWeights::STEREO,
-    )
+        ir_offset: 0,
+    };
+    weighted_level_cost(&level, on_worker, CostWeights::STEREO)
 }
 
-/// [`level_cost`] with the FFT and job terms weighted per path.
-pub fn weighted_level_cost(
-    partition_size: usize,
-    num_partitions: usize,
-    on_worker: bool,
-    weights: CostWeights,
-) -> f64 {
-    let size = partition_size as f64;
-    let mac = MAC_FLOPS * num_partitions as f64 * (size + 1.0) / size;
-    let fft = weights.fft * FFT_FLOPS * (2.0 * size).log2();
+/// [`level_cost`] for any span, with the FFT and job terms weighted per path. A level of span
+/// `s` has `(s + 1) P / 2 + 1` bins a partition and transforms of `(s + 1) P` per `P` samples.
+pub fn weighted_level_cost(level: &Level, on_worker: bool, weights: CostWeights) -> f64 {
+    let size = level.partition_size as f64;
+    let fft_size = ((level.span + 1) * level.partition_size) as f64;
+    let mac = MAC_FLOPS * level.num_partitions as f64 * level.num_bins() as f64 / size;
+    let radix = if ((level.span + 1) * level.partition_size).is_power_of_two() {
+        1.0
+    } else {
+        NON_POWER_OF_TWO_FFT
+    };
+    let fft = radix * weights.fft * FFT_FLOPS * fft_size / (2.0 * size) * fft_size.log2();
     let job = if on_worker {
         weights.job * JOB_FLOPS / size
     } else {
@@ -538,6 +610,7 @@ pub fn weighted_level_cost(
 struct ChainLimits {
     ir_len: usize,
     max_partition_size: usize,
+    max_span: usize,
     placement: Placement,
     weights: CostWeights,
 }
@@ -575,14 +648,14 @@ fn slack(level: &Level, latency: usize) -> usize {
     level.ir_offset + latency - level.partition_size
 }
 
-/// Where a level of `size` may start after a level of `previous_size` that starts at
+/// Where a level of `size` may start after a level whose partitions of `previous_taps` start at
 /// `previous_offset`, on the previous level's partition grid so the levels tile the IR:
 /// `D >= 2P` (a period of slack) for a level the audio thread may spread
 /// ([`MAX_SPREAD_PARTITION`]), and also `D - P >= min_worker_slack` for a bigger one, which
 /// runs on a worker.
 fn level_start(
     size: usize,
-    previous_size: usize,
+    previous_taps: usize,
     previous_offset: usize,
     min_worker_slack: usize,
 ) -> usize {
@@ -594,52 +667,80 @@ fn level_start(
     previous_offset
         + earliest
             .saturating_sub(previous_offset)
-            .next_multiple_of(previous_size)
+            .next_multiple_of(previous_taps)
 }
 
 /// The cheapest levels covering taps `[offset, ir_len)` starting with partition size
 /// `partition_size`, and their cost. Either this level covers the rest, or it covers up to
-/// where a larger size may start and the search goes on from there. `first_inline`: this is
-/// level 0 and runs on the audio thread.
+/// where a larger size may start and the search goes on from there; either way with
+/// partitions of any span up to the limits' (level 0, `first_inline`, on the audio thread,
+/// keeps span 1: its fused head is one more partition of `P`). `memo` keeps the chains found
+/// from each size and offset, so the spans multiply the choices per level, not per chain.
 fn cheapest_levels(
     partition_size: usize,
     offset: usize,
     limits: &ChainLimits,
     first_inline: bool,
+    memo: &mut HashMap<(usize, usize), (f64, Vec<Level>)>,
 ) -> (f64, Vec<Level>) {
+    if !first_inline && let Some(found) = memo.get(&(partition_size, offset)) {
+        return found.clone();
+    }
     let ir_len = limits.ir_len;
-    let level = |num_partitions| Level {
-        partition_size,
-        num_partitions,
-        ir_offset: offset,
-    };
-    let rest = (ir_len - offset).div_ceil(partition_size);
-    // A level on the audio thread (spread over its period, after the first) hands no job over.
-    let cost = |num_partitions| {
-        let on_worker = runs_on_worker(first_inline, &level(num_partitions), &limits.placement);
-        weighted_level_cost(partition_size, num_partitions, on_worker, limits.weights)
-    };
-    let mut best = (cost(rest), vec![level(rest)]);
-    for factor in GROWTH_FACTORS {
-        let next_size = partition_size * factor;
-        let next_start = level_start(
-            next_size,
+    let max_span = if first_inline { 1 } else { limits.max_span };
+    let mut best: Option<(f64, Vec<Level>)> = None;
+    for span in 1..=max_span {
+        let level = |num_partitions| Level {
             partition_size,
-            offset,
-            limits.placement.min_worker_slack,
-        );
-        if next_size > limits.max_partition_size || next_start <= offset || next_start >= ir_len {
-            continue;
+            span,
+            num_partitions,
+            ir_offset: offset,
+        };
+        // A level on the audio thread (spread over its period, after the first) hands no job
+        // over.
+        let cost = |level: &Level| {
+            let on_worker = runs_on_worker(first_inline, level, &limits.placement);
+            weighted_level_cost(level, on_worker, limits.weights)
+        };
+        let taps = span * partition_size;
+        // Spans pay where the products fit in cache and the level does not carry in chunks.
+        let fits = |level: &Level| {
+            level.span == 1
+                || (level.num_partitions <= SPAN_MAX_PARTITIONS
+                    && level_spectra_bytes(level, limits.placement.streams)
+                        <= SPAN_MAX_SPECTRA_BYTES)
+        };
+        let whole = level((ir_len - offset).div_ceil(taps));
+        // Ties keep the plan with fewer levels (fewer threads), then the smaller span.
+        let mut consider = |cost: f64, levels: Vec<Level>| {
+            if best.as_ref().is_none_or(|(best, _)| cost < *best) {
+                best = Some((cost, levels));
+            }
+        };
+        if fits(&whole) {
+            consider(cost(&whole), vec![whole]);
         }
-        let num_partitions = (next_start - offset) / partition_size;
-        let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false);
-        let cost = cost(num_partitions) + tail_cost;
-        // Ties keep the plan with fewer levels (fewer threads).
-        if cost < best.0 {
-            let mut levels = vec![level(num_partitions)];
+        for factor in GROWTH_FACTORS {
+            let next_size = partition_size * factor;
+            let next_start =
+                level_start(next_size, taps, offset, limits.placement.min_worker_slack);
+            if next_size > limits.max_partition_size || next_start <= offset || next_start >= ir_len
+            {
+                continue;
+            }
+            let grown = level((next_start - offset) / taps);
+            if !fits(&grown) {
+                continue;
+            }
+            let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false, memo);
+            let mut levels = vec![grown];
             levels.extend(tail);
-            best = (cost, levels);
+            consider(cost(&grown) + tail_cost, levels);
         }
+    }
+    let best = best.expect("span 1 always gives a chain");
+    if !first_inline {
+        memo.insert((partition_size, offset), best.clone());
     }
     best
 }

@@ -120,13 +120,13 @@ impl LevelRunner {
     }
 
     /// Samples of the engine's input rings the level reads at a quantum boundary: an inline
-    /// level transforms its `2P` window when its chunk completes (a quantum more to spare), a
-    /// spread level up to `P - q` samples later (`3P`); a worker level reads the engine's
-    /// input history instead.
+    /// level transforms its window (`2P`, or `(span + 1) P`) when its chunk completes (a
+    /// quantum more to spare), a spread level up to `P - q` samples later (`P` more); a worker
+    /// level reads the engine's input history instead.
     pub fn history(&self, quantum: usize) -> usize {
         match self {
-            Self::Inline(level) => 2 * level.partition_size() + quantum,
-            Self::Spread(level) => 3 * level.partition_size(),
+            Self::Inline(level) => level.window_len() + quantum,
+            Self::Spread(level) => level.window_len() + level.partition_size(),
             Self::Worker(_) => 0,
         }
     }

@@ -58,11 +58,13 @@ pub struct SpreadLevel {
 impl SpreadLevel {
     /// Spreads `level`, whose inputs are `num_inputs` channels, over the quanta of size
     /// `quantum` of each period. The work is estimated with the plan's cost model: a real FFT
-    /// of size `2P` as `5 P log2(2P)` flops, a partition product as `8 (P + 1)`.
+    /// of size `F` (`2P`, or `(span + 1) P`) as `2.5 F log2(F)` flops, a partition product as
+    /// `8 (F / 2 + 1)`.
     pub fn new(level: UpolsLevel, num_inputs: usize, quantum: usize) -> Self {
         let size = level.partition_size();
-        let fft_cost = 5 * size as u64 * u64::from((2 * size).ilog2());
-        let mac_cost = 8 * (size as u64 + 1);
+        let fft_size = level.window_len() as u64;
+        let fft_cost = 5 * fft_size / 2 * u64::from(fft_size.ilog2());
+        let mac_cost = 8 * (fft_size / 2 + 1);
         let outputs = (0..level.num_outputs()).map(|idx| level.num_output_terms(idx) as u64);
         let mut period_cost = num_inputs as u64 * fft_cost;
         for terms in outputs.filter(|&terms| terms > 0) {
@@ -85,6 +87,11 @@ impl SpreadLevel {
     /// Partition size `P`.
     pub fn partition_size(&self) -> usize {
         self.level.partition_size()
+    }
+
+    /// Samples of each input a period transforms ([`UpolsLevel::window_len`]).
+    pub fn window_len(&self) -> usize {
+        self.level.window_len()
     }
 
     /// At a quantum boundary `time` (the input is in the rings up to it): starts a period when
@@ -118,7 +125,8 @@ impl SpreadLevel {
             self.next = match self.next {
                 Step::Idle => return,
                 Step::Forward { input_idx } => {
-                    let window = inputs[input_idx].window(self.chunk_end, 2 * size);
+                    let window_len = self.level.window_len();
+                    let window = inputs[input_idx].window(self.chunk_end, window_len);
                     self.level.forward_input(input_idx, window);
                     self.done_cost += self.fft_cost;
                     if input_idx + 1 < self.num_inputs {
@@ -210,6 +218,7 @@ mod tests {
             &mut FftPlanner::new(),
             LevelShape {
                 partition_size: 256,
+                span: 1,
                 num_partitions: 3,
                 ir_offset: 512,
                 output_delay: 512,

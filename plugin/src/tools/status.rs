@@ -404,9 +404,18 @@ impl StatusReport {
         for (idx, level) in self.plan.levels.iter().enumerate() {
             let _ = writeln!(
                 text,
-                "  level {idx}: {} x {} at tap {}, slack {} samples, runs on the {}",
+                "  level {idx}: {} x {}{} at tap {}, slack {} samples, runs on the {}",
                 level.partition_size,
                 level.num_partitions,
+                if level.span > 1 {
+                    format!(
+                        " (partitions of {} taps, FFTs of {})",
+                        level.partition_taps(),
+                        (level.span + 1) * level.partition_size
+                    )
+                } else {
+                    String::new()
+                },
                 level.ir_offset,
                 self.plan.slack_samples(level),
                 self.runs_on[idx]

@@ -35,7 +35,15 @@ fn check_invariants(plan: &PartitionPlan) {
     }
     // The last level covers less than one partition past the IR's end.
     if let Some(last) = plan.levels.last() {
-        assert!(last.ir_end() - plan.ir_len < last.partition_size);
+        assert!(last.ir_end() - plan.ir_len < last.partition_taps());
+    }
+    // Partitions span 1 to [`MAX_SPAN`] hops; level 0 on the audio thread (the fused head's
+    // level) spans one.
+    for (level_idx, level) in plan.levels.iter().enumerate() {
+        assert!((1..=MAX_SPAN).contains(&level.span));
+        if level_idx == 0 && !plan.offloads() {
+            assert_eq!(level.span, 1);
+        }
     }
 }
 
@@ -65,6 +73,7 @@ fn short_irs_use_the_head_only_or_one_level() {
         plan.levels,
         vec![Level {
             partition_size: 64,
+            span: 1,
             num_partitions: 1,
             ir_offset: 64
         }]
@@ -75,6 +84,7 @@ fn short_irs_use_the_head_only_or_one_level() {
         plan.levels,
         vec![Level {
             partition_size: 64,
+            span: 1,
             num_partitions: 1,
             ir_offset: 0
         }]
@@ -94,6 +104,7 @@ fn ten_second_ir_grows_to_the_cap() {
         plan.levels[0],
         Level {
             partition_size: 64,
+            span: 1,
             num_partitions: 15,
             ir_offset: 64
         }
@@ -124,6 +135,7 @@ fn fixed_growth_plan(ir_len: usize, quantum: usize, cap: usize) -> Vec<Level> {
         let num_partitions = (end - offset).div_ceil(size);
         levels.push(Level {
             partition_size: size,
+            span: 1,
             num_partitions,
             ir_offset: offset,
         });
@@ -211,6 +223,10 @@ fn invariants_hold_for_many_shapes() {
                     // spread level finishes within it; a worker level has the least
                     // slack a worker gets. Where the GPU is never used, levels of a few
                     // quanta may stay on the audio thread with more.
+                    if may_use_gpu {
+                        // The GPU runs FFTs of `2P` only.
+                        assert!(plan.levels.iter().all(|level| level.span == 1));
+                    }
                     for (idx, level) in plan.levels.iter().enumerate().skip(1) {
                         let slack = plan.slack_samples(level);
                         let short = slack < DEFAULT_MIN_WORKER_SLACK;

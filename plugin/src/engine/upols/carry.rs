@@ -113,11 +113,12 @@ impl UpolsLevel {
                     // Two terms per pass over the sum where none leads, in order: the same bits.
                     let mut waiting = None;
                     for partition_idx in 1..self.num_partitions {
-                        let x = chunk(fdl, self.slot_of_age(partition_idx), num_bins, &range);
+                        let age = self.age(partition_idx);
+                        let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
                         let h = chunk(spectra, partition_idx, num_bins, &range);
                         if leads {
-                            let x_next =
-                                chunk(fdl, self.slot_of_age(partition_idx - 1), num_bins, &range);
+                            let age = self.age(partition_idx) - 1;
+                            let x_next = chunk(fdl, self.slot_of_age(age), num_bins, &range);
                             (self.mac.pair)(
                                 chunk_acc(acc, &range),
                                 [],
@@ -164,7 +165,8 @@ impl UpolsLevel {
             for partition_idx in 0..self.num_partitions {
                 let (x, h) = self.term(path_idx, partition_idx);
                 if partition_idx > 0 && partition_idx % 2 == parity {
-                    let x_next = fdl.block(self.slot_of_age(partition_idx - 1), self.num_bins);
+                    let age = self.age(partition_idx) - 1;
+                    let x_next = fdl.block(self.slot_of_age(age), self.num_bins);
                     match waiting.take() {
                         Some(lead) => {
                             (self.mac.lead_pair)(acc.acc(), [lead], x, next.acc(), x_next, h)

@@ -12,9 +12,19 @@ impl UpolsLevel {
     /// delivers whole (see [`Self::run_fused`]). Allocates; call off the audio thread.
     pub fn enable_fused_head(&mut self, path_taps: &[&[f32]]) {
         debug_assert_eq!(self.output_delay, self.partition_size);
+        assert_eq!(self.span, 1, "the fused head is a level of span 1");
         self.head_spectra = path_taps
             .iter()
-            .map(|taps| transform_partitions(&mut self.fft, taps, 0, 1, self.partition_size))
+            .map(|taps| {
+                transform_partitions(
+                    &mut self.fft,
+                    taps,
+                    0,
+                    1,
+                    self.partition_size,
+                    2 * self.partition_size,
+                )
+            })
             .collect();
         self.pending = (0..self.num_outputs())
             .map(|_| SplitSpectra::zeroed(1, self.num_bins))
@@ -44,7 +54,7 @@ impl UpolsLevel {
     /// nothing else: for a level whose FDL is brought up to date before it runs (the head's
     /// blocks, [`super::head`]). Does not allocate.
     pub fn push_chunk(&mut self, chunk_end: u64, inputs: &[InputRing]) {
-        let window_len = 2 * self.partition_size;
+        let window_len = self.window_len();
         let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
         for (window, ring) in windows.iter_mut().zip(inputs) {
             *window = ring.window(chunk_end, window_len);
@@ -71,7 +81,7 @@ impl UpolsLevel {
     /// `[chunk_end - P, chunk_end)`, to `outputs`; then prepares the next quantum. One inverse
     /// FFT per output replaces `P` direct-form taps per sample. Does not allocate.
     pub fn run_fused(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [&mut [f32]]) {
-        let window_len = 2 * self.partition_size;
+        let window_len = self.window_len();
         let num_bins = self.num_bins;
         let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
         for (window, ring) in windows.iter_mut().zip(inputs) {

@@ -17,6 +17,18 @@
 //!    circular convolution) are added to the output ring at `T - P + delay`.
 //!
 //! The IR spectra carry the inverse FFT's `1 / 2P` scale, so no pass rescales the output.
+//!
+//! # Partitions of several hops
+//!
+//! A level may instead cut its IR into partitions of `s * P` taps (its *span* `s`, 2 or 3) and
+//! run them in FFTs of `F = (s + 1) P` every `P` samples: each input's last `F` samples are
+//! transformed, partition `j` meets the input spectrum `s * j` periods old (the FDL holds
+//! `s (n - 1) + 1` of them), and the last `P` samples of the inverse are valid. Per tap and
+//! sample that is `(s + 1) / 2s` of the products and spectra bytes of partitions of `P` (3/4
+//! for `s = 2`, 2/3 for `s = 3`) for transforms `(s + 1) / 2` times the size: where paths
+//! outnumber channels, as in a matrix, the products are most of the work and that pays
+//! ([`super::plan`]'s cost model chooses). Everything above holds with `2P` read as `F`, `P + 1`
+//! bins as `F / 2 + 1` and the age `j` as `s * j`.
 
 use std::sync::Arc;
 
@@ -135,17 +147,17 @@ impl SplitSpectra {
     }
 }
 
-/// Spectra of `count` partitions of `size` taps from `taps[offset..]` (zero-padded to `2 * size`
-/// and past the end of `taps`), scaled by the inverse FFT's `1 / 2P`. Allocates.
+/// Spectra of `count` partitions of `size` taps from `taps[offset..]` (zero-padded to `fft_size`
+/// and past the end of `taps`), scaled by the inverse FFT's `1 / fft_size`. Allocates.
 fn transform_partitions(
     fft: &mut SplitRealFft,
     taps: &[f32],
     offset: usize,
     count: usize,
     size: usize,
+    fft_size: usize,
 ) -> SplitSpectra {
-    let fft_size = 2 * size;
-    let num_bins = size + 1;
+    let num_bins = fft_size / 2 + 1;
     let mut real_buffer = vec![0.0; fft_size];
     let scale = 1.0 / fft_size as f32;
     let mut spectra = SplitSpectra::zeroed(count, num_bins);
@@ -165,8 +177,11 @@ fn transform_partitions(
 /// Sizes and timing of one level, from the plan.
 #[derive(Debug, Clone, Copy)]
 pub struct LevelShape {
-    /// Partition size `P`.
+    /// Partition size `P`: the hop, and the valid samples of each period.
     pub partition_size: usize,
+    /// Hops each IR partition spans (its taps are `span * P`, its FFT `(span + 1) P`; see the
+    /// module docs); 1 for the plain level.
+    pub span: usize,
     /// Number of partitions.
     pub num_partitions: usize,
     /// First IR tap covered.
@@ -225,11 +240,15 @@ impl GpuSpecSource {
 
 /// One level of the partition plan, for every path of the engine.
 pub struct UpolsLevel {
-    /// Partition size `P`; the FFT size is `2P`.
+    /// Partition size `P` (the hop); the FFT size is `(span + 1) P`.
     partition_size: usize,
-    /// Number of partitions `n` (FDL slots).
+    /// Hops each IR partition spans ([`LevelShape::span`]).
+    span: usize,
+    /// Number of partitions `n`.
     num_partitions: usize,
-    /// `P + 1`.
+    /// FDL slots: `span (n - 1) + 1`, the input spectra the oldest partition reaches back to.
+    num_slots: usize,
+    /// `(span + 1) P / 2 + 1`.
     num_bins: usize,
     /// Samples from an input time to the output time it contributes to (`D + latency`).
     output_delay: usize,
@@ -240,7 +259,7 @@ pub struct UpolsLevel {
     /// Slot of the newest input spectrum in every FDL.
     fdl_head: usize,
     /// IR spectra, one per distinct IR among the paths, indexed `[partition_idx * num_bins +
-    /// bin_idx]`, scaled by `1 / 2P`. Never written after construction; shared with
+    /// bin_idx]`, scaled by `1 / (span + 1) P`. Never written after construction; shared with
     /// [`GpuSpecSource`].
     spectra: Arc<[SplitSpectra]>,
     /// `(input_idx, output_idx)` of each path.
@@ -250,7 +269,7 @@ pub struct UpolsLevel {
     /// Indices into `paths` of each output channel's paths, in path order (one list per output
     /// channel, empty where no path writes it).
     output_paths: Vec<Vec<usize>>,
-    /// `2P` samples for the FFTs' time-domain side.
+    /// `(span + 1) P` samples for the FFTs' time-domain side.
     real_scratch_buffer: PageBuf,
     /// The spectral MAC kernels for this CPU (see [`best_mac_kernels`]).
     mac: MacKernels,
@@ -276,7 +295,7 @@ pub struct UpolsLevel {
 }
 
 impl UpolsLevel {
-    /// Builds the level for taps `[ir_offset, ir_offset + n * P)` of every path's IR. `shared`
+    /// Builds the level for taps `[ir_offset, ir_offset + n * span * P)` of every path's IR. `shared`
     /// gives, per path, the first path with the same taps ([`super::routing::shared_spectra`]):
     /// those paths share one spectrum. Allocates and plans FFTs; call off the audio thread.
     pub fn new(
@@ -288,14 +307,20 @@ impl UpolsLevel {
     ) -> Self {
         let LevelShape {
             partition_size,
+            span,
             num_partitions,
             ir_offset,
             output_delay,
             num_inputs,
             num_outputs,
         } = shape;
-        let fft_size = 2 * partition_size;
-        let num_bins = partition_size + 1;
+        assert!(
+            span >= 1 && num_partitions >= 1,
+            "a level needs a span and a partition"
+        );
+        let fft_size = (span + 1) * partition_size;
+        let num_bins = fft_size / 2 + 1;
+        let num_slots = span * (num_partitions - 1) + 1;
         let mut fft = SplitRealFft::new(planner, fft_size);
 
         debug_assert_eq!(shared.len(), path_taps.len());
@@ -308,7 +333,8 @@ impl UpolsLevel {
                     taps,
                     ir_offset,
                     num_partitions,
-                    partition_size,
+                    span * partition_size,
+                    fft_size,
                 ));
                 spectra.len() - 1
             } else {
@@ -324,12 +350,14 @@ impl UpolsLevel {
         let mac = best_mac_kernels(spectra_bytes(spectra.len(), num_partitions, num_bins));
         Self {
             partition_size,
+            span,
             num_partitions,
+            num_slots,
             num_bins,
             output_delay,
             fft,
             fdl: (0..num_inputs)
-                .map(|_| SplitSpectra::zeroed(num_partitions, num_bins))
+                .map(|_| SplitSpectra::zeroed(num_slots, num_bins))
                 .collect(),
             fdl_head: 0,
             spectra: spectra.into(),
@@ -359,6 +387,12 @@ impl UpolsLevel {
         self.partition_size
     }
 
+    /// Samples of each input a period transforms, `(span + 1) P`: the newest `P` are the chunk
+    /// that just completed.
+    pub fn window_len(&self) -> usize {
+        (self.span + 1) * self.partition_size
+    }
+
     /// Delay from input time to output time (`D + latency`).
     pub fn output_delay(&self) -> usize {
         self.output_delay
@@ -377,6 +411,8 @@ impl UpolsLevel {
     /// What the GPU needs to run this level, to be turned into a [`longtail_gpu::LevelSpec`] on
     /// any thread: it shares the IR spectra instead of copying them. Allocates.
     pub fn gpu_spec_source(&self, num_inputs: usize) -> GpuSpecSource {
+        // The GPU runs FFTs of `2P`; plans that may use it keep every span 1 (`super::plan`).
+        assert_eq!(self.span, 1, "the GPU runs levels of span 1 only");
         GpuSpecSource {
             partition_size: self.partition_size,
             num_partitions: self.num_partitions,
@@ -397,7 +433,7 @@ impl UpolsLevel {
     /// samples later. Does not allocate.
     pub fn run(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
         debug_assert!(chunk_end.is_multiple_of(self.partition_size as u64));
-        let window_len = 2 * self.partition_size;
+        let window_len = self.window_len();
         let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
         for (window, ring) in windows.iter_mut().zip(inputs) {
             *window = ring.window(chunk_end, window_len);
@@ -425,7 +461,7 @@ impl UpolsLevel {
     }
 
     /// One period of the level, independent of where the samples live: `windows` holds each
-    /// input channel's last `2P` samples (oldest first, the newest `P` being the chunk that just
+    /// input channel's last `(span + 1) P` samples (oldest first, the newest `P` being the chunk that just
     /// completed); each of `outputs` (one per output channel, `P` samples) is overwritten with
     /// that chunk's contribution. Does not allocate.
     ///
@@ -502,23 +538,28 @@ impl UpolsLevel {
     }
 
     /// The spectra of one term of step 2 for path `path_idx`: the input spectrum
-    /// `partition_idx` periods old and the IR spectrum of partition `partition_idx`.
+    /// `span * partition_idx` periods old and the IR spectrum of partition `partition_idx`.
     fn term(&self, path_idx: usize, partition_idx: usize) -> Term<'_> {
         let fdl = &self.fdl[self.paths[path_idx].input_idx];
         let spectra = &self.spectra[self.path_spectrum[path_idx]];
         (
-            fdl.block(self.slot_of_age(partition_idx), self.num_bins),
+            fdl.block(self.slot_of_age(self.age(partition_idx)), self.num_bins),
             spectra.block(partition_idx, self.num_bins),
         )
     }
 
+    /// Periods between the input spectrum that partition `partition_idx` meets and the newest.
+    fn age(&self, partition_idx: usize) -> usize {
+        self.span * partition_idx
+    }
+
     /// The FDL slot of the input spectrum `age` periods old (0: the newest).
     fn slot_of_age(&self, age: usize) -> usize {
-        // `fdl_head` and `age` are below `n`: one subtraction instead of a division per term.
-        debug_assert!(age < self.num_partitions && self.fdl_head < self.num_partitions);
-        let slot = self.fdl_head + self.num_partitions - age;
-        if slot >= self.num_partitions {
-            slot - self.num_partitions
+        // `fdl_head` and `age` are below the slots: one subtraction instead of a division.
+        debug_assert!(age < self.num_slots && self.fdl_head < self.num_slots);
+        let slot = self.fdl_head + self.num_slots - age;
+        if slot >= self.num_slots {
+            slot - self.num_slots
         } else {
             slot
         }
@@ -535,16 +576,17 @@ impl UpolsLevel {
     /// Makes the next FDL slot the newest, for a period's forward transforms. Does not
     /// allocate.
     pub fn advance_fdl(&mut self) {
-        self.fdl_head = (self.fdl_head + 1) % self.num_partitions;
+        self.fdl_head = (self.fdl_head + 1) % self.num_slots;
         self.period += 1;
     }
 
-    /// Step 1 for one input channel: its window of `2P` samples (oldest first) transformed
-    /// into the newest FDL slot. Does not allocate.
+    /// Step 1 for one input channel: its window of `(span + 1) P` samples (oldest first)
+    /// transformed into the newest FDL slot. Does not allocate.
     pub fn forward_input(&mut self, input_idx: usize, window: &[f32]) {
         let slot = self.fdl_head * self.num_bins..(self.fdl_head + 1) * self.num_bins;
+        let window_len = self.window_len();
         self.real_scratch_buffer
-            .copy_from_slice(&window[..2 * self.partition_size]);
+            .copy_from_slice(&window[..window_len]);
         let fdl = &mut self.fdl[input_idx];
         self.fft.forward(
             &mut self.real_scratch_buffer,
@@ -623,7 +665,7 @@ impl UpolsLevel {
         let acc = std::mem::take(&mut self.acc);
         self.inverse(&acc);
         self.acc = acc;
-        &self.real_scratch_buffer[self.partition_size..]
+        &self.real_scratch_buffer[self.span * self.partition_size..]
     }
 
     /// Step 3: the inverse FFT of `acc`; returns the valid part of the circular convolution
@@ -631,14 +673,14 @@ impl UpolsLevel {
     fn inverse(&mut self, acc: &SplitSpectra) -> &[f32] {
         self.fft
             .inverse(&acc.re, &acc.im, &mut self.real_scratch_buffer);
-        &self.real_scratch_buffer[self.partition_size..]
+        &self.real_scratch_buffer[self.span * self.partition_size..]
     }
 
     /// Advances the FDLs by `count` chunks of silence, for chunks that never reached the level
     /// (dropped by the late policy). Does not allocate.
     pub fn push_silence(&mut self, count: usize) {
         let num_bins = self.num_bins;
-        for _ in 0..count.min(self.num_partitions) {
+        for _ in 0..count.min(self.num_slots) {
             self.advance_fdl();
             let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
             for fdl in &mut self.fdl {

@@ -6,7 +6,7 @@ use crate::rng::Rng;
 /// Run whole, a carrying level sums terms of each period ahead, in chunks or by parity; step
 /// by step ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing.
 /// All give the same output, to float rounding, across gaps (chunks the late policy dropped)
-/// and a reset, for odd and even partition counts. And carrying in chunks changes no bit: a
+/// and a reset, for odd and even partition counts and partitions of one to three hops. And carrying in chunks changes no bit: a
 /// level that forgets what it carried before every period (and so sums each afresh) gives the
 /// same output.
 #[test]
@@ -18,10 +18,10 @@ fn carried_terms_match_periods_summed_whole() {
         input_idx,
         output_idx,
     });
-    for num_partitions in [2, 3, 4, 5] {
+    for (span, num_partitions) in (1..=3).flat_map(|span| [2, 3, 4, 5].map(|n| (span, n))) {
         let taps: Vec<Vec<f32>> = (0..paths.len())
             .map(|_| {
-                (0..num_partitions * partition_size)
+                (0..num_partitions * span * partition_size)
                     .map(|_| rng.bipolar())
                     .collect()
             })
@@ -29,6 +29,7 @@ fn carried_terms_match_periods_summed_whole() {
         let path_taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
         let shape = LevelShape {
             partition_size,
+            span,
             num_partitions,
             ir_offset: 0,
             output_delay: partition_size,
@@ -37,7 +38,7 @@ fn carried_terms_match_periods_summed_whole() {
         };
         let shared: Vec<usize> = (0..paths.len()).collect();
         let mut planner = FftPlanner::new();
-        // 33 bins in chunks of 8: five chunks, the last one short.
+        // 33 bins in chunks of 8 (span 1): five chunks, the last one short.
         let new = |planner: &mut FftPlanner<f32>| {
             UpolsLevel::new(planner, shape, &paths, &path_taps, &shared)
         };
@@ -63,7 +64,11 @@ fn carried_terms_match_periods_summed_whole() {
                 _ => [(); 5],
             };
             let windows: Vec<Vec<f32>> = (0..num_inputs)
-                .map(|_| (0..2 * partition_size).map(|_| rng.bipolar()).collect())
+                .map(|_| {
+                    (0..(span + 1) * partition_size)
+                        .map(|_| rng.bipolar())
+                        .collect()
+                })
                 .collect();
             let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
             let mut output_refs: Vec<&mut [f32]> =
@@ -73,7 +78,10 @@ fn carried_terms_match_periods_summed_whole() {
             let mut output_refs: Vec<&mut [f32]> =
                 afresh_outputs.iter_mut().map(Vec::as_mut_slice).collect();
             afresh.compute(&window_refs, &mut output_refs);
-            assert_eq!(outputs, afresh_outputs, "n={num_partitions} {period}");
+            assert_eq!(
+                outputs, afresh_outputs,
+                "s={span} n={num_partitions} {period}"
+            );
             let mut output_refs: Vec<&mut [f32]> =
                 parity_outputs.iter_mut().map(Vec::as_mut_slice).collect();
             parity.compute(&window_refs, &mut output_refs);
@@ -100,7 +108,7 @@ fn carried_terms_match_periods_summed_whole() {
                 // the steps take them: the same bits.
                 assert_eq!(
                     plain_outputs[output_idx], wanted,
-                    "n={num_partitions} {period}"
+                    "s={span} n={num_partitions} {period}"
                 );
                 for (got, want) in output
                     .iter()
@@ -110,9 +118,92 @@ fn carried_terms_match_periods_summed_whole() {
                     // Sums of 2 x 5 x 32 products below 1 in magnitude, in two orders.
                     assert!(
                         (got - want).abs() <= 1e-4,
-                        "n={num_partitions} period {period} output {output_idx}: \
+                        "s={span} n={num_partitions} period {period} output {output_idx}: \
                          {got} vs {want}"
                     );
+                }
+            }
+        }
+    }
+}
+
+/// A level whose partitions span one to three hops gives, period by period, the convolution of
+/// its inputs with its taps computed directly in float64, carried or not.
+#[test]
+fn spanning_partitions_convolve_exactly() {
+    let mut rng = Rng::new(13);
+    let (partition_size, num_inputs, num_outputs, periods) = (16, 2, 2, 24);
+    let paths: Vec<Path> = [(0, 0), (1, 0), (1, 1)]
+        .map(|(input_idx, output_idx)| Path {
+            input_idx,
+            output_idx,
+        })
+        .to_vec();
+    let input: Vec<Vec<f32>> = (0..num_inputs)
+        .map(|_| {
+            (0..periods * partition_size)
+                .map(|_| rng.bipolar())
+                .collect()
+        })
+        .collect();
+    for span in 1..=3 {
+        let num_partitions = 3;
+        let num_taps = num_partitions * span * partition_size;
+        let taps: Vec<Vec<f32>> = (0..paths.len())
+            .map(|_| (0..num_taps).map(|_| rng.bipolar()).collect())
+            .collect();
+        let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let shape = LevelShape {
+            partition_size,
+            span,
+            num_partitions,
+            ir_offset: 0,
+            output_delay: partition_size,
+            num_inputs,
+            num_outputs,
+        };
+        let shared: Vec<usize> = (0..paths.len()).collect();
+        let mut planner = FftPlanner::new();
+        for kind in [Carry::None, Carry::Chunks, Carry::Parity] {
+            let mut level =
+                UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared).carrying(kind, 8);
+            let window_len = level.window_len();
+            assert_eq!(window_len, (span + 1) * partition_size);
+            let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
+            for period in 0..periods {
+                let end = (period + 1) * partition_size;
+                // The window: the last `(span + 1) P` samples, silence before time 0.
+                let windows: Vec<Vec<f32>> = input
+                    .iter()
+                    .map(|x| {
+                        (end..end + window_len)
+                            .map(|idx| idx.checked_sub(window_len).map_or(0.0, |time| x[time]))
+                            .collect()
+                    })
+                    .collect();
+                let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
+                let mut output_refs: Vec<&mut [f32]> =
+                    outputs.iter_mut().map(Vec::as_mut_slice).collect();
+                level.compute(&window_refs, &mut output_refs);
+                for (output_idx, output) in outputs.iter().enumerate() {
+                    for (offset, &got) in output.iter().enumerate() {
+                        let time = end - partition_size + offset;
+                        let want: f64 = paths
+                            .iter()
+                            .zip(&taps)
+                            .filter(|(path, _)| path.output_idx == output_idx)
+                            .flat_map(|(path, taps)| {
+                                let x = &input[path.input_idx];
+                                (0..num_taps.min(time + 1))
+                                    .map(move |tap| f64::from(taps[tap]) * f64::from(x[time - tap]))
+                            })
+                            .sum();
+                        // Sums of up to 2 x 144 products below 1 in magnitude.
+                        assert!(
+                            (f64::from(got) - want).abs() < 1e-4,
+                            "span {span} {kind:?} period {period}: {got} vs {want}"
+                        );
+                    }
                 }
             }
         }
@@ -198,6 +289,7 @@ fn fused_level_carries_by_parity_only() {
     let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
     let shape = LevelShape {
         partition_size,
+        span: 1,
         num_partitions,
         ir_offset: partition_size,
         output_delay: partition_size,

@@ -11,7 +11,8 @@ use crate::engine::upols::UpolsLevel;
 /// stood, so gaps and resets are handled the same whether jobs come live or are replayed.
 pub(crate) struct JobRunner {
     partition_size: usize,
-    /// `[input][2P]`: the previous chunk followed by the current one.
+    /// `[input][(span + 1) P]`: the level's window ([`UpolsLevel::window_len`]), the current
+    /// chunk last.
     windows: Vec<Vec<f32>>,
     /// `[output][P]`: the last job's result.
     pub(crate) results: Vec<Vec<f32>>,
@@ -20,11 +21,11 @@ pub(crate) struct JobRunner {
 }
 
 impl JobRunner {
-    pub(crate) fn new(shared: &Shared) -> Self {
+    pub(crate) fn new(shared: &Shared, window_len: usize) -> Self {
         let partition_size = shared.partition_size;
         Self {
             partition_size,
-            windows: vec![vec![0.0; 2 * partition_size]; shared.num_inputs],
+            windows: vec![vec![0.0; window_len]; shared.num_inputs],
             results: vec![vec![0.0; partition_size]; shared.num_outputs],
             last_chunk_end: None,
             epoch: 0,
@@ -51,25 +52,28 @@ impl JobRunner {
             self.epoch = chunk_epoch;
         }
         // Chunks dropped by the audio thread leave a gap: the delay line gets silence for
-        // them, and the window's older half is silence too.
+        // them, and so do the window's older chunks.
         let expected = self
             .last_chunk_end
             .map_or(partition_size as u64, |end| end + partition_size as u64);
         if chunk_end != expected {
             let missing = (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
             level.push_silence(missing);
-            self.windows
-                .iter_mut()
-                .for_each(|w| w[..partition_size].fill(0.0));
+            self.windows.iter_mut().for_each(|w| {
+                let older = w.len() - partition_size;
+                w[..older].fill(0.0)
+            });
         }
         let mut whole = true;
         for (input_idx, window) in self.windows.iter_mut().enumerate() {
-            whole &= read(input_idx, &mut window[partition_size..]);
+            let newest = window.len() - partition_size;
+            whole &= read(input_idx, &mut window[newest..]);
         }
         if !whole {
-            self.windows
-                .iter_mut()
-                .for_each(|w| w[partition_size..].fill(0.0));
+            self.windows.iter_mut().for_each(|w| {
+                let newest = w.len() - partition_size;
+                w[newest..].fill(0.0)
+            });
         }
         {
             let num_outputs = self.results.len();
@@ -86,7 +90,7 @@ impl JobRunner {
                 &mut result_refs[..num_outputs],
             );
         }
-        // The current chunk becomes the older half of the next window.
+        // The window moves on by a chunk: the current one becomes the next one's second newest.
         for window in &mut self.windows {
             window.copy_within(partition_size.., 0);
         }
@@ -96,6 +100,7 @@ impl JobRunner {
 
     /// Input `input_idx` of the chunk run last (until the next [`Self::run`]).
     pub(crate) fn last_chunk(&self, input_idx: usize) -> &[f32] {
-        &self.windows[input_idx][..self.partition_size]
+        let window = &self.windows[input_idx];
+        &window[window.len() - 2 * self.partition_size..window.len() - self.partition_size]
     }
 }

@@ -22,6 +22,7 @@ fn impulse_worker_delayed(history: &Arc<InputHistory>, output_delay: usize) -> W
     taps[0] = 1.0;
     let shape = LevelShape {
         partition_size: P,
+        span: 1,
         num_partitions: 1,
         ir_offset: 0,
         output_delay,
