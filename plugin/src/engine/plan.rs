@@ -362,6 +362,15 @@ impl Level {
         self.span * self.partition_size
     }
 
+    /// `PxK` (size x count), with `/span` where partitions span several hops: `512x3/2`.
+    pub fn label(&self) -> String {
+        let mut text = format!("{}x{}", self.partition_size, self.num_partitions);
+        if self.span > 1 {
+            text.push_str(&format!("/{}", self.span));
+        }
+        text
+    }
+
     /// Bins of each spectrum, `(span + 1) P / 2 + 1`.
     pub fn num_bins(&self) -> usize {
         (self.span + 1) * self.partition_size / 2 + 1
@@ -562,14 +571,7 @@ impl PartitionPlan {
             text.push_str(" |");
         }
         for level in &self.levels {
-            text.push_str(&format!(
-                " {}x{}",
-                level.partition_size, level.num_partitions
-            ));
-            if level.span > 1 {
-                text.push_str(&format!("/{}", level.span));
-            }
-            text.push_str(&format!("@{}", level.ir_offset));
+            text.push_str(&format!(" {}@{}", level.label(), level.ir_offset));
         }
         text
     }

@@ -661,7 +661,7 @@ fn run_on_thread(
             let levels = plan
                 .levels
                 .iter()
-                .map(|level| format!("{}x{}", level.partition_size, level.num_partitions))
+                .map(|level| level.label())
                 .collect::<Vec<_>>()
                 .join(" ");
             (
