@@ -62,7 +62,7 @@
 //! Where the GPU is never used, a level after the first may cut its IR into partitions of
 //! `2P` taps run in FFTs of `3P` every `P` samples ([`Level::span`], `super::upols`): `n`
 //! partitions then cost `MAC_FLOPS * n * (3P / 2 + 1) / P` and transforms of `3P`
-//! ([`NON_POWER_OF_TWO_FFT`] times the model), 3/4 of the products per tap for 1.5 times the
+//! ([`SPAN_FFT_WEIGHT`] times the model), 3/4 of the products per tap for 1.5 times the
 //! transforms. Matrices, nearly all MAC, take it for their levels that fit in cache
 //! ([`SPAN_MAX_SPECTRA_BYTES`]); stereo engines never do. The search memoises the chains from
 //! each size and offset, so it stays small.
@@ -131,7 +131,7 @@ pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
 /// whole as a worker runs it: at `P` = 512, 1024 and 2048, `Px3/2` took 23, 22 and 8 % less
 /// time than `Px6`, and at 4096 (28 MB of IR spectra) 5 % more; `Px2/3` (FFTs of `4P`) took
 /// 25 % less at 512 but 3 % less at 1024 and 7 % more at 2048. A real FFT of 3072 points took
-/// 1.76 times one of 2048 ([`NON_POWER_OF_TWO_FFT`]).
+/// 1.76 times one of 2048 ([`SPAN_FFT_WEIGHT`]).
 pub const MAX_SPAN: usize = 2;
 
 /// Most bytes of spectra ([`level_spectra_bytes`]) of a level whose partitions span more
@@ -145,9 +145,16 @@ pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
 /// spectrum of the next period is no longer the step before's, so spans stay below it.
 pub const SPAN_MAX_PARTITIONS: usize = 4;
 
-/// What a real FFT whose size is not a power of two (`3P`) costs against the cost model's
-/// `2.5 N log2 N`: 3072 points took 1.76 times 2048's where the model says 1.58.
-pub const NON_POWER_OF_TWO_FFT: f64 = 1.1;
+/// What the transforms of a level of span 2 (FFTs of `3P`) weigh against the cost model's
+/// `2.5 N log2 N`. A real FFT of 3072 points took 1.76 times one of 2048 where the model says
+/// 1.58 (1.1 times), but in cache the model's FFT term weighs transforms against products
+/// more than they cost: a 12 x 12 level of 2048 took about 0.28 ns a product and 2.9 us a
+/// transform of 4096 points, 1.45 times less a flop. Side by side (Intel VM, 2026-12-03,
+/// `matrix.py --reps 3`, CPU-s/s with 1.1, 0.95 and 0.8), 0.95 was at or under 1.1 in all
+/// nine cells (12 x 12 at 64: 0.0981, 0.0890, 0.0885; 16 x 16 at 128: 0.1504, 0.1447, 0.1447)
+/// and as fast as 0.8 on 12 x 12 and 16 x 16, where 0.8 gave a 4 x 4 room at 1024 a `4096x3/2`
+/// level for its `4096x6` and lost 5 to 6 % in two runs of three (0.0077 against 0.0082).
+pub const SPAN_FFT_WEIGHT: f64 = 0.95;
 
 /// Smallest quantum the plan uses; hosts with smaller power-of-two buffers still get 16.
 pub const MIN_QUANTUM: usize = 16;
@@ -594,10 +601,10 @@ pub fn weighted_level_cost(level: &Level, on_worker: bool, weights: CostWeights)
     let size = level.partition_size as f64;
     let fft_size = ((level.span + 1) * level.partition_size) as f64;
     let mac = MAC_FLOPS * level.num_partitions as f64 * level.num_bins() as f64 / size;
-    let radix = if ((level.span + 1) * level.partition_size).is_power_of_two() {
+    let radix = if level.span == 1 {
         1.0
     } else {
-        NON_POWER_OF_TWO_FFT
+        SPAN_FFT_WEIGHT
     };
     let fft = radix * weights.fft * FFT_FLOPS * fft_size / (2.0 * size) * fft_size.log2();
     let job = if on_worker {
