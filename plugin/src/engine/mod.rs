@@ -72,7 +72,8 @@
 //! - [`direct`]: the zero-latency head's direct-form FIR.
 //! - [`mac`]: the spectral multiply-accumulate kernels.
 //! - [`split_fft`]: a level's real FFTs, between samples and split spectra.
-//! - [`upols`]: one FFT level (uniformly partitioned overlap-save).
+//! - [`upols`]: one FFT level (uniformly partitioned overlap-save; a matrix's may cut its IR
+//!   into partitions of two periods, run in FFTs of three).
 //! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
 //!   for the rest.
 //! - [`spread`]: a level on the audio thread, its period spread over the quanta of its slack.
