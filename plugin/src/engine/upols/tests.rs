@@ -3,6 +3,38 @@
 use super::*;
 use crate::rng::Rng;
 
+/// One period of `level` run whole ([`UpolsLevel::compute`]) on `windows` into `outputs`.
+fn run_period(level: &mut UpolsLevel, windows: &[Vec<f32>], outputs: &mut [Vec<f32>]) {
+    let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
+    let mut output_refs: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+    level.compute(&window_refs, &mut output_refs);
+}
+
+/// Random taps for `num_paths` paths, a level over them at IR offset 0, due as its chunk
+/// completes (`(P, span, n)` partitions, `(inputs, outputs)` channels), and each path's own
+/// spectrum (none shared).
+fn random_level(
+    rng: &mut Rng,
+    num_paths: usize,
+    (partition_size, span, num_partitions): (usize, usize, usize),
+    (num_inputs, num_outputs): (usize, usize),
+) -> (Vec<Vec<f32>>, LevelShape, Vec<usize>) {
+    let num_taps = num_partitions * span * partition_size;
+    let taps = (0..num_paths)
+        .map(|_| (0..num_taps).map(|_| rng.bipolar()).collect())
+        .collect();
+    let shape = LevelShape {
+        partition_size,
+        span,
+        num_partitions,
+        ir_offset: 0,
+        output_delay: partition_size,
+        num_inputs,
+        num_outputs,
+    };
+    (taps, shape, (0..num_paths).collect())
+}
+
 /// Run whole, a carrying level sums terms of each period ahead, in chunks or by parity; step
 /// by step ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing.
 /// All give the same output, to float rounding, across gaps (chunks the late policy dropped)
@@ -13,30 +45,16 @@ use crate::rng::Rng;
 fn carried_terms_match_periods_summed_whole() {
     let mut rng = Rng::new(11);
     let (partition_size, num_inputs, num_outputs) = (32, 2, 3);
+    let io = (num_inputs, num_outputs);
     // Output 2 has no path; output 1 has one from each input.
     let paths = [(0, 0), (0, 1), (1, 1), (1, 0)].map(|(input_idx, output_idx)| Path {
         input_idx,
         output_idx,
     });
     for (span, num_partitions) in (1..=3).flat_map(|span| [2, 3, 4, 5].map(|n| (span, n))) {
-        let taps: Vec<Vec<f32>> = (0..paths.len())
-            .map(|_| {
-                (0..num_partitions * span * partition_size)
-                    .map(|_| rng.bipolar())
-                    .collect()
-            })
-            .collect();
+        let level_size = (partition_size, span, num_partitions);
+        let (taps, shape, shared) = random_level(&mut rng, paths.len(), level_size, io);
         let path_taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
-        let shape = LevelShape {
-            partition_size,
-            span,
-            num_partitions,
-            ir_offset: 0,
-            output_delay: partition_size,
-            num_inputs,
-            num_outputs,
-        };
-        let shared: Vec<usize> = (0..paths.len()).collect();
         let mut planner = FftPlanner::new();
         // 33 bins in chunks of 8 (span 1): five chunks, the last one short.
         let new = |planner: &mut FftPlanner<f32>| {
@@ -70,24 +88,15 @@ fn carried_terms_match_periods_summed_whole() {
                         .collect()
                 })
                 .collect();
-            let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-            let mut output_refs: Vec<&mut [f32]> =
-                outputs.iter_mut().map(Vec::as_mut_slice).collect();
-            whole.compute(&window_refs, &mut output_refs);
+            run_period(&mut whole, &windows, &mut outputs);
             afresh.drop_carried();
-            let mut output_refs: Vec<&mut [f32]> =
-                afresh_outputs.iter_mut().map(Vec::as_mut_slice).collect();
-            afresh.compute(&window_refs, &mut output_refs);
+            run_period(&mut afresh, &windows, &mut afresh_outputs);
             assert_eq!(
                 outputs, afresh_outputs,
                 "s={span} n={num_partitions} {period}"
             );
-            let mut output_refs: Vec<&mut [f32]> =
-                parity_outputs.iter_mut().map(Vec::as_mut_slice).collect();
-            parity.compute(&window_refs, &mut output_refs);
-            let mut output_refs: Vec<&mut [f32]> =
-                plain_outputs.iter_mut().map(Vec::as_mut_slice).collect();
-            plain.compute(&window_refs, &mut output_refs);
+            run_period(&mut parity, &windows, &mut parity_outputs);
+            run_period(&mut plain, &windows, &mut plain_outputs);
 
             steps.advance_fdl();
             for (input_idx, window) in windows.iter().enumerate() {
@@ -133,6 +142,7 @@ fn carried_terms_match_periods_summed_whole() {
 fn spanning_partitions_convolve_exactly() {
     let mut rng = Rng::new(13);
     let (partition_size, num_inputs, num_outputs, periods) = (16, 2, 2, 24);
+    let io = (num_inputs, num_outputs);
     let paths: Vec<Path> = [(0, 0), (1, 0), (1, 1)]
         .map(|(input_idx, output_idx)| Path {
             input_idx,
@@ -149,20 +159,9 @@ fn spanning_partitions_convolve_exactly() {
     for span in 1..=3 {
         let num_partitions = 3;
         let num_taps = num_partitions * span * partition_size;
-        let taps: Vec<Vec<f32>> = (0..paths.len())
-            .map(|_| (0..num_taps).map(|_| rng.bipolar()).collect())
-            .collect();
+        let level_size = (partition_size, span, num_partitions);
+        let (taps, shape, shared) = random_level(&mut rng, paths.len(), level_size, io);
         let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
-        let shape = LevelShape {
-            partition_size,
-            span,
-            num_partitions,
-            ir_offset: 0,
-            output_delay: partition_size,
-            num_inputs,
-            num_outputs,
-        };
-        let shared: Vec<usize> = (0..paths.len()).collect();
         let mut planner = FftPlanner::new();
         for kind in [Carry::None, Carry::Chunks, Carry::Parity] {
             let mut level =
@@ -181,10 +180,7 @@ fn spanning_partitions_convolve_exactly() {
                             .collect()
                     })
                     .collect();
-                let window_refs: Vec<&[f32]> = windows.iter().map(Vec::as_slice).collect();
-                let mut output_refs: Vec<&mut [f32]> =
-                    outputs.iter_mut().map(Vec::as_mut_slice).collect();
-                level.compute(&window_refs, &mut output_refs);
+                run_period(&mut level, &windows, &mut outputs);
                 for (output_idx, output) in outputs.iter().enumerate() {
                     for (offset, &got) in output.iter().enumerate() {
                         let time = end - partition_size + offset;
