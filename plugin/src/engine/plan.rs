@@ -140,9 +140,10 @@ pub const MAX_SPAN: usize = 2;
 /// products read no fewer bytes (the 12 x 12 level of 4096 above, 28 MB, lost 5 %).
 pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
 
-/// Fewest partitions of a level of span 1 that carries in chunks (`upols/carry.rs`): a level of
-/// more hops and this many partitions would carry in chunks too, where reading the input
-/// spectrum of the next period is no longer the step before's, so spans stay below it.
+/// Most partitions of a level whose partitions span more than one hop. From one more (the
+/// `CHUNKED_MIN_PARTITIONS` of `upols`) a level big enough carries in chunks (`upols/carry.rs`),
+/// whose walk finds the next period's input spectrum in the step before's; with spans it is
+/// another spectrum, read from memory again.
 pub const SPAN_MAX_PARTITIONS: usize = 4;
 
 /// What the transforms of a level of span 2 (FFTs of `3P`) weigh against the cost model's

@@ -27,7 +27,7 @@ pub(crate) fn worker_main(
     let _ftz = crate::engine::denormals::ScopedFtz::enable();
     raise_priority(level_idx);
     let partition_size = shared.partition_size;
-    let mut runner = JobRunner::new(&shared, level.window_len());
+    let mut runner = JobRunner::new(&level, shared.num_inputs);
     let mut next_job = 0u64;
     let mut returns = home.map(|(home, source)| Returns::new(home, source));
 
