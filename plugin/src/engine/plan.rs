@@ -379,9 +379,14 @@ impl Level {
         text
     }
 
+    /// Size of the level's FFTs, `(span + 1) P`.
+    pub fn fft_size(&self) -> usize {
+        (self.span + 1) * self.partition_size
+    }
+
     /// Bins of each spectrum, `(span + 1) P / 2 + 1`.
     pub fn num_bins(&self) -> usize {
-        (self.span + 1) * self.partition_size / 2 + 1
+        self.fft_size() / 2 + 1
     }
 }
 
@@ -600,14 +605,14 @@ pub fn level_cost(partition_size: usize, num_partitions: usize, on_worker: bool)
 /// `s` has `(s + 1) P / 2 + 1` bins a partition and transforms of `(s + 1) P` per `P` samples.
 pub fn weighted_level_cost(level: &Level, on_worker: bool, weights: CostWeights) -> f64 {
     let size = level.partition_size as f64;
-    let fft_size = ((level.span + 1) * level.partition_size) as f64;
+    let fft_size = level.fft_size() as f64;
     let mac = MAC_FLOPS * level.num_partitions as f64 * level.num_bins() as f64 / size;
-    let radix = if level.span == 1 {
+    let span_weight = if level.span == 1 {
         1.0
     } else {
         SPAN_FFT_WEIGHT
     };
-    let fft = radix * weights.fft * FFT_FLOPS * fft_size / (2.0 * size) * fft_size.log2();
+    let fft = span_weight * weights.fft * FFT_FLOPS * fft_size / (2.0 * size) * fft_size.log2();
     let job = if on_worker {
         weights.job * JOB_FLOPS / size
     } else {
@@ -699,6 +704,17 @@ fn cheapest_levels(
     let ir_len = limits.ir_len;
     let max_span = if first_inline { 1 } else { limits.max_span };
     let mut best: Option<(f64, Vec<Level>)> = None;
+    // A level on the audio thread (spread over its period, after the first) hands no job over.
+    let cost = |level: &Level| {
+        let on_worker = runs_on_worker(first_inline, level, &limits.placement);
+        weighted_level_cost(level, on_worker, limits.weights)
+    };
+    // Spans pay where the products fit in cache and the level does not carry in chunks.
+    let fits = |level: &Level| {
+        level.span == 1
+            || (level.num_partitions <= SPAN_MAX_PARTITIONS
+                && level_spectra_bytes(level, limits.placement.streams) <= SPAN_MAX_SPECTRA_BYTES)
+    };
     for span in 1..=max_span {
         let level = |num_partitions| Level {
             partition_size,
@@ -706,20 +722,7 @@ fn cheapest_levels(
             num_partitions,
             ir_offset: offset,
         };
-        // A level on the audio thread (spread over its period, after the first) hands no job
-        // over.
-        let cost = |level: &Level| {
-            let on_worker = runs_on_worker(first_inline, level, &limits.placement);
-            weighted_level_cost(level, on_worker, limits.weights)
-        };
         let taps = span * partition_size;
-        // Spans pay where the products fit in cache and the level does not carry in chunks.
-        let fits = |level: &Level| {
-            level.span == 1
-                || (level.num_partitions <= SPAN_MAX_PARTITIONS
-                    && level_spectra_bytes(level, limits.placement.streams)
-                        <= SPAN_MAX_SPECTRA_BYTES)
-        };
         let whole = level((ir_len - offset).div_ceil(taps));
         // Ties keep the plan with fewer levels (fewer threads), then the smaller span.
         let mut consider = |cost: f64, levels: Vec<Level>| {

@@ -411,7 +411,7 @@ impl StatusReport {
                     format!(
                         " (partitions of {} taps, FFTs of {})",
                         level.partition_taps(),
-                        (level.span + 1) * level.partition_size
+                        level.fft_size()
                     )
                 } else {
                     String::new()

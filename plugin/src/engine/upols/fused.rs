@@ -3,7 +3,6 @@
 //! quantum's partition sum prepared a quantum ahead on the audio thread.
 
 use super::super::rings::{InputRing, OutputRing};
-use super::super::routing::MAX_CHANNELS;
 use super::{Carry, SplitSpectra, UpolsLevel, transform_partitions};
 
 impl UpolsLevel {
@@ -54,11 +53,7 @@ impl UpolsLevel {
     /// nothing else: for a level whose FDL is brought up to date before it runs (the head's
     /// blocks, [`super::head`]). Does not allocate.
     pub fn push_chunk(&mut self, chunk_end: u64, inputs: &[InputRing]) {
-        let window_len = self.window_len();
-        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
-        for (window, ring) in windows.iter_mut().zip(inputs) {
-            *window = ring.window(chunk_end, window_len);
-        }
+        let windows = self.ring_windows(inputs, chunk_end);
         self.forward(&windows[..inputs.len()]);
     }
 
@@ -81,13 +76,8 @@ impl UpolsLevel {
     /// `[chunk_end - P, chunk_end)`, to `outputs`; then prepares the next quantum. One inverse
     /// FFT per output replaces `P` direct-form taps per sample. Does not allocate.
     pub fn run_fused(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [&mut [f32]]) {
-        let window_len = self.window_len();
         let num_bins = self.num_bins;
-        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
-        for (window, ring) in windows.iter_mut().zip(inputs) {
-            *window = ring.window(chunk_end, window_len);
-        }
-        self.forward(&windows[..inputs.len()]);
+        self.push_chunk(chunk_end, inputs);
         let mut pending = std::mem::take(&mut self.pending);
         for (output_idx, output) in outputs.iter_mut().enumerate() {
             if self.output_paths[output_idx].is_empty() {

@@ -393,6 +393,20 @@ impl UpolsLevel {
         (self.span + 1) * self.partition_size
     }
 
+    /// Each input ring's window ([`Self::window_len`]) that ends at `chunk_end`, for the
+    /// inline and fused runs. Does not allocate.
+    fn ring_windows<'a>(
+        &self,
+        inputs: &'a [InputRing],
+        chunk_end: u64,
+    ) -> [&'a [f32]; MAX_CHANNELS] {
+        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+        for (window, ring) in windows.iter_mut().zip(inputs) {
+            *window = ring.window(chunk_end, self.window_len());
+        }
+        windows
+    }
+
     /// Delay from input time to output time (`D + latency`).
     pub fn output_delay(&self) -> usize {
         self.output_delay
@@ -433,11 +447,7 @@ impl UpolsLevel {
     /// samples later. Does not allocate.
     pub fn run(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
         debug_assert!(chunk_end.is_multiple_of(self.partition_size as u64));
-        let window_len = self.window_len();
-        let mut windows: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
-        for (window, ring) in windows.iter_mut().zip(inputs) {
-            *window = ring.window(chunk_end, window_len);
-        }
+        let windows = self.ring_windows(inputs, chunk_end);
         let mut result = std::mem::take(&mut self.output_buffer);
         {
             let mut slices: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
@@ -665,7 +675,7 @@ impl UpolsLevel {
         let acc = std::mem::take(&mut self.acc);
         self.inverse(&acc);
         self.acc = acc;
-        &self.real_scratch_buffer[self.span * self.partition_size..]
+        self.valid_samples()
     }
 
     /// Step 3: the inverse FFT of `acc`; returns the valid part of the circular convolution
@@ -673,6 +683,11 @@ impl UpolsLevel {
     fn inverse(&mut self, acc: &SplitSpectra) -> &[f32] {
         self.fft
             .inverse(&acc.re, &acc.im, &mut self.real_scratch_buffer);
+        self.valid_samples()
+    }
+
+    /// The valid part of the inverse FFT in the scratch buffer: its last `P` samples.
+    fn valid_samples(&self) -> &[f32] {
         &self.real_scratch_buffer[self.span * self.partition_size..]
     }
 

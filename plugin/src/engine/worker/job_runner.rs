@@ -43,6 +43,8 @@ impl JobRunner {
         mut read: impl FnMut(usize, &mut [f32]) -> bool,
     ) -> bool {
         let partition_size = self.partition_size;
+        // Where each window's newest chunk starts; the chunks before it are the older ones.
+        let newest = level.window_len() - partition_size;
         if chunk_epoch != self.epoch {
             // The engine was reset: time starts again from zero with empty history.
             level.reset();
@@ -59,23 +61,18 @@ impl JobRunner {
         if chunk_end != expected {
             let missing = (chunk_end.saturating_sub(expected) / partition_size as u64) as usize;
             level.push_silence(missing);
+            let skipped = (missing.max(1) * partition_size).min(newest);
             self.windows.iter_mut().for_each(|w| {
-                let older = w.len() - partition_size;
-                let skipped = (missing.max(1) * partition_size).min(older);
-                w.copy_within(skipped..older, 0);
-                w[older - skipped..older].fill(0.0)
+                w.copy_within(skipped..newest, 0);
+                w[newest - skipped..newest].fill(0.0)
             });
         }
         let mut whole = true;
         for (input_idx, window) in self.windows.iter_mut().enumerate() {
-            let newest = window.len() - partition_size;
             whole &= read(input_idx, &mut window[newest..]);
         }
         if !whole {
-            self.windows.iter_mut().for_each(|w| {
-                let newest = w.len() - partition_size;
-                w[newest..].fill(0.0)
-            });
+            self.windows.iter_mut().for_each(|w| w[newest..].fill(0.0));
         }
         {
             let num_outputs = self.results.len();
