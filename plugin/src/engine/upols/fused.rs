@@ -107,12 +107,17 @@ impl UpolsLevel {
         let mut pending = std::mem::take(&mut self.pending);
         let mut carry = std::mem::take(&mut self.carry);
         let carried = self.carry_period == Some(self.period);
-        for (output_idx, acc) in pending.iter_mut().enumerate() {
-            if self.output_paths[output_idx].is_empty() {
-                acc.re.fill(0.0);
-                acc.im.fill(0.0);
-            } else {
-                self.sum_output(output_idx, acc, &mut carry, carried);
+        if self.carry_kind == Carry::Parity {
+            // Every output at once; those without paths come out silent.
+            self.mac_parity(&mut pending, &mut carry, carried);
+        } else {
+            for (output_idx, acc) in pending.iter_mut().enumerate() {
+                if self.output_paths[output_idx].is_empty() {
+                    acc.re.fill(0.0);
+                    acc.im.fill(0.0);
+                } else {
+                    self.sum_output(output_idx, acc, &mut carry, carried);
+                }
             }
         }
         self.carry_period = (!carry.is_empty()).then_some(self.period + 1);

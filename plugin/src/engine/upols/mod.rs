@@ -275,6 +275,9 @@ pub struct UpolsLevel {
     mac: MacKernels,
     /// Accumulator of one output channel's spectrum.
     acc: SplitSpectra,
+    /// Per output channel, the accumulator of a level that carries by parity, which sums all
+    /// outputs at once ([`Self::mac_parity`]); none for other levels.
+    parity_accs: Vec<SplitSpectra>,
     /// How [`Self::compute`] sums a period ahead ([`carry_for`]).
     carry_kind: Carry,
     /// Per output channel, the terms of the next period that [`Self::compute`] summed ahead of
@@ -367,6 +370,11 @@ impl UpolsLevel {
             real_scratch_buffer: PageBuf::zeroed(fft_size),
             mac,
             acc: SplitSpectra::zeroed(1, num_bins),
+            parity_accs: if carry_kind == Carry::Parity {
+                carry_buffers(num_outputs, num_bins)
+            } else {
+                Vec::new()
+            },
             carry_kind,
             carry: if carry_kind == Carry::None {
                 Vec::new()
@@ -375,7 +383,7 @@ impl UpolsLevel {
             },
             period: 0,
             carry_period: None,
-            carry_chunk_bins: carry::chunk_bins(num_bins),
+            carry_chunk_bins: carry::chunk_bins(carry_kind, num_bins),
             head_spectra: Vec::new(),
             pending: Vec::new(),
             output_buffer: PageBuf::zeroed(num_outputs * partition_size),
@@ -480,26 +488,38 @@ impl UpolsLevel {
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
         self.forward(windows);
         let mut acc = std::mem::take(&mut self.acc);
+        let mut parity_accs = std::mem::take(&mut self.parity_accs);
         let mut carry = std::mem::take(&mut self.carry);
         let carried = self.carry_period == Some(self.period);
+        if self.carry_kind == Carry::Parity {
+            self.mac_parity(&mut parity_accs, &mut carry, carried);
+        }
         for (output_idx, output) in outputs.iter_mut().enumerate() {
             if self.output_paths[output_idx].is_empty() {
                 output.fill(0.0);
                 continue;
             }
-            self.sum_output(output_idx, &mut acc, &mut carry, carried);
-            output.copy_from_slice(self.inverse(&acc));
+            let sum = if self.carry_kind == Carry::Parity {
+                &parity_accs[output_idx]
+            } else {
+                self.sum_output(output_idx, &mut acc, &mut carry, carried);
+                &acc
+            };
+            output.copy_from_slice(self.inverse(sum));
         }
         self.carry_period = (!carry.is_empty()).then_some(self.period + 1);
         self.carry = carry;
+        self.parity_accs = parity_accs;
         self.acc = acc;
     }
 
-    /// Step 2 for output `output_idx` into `acc` (overwritten). Where the spectra outgrow the
-    /// cache ([`carry_for`]), reading them is what a period costs, so each IR partition and
-    /// input spectrum is read once for two periods (`carry.rs`): the same arithmetic, split
-    /// evenly over the periods, for the same bits whatever came before. `carried`: `carry`
-    /// holds the terms the previous period, this one's predecessor, summed ahead.
+    /// Step 2 for output `output_idx` into `acc` (overwritten), for a level that does not carry
+    /// by parity (which sums every output at once, [`Self::mac_parity`]). Where the spectra
+    /// outgrow the cache ([`carry_for`]), reading them is what a period costs, so each IR
+    /// partition and input spectrum is read once for two periods (`carry.rs`): the same
+    /// arithmetic, split evenly over the periods, for the same bits whatever came before.
+    /// `carried`: `carry` holds the terms the previous period, this one's predecessor, summed
+    /// ahead.
     fn sum_output(
         &self,
         output_idx: usize,
@@ -509,19 +529,7 @@ impl UpolsLevel {
     ) {
         match self.carry_kind {
             Carry::Chunks => self.mac_chunks(output_idx, acc, &mut carry[output_idx], carried),
-            Carry::Parity => {
-                let next = &mut carry[output_idx];
-                if carried {
-                    // The carried sum becomes this period's; `next` gets the old buffer.
-                    std::mem::swap(acc, next);
-                } else {
-                    acc.re.fill(0.0);
-                    acc.im.fill(0.0);
-                }
-                next.re.fill(0.0);
-                next.im.fill(0.0);
-                self.mac_parity(output_idx, acc, next, carried);
-            }
+            Carry::Parity => unreachable!("a level carrying by parity sums all outputs at once"),
             Carry::None => {
                 acc.re.fill(0.0);
                 acc.im.fill(0.0);

@@ -62,7 +62,7 @@ fn carried_terms_match_periods_summed_whole() {
         };
         let mut whole = new(&mut planner).carrying(Carry::Chunks, 8);
         let mut afresh = new(&mut planner).carrying(Carry::Chunks, 8);
-        let mut parity = new(&mut planner).carrying(Carry::Parity, 0);
+        let mut parity = new(&mut planner).carrying(Carry::Parity, 8);
         let mut afresh_outputs = vec![vec![0.0; partition_size]; num_outputs];
         let mut parity_outputs = vec![vec![0.0; partition_size]; num_outputs];
         let mut steps = new(&mut planner);
@@ -227,12 +227,98 @@ fn carries_only_levels_past_the_cache() {
     );
 }
 
-/// A carrying level's chunks come in both parities, so its periods share the work evenly.
+/// A level carrying by parity sums its outputs together, chunk by chunk, yet each output gets
+/// the bits of a level that holds that output's paths alone: its terms go in the same order,
+/// across a gap and a reset, with the outputs' paths routed in different orders, an output with
+/// fewer paths and one with none. A period with nothing carried (the first, after the gap and
+/// after the reset) gives the bits of the level summed without carrying: path by path,
+/// partition by partition.
+#[test]
+fn parity_outputs_summed_together_give_each_alone_bits() {
+    let mut rng = Rng::new(13);
+    let (partition_size, num_inputs, num_outputs) = (32, 3, 4);
+    // Output 0 reads inputs 0, 1, 2; output 1 reads 2, 0 (in that order); output 2 reads 1;
+    // output 3 nothing.
+    let paths =
+        [(0, 0), (2, 1), (1, 0), (0, 1), (1, 2), (2, 0)].map(|(input_idx, output_idx)| Path {
+            input_idx,
+            output_idx,
+        });
+    for (span, num_partitions) in [(1, 2), (1, 5), (2, 3)] {
+        let level_size = (partition_size, span, num_partitions);
+        let io = (num_inputs, num_outputs);
+        let (taps, shape, shared) = random_level(&mut rng, paths.len(), level_size, io);
+        let mut planner = FftPlanner::new();
+        let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let mut together = UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared)
+            .carrying(Carry::Parity, 8);
+        let mut plain = UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared);
+        assert_eq!(plain.carry_kind(), Carry::None);
+        let mut alone: Vec<UpolsLevel> = (0..num_outputs)
+            .map(|output_idx| {
+                let own: Vec<usize> = (0..paths.len())
+                    .filter(|&path_idx| paths[path_idx].output_idx == output_idx)
+                    .collect();
+                let own_paths: Vec<Path> = own.iter().map(|&path_idx| paths[path_idx]).collect();
+                let own_taps: Vec<&[f32]> =
+                    own.iter().map(|&path_idx| tap_refs[path_idx]).collect();
+                let own_shared: Vec<usize> = (0..own.len()).collect();
+                UpolsLevel::new(&mut planner, shape, &own_paths, &own_taps, &own_shared)
+                    .carrying(Carry::Parity, 8)
+            })
+            .collect();
+        let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
+        let mut alone_outputs = vec![vec![0.0; partition_size]; num_outputs];
+        let mut plain_outputs = vec![vec![0.0; partition_size]; num_outputs];
+        for period in 0..30 {
+            {
+                let levels = [&mut together, &mut plain]
+                    .into_iter()
+                    .chain(alone.iter_mut());
+                match period {
+                    9 => levels.for_each(|level| level.push_silence(1)),
+                    20 => levels.for_each(UpolsLevel::reset),
+                    _ => {}
+                }
+            }
+            let windows: Vec<Vec<f32>> = (0..num_inputs)
+                .map(|_| {
+                    (0..(span + 1) * partition_size)
+                        .map(|_| rng.bipolar())
+                        .collect()
+                })
+                .collect();
+            run_period(&mut together, &windows, &mut outputs);
+            run_period(&mut plain, &windows, &mut plain_outputs);
+            if [0, 9, 20].contains(&period) {
+                assert_eq!(
+                    outputs, plain_outputs,
+                    "s={span} n={num_partitions} {period}"
+                );
+            }
+            for (output_idx, level) in alone.iter_mut().enumerate() {
+                run_period(level, &windows, &mut alone_outputs);
+                assert_eq!(
+                    outputs[output_idx], alone_outputs[output_idx],
+                    "s={span} n={num_partitions} period {period} output {output_idx}"
+                );
+            }
+        }
+        assert!(outputs[3].iter().all(|&x| x == 0.0));
+    }
+}
+
+/// A level carrying in chunks has chunks of both parities, so its periods share the work
+/// evenly; one carrying by parity walks chunks of up to [`carry::PARITY_CHUNK_BINS`].
 #[test]
 fn every_carrying_level_has_two_chunks_or_more() {
-    assert_eq!(carry::chunk_bins(16385), carry::CARRY_CHUNK_BINS);
-    assert_eq!(carry::chunk_bins(1025), 513);
-    assert_eq!(carry::chunk_bins(3), 2);
+    let chunks = |num_bins| carry::chunk_bins(Carry::Chunks, num_bins);
+    assert_eq!(chunks(16385), carry::CARRY_CHUNK_BINS);
+    assert_eq!(chunks(1025), 513);
+    assert_eq!(chunks(3), 2);
+    let parity = |num_bins| carry::chunk_bins(Carry::Parity, num_bins);
+    assert_eq!(parity(16385), carry::PARITY_CHUNK_BINS);
+    assert_eq!(parity(1025), 1025);
 }
 
 /// Test hooks on the level's carrying.
@@ -247,6 +333,11 @@ impl UpolsLevel {
     fn carrying(mut self, kind: Carry, chunk_bins: usize) -> Self {
         self.carry_kind = kind;
         self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
+        self.parity_accs = if kind == Carry::Parity {
+            carry_buffers(self.output_paths.len(), self.num_bins)
+        } else {
+            Vec::new()
+        };
         self.carry_chunk_bins = chunk_bins;
         self
     }
