@@ -27,12 +27,15 @@
 //! after a gap or a reset) has nothing carried and reads all; its output is that of the level
 //! summed afresh to float rounding.
 //!
-//! Such a level sums all its outputs at once, in chunks of [`PARITY_CHUNK_BINS`]: per chunk,
-//! path rank by path rank, partition by partition, output by output. In a dense matrix the
-//! `k`-th path of every output comes from input `k`, so each chunk of an input spectrum is read
-//! from beyond the core's cache once for all outputs, where a walk one output at a time read
-//! every input spectrum once per output. Each output still adds its terms in the same order,
-//! for the same bits.
+//! # All outputs at once
+//!
+//! A level carrying by parity, and one carrying in chunks whose outputs share its inputs and
+//! whose input spectra outgrow the cache ([`TOGETHER_MIN_INPUT_BYTES`]), sum all their outputs
+//! at once, in chunks of [`TOGETHER_CHUNK_BINS`]: per chunk, path rank by path rank, partition
+//! by partition, output by output. In a dense matrix the `k`-th path of every output comes from
+//! input `k`, so each chunk of an input spectrum is read from beyond the core's cache once for
+//! all outputs, where a walk one output at a time read every input spectrum once per output.
+//! Each output still adds its terms in the same order, for the same bits.
 //!
 //! The fused level 0 sums each quantum a quantum ahead on the audio thread
 //! (`UpolsLevel::prepare_pending`) and carries the same way, but by parity only: a 4 x 4 room's
@@ -58,22 +61,35 @@ use super::{Carry, SplitSpectra, UpolsLevel};
 /// hardware prefetcher.
 pub const CARRY_CHUNK_BINS: usize = 1024;
 
-/// Bins per chunk of a level carrying by parity, which walks every output in each chunk: long
+/// Bins per chunk of a level that sums all its outputs at once (see the module docs): long
 /// enough runs for the hardware prefetcher in each of the chunk's many spectra (16 KiB an
-/// array). Measured on the Xeon VM (dense 2 s matrices, 4 rounds alternated), chunks of 4096
-/// bins took 5 to 9 % off 4 x 4 and 12 x 12 at block 1024 and 16 x 16 at 64 and 1024 against
-/// the walk one output at a time, where chunks of 1024 cost up to 6 % more than it on 12 x 12
-/// and 16 x 16, and 2048, 8192 and whole spectra came out between the two.
-pub const PARITY_CHUNK_BINS: usize = 4096;
+/// array). Measured on the Xeon VM (dense 2 s matrices, 4 rounds alternated), a parity walk in
+/// chunks of 4096 bins took 5 to 9 % off 4 x 4 and 12 x 12 at block 1024 and 16 x 16 at 64
+/// and 1024 against the walk one output at a time, where chunks of 1024 cost up to 6 % more
+/// than it on 12 x 12 and 16 x 16, and 2048, 8192 and whole spectra came out between the two.
+pub const TOGETHER_CHUNK_BINS: usize = 4096;
 
-/// Bins per chunk for a level of `num_bins` that carries as `kind`: by parity,
-/// [`PARITY_CHUNK_BINS`] or all of them where fewer; else [`CARRY_CHUNK_BINS`], or half the
-/// bins (rounded up) where that is fewer, so that every level has chunks of both parities and
-/// each period does about the same work.
-pub fn chunk_bins(kind: Carry, num_bins: usize) -> usize {
+/// Bytes of input spectra (the FDL) from which a level carrying in chunks, whose outputs share
+/// its inputs, sums all its outputs at once: below it they stay in a core's cache, and the
+/// walk one output at a time keeps each chunk's sums in the first-level cache. Measured on the
+/// Xeon VM (dense 4 x 4 x 2 s, 100 s of input, 5 rounds alternated), the `8192 x 10` level
+/// (2.9 MB of input spectra) together took 4 to 7 % off at blocks of 64 and 128; the `4096 x 6`
+/// level at 1024 (0.9 MB) cost 2 to 5 % more together.
+pub const TOGETHER_MIN_INPUT_BYTES: usize = 1 << 20;
+
+/// Bins per chunk for a level of `num_bins` that carries as `kind`, all outputs at once or not
+/// (`together`): [`TOGETHER_CHUNK_BINS`] or [`CARRY_CHUNK_BINS`]; in chunks, at most half the
+/// bins (rounded up), so that every level has chunks of both parities and each period does
+/// about the same work; by parity (always together), at most all of them.
+pub fn chunk_bins(kind: Carry, together: bool, num_bins: usize) -> usize {
+    let most = if together {
+        TOGETHER_CHUNK_BINS
+    } else {
+        CARRY_CHUNK_BINS
+    };
     match kind {
-        Carry::Parity => PARITY_CHUNK_BINS.min(num_bins),
-        Carry::None | Carry::Chunks => CARRY_CHUNK_BINS.min(num_bins.div_ceil(2)),
+        Carry::Parity => most.min(num_bins),
+        Carry::None | Carry::Chunks => most.min(num_bins.div_ceil(2)),
     }
     .max(1)
 }
@@ -101,68 +117,84 @@ fn chunk_acc<'a>(spectra: &'a mut SplitSpectra, range: &std::ops::Range<usize>) 
 }
 
 impl UpolsLevel {
-    /// Step 2 of a carrying level for one output channel: this period's sum into `acc`, and in
-    /// the chunks that lead, the next period's terms `j >= 1` into `next`, which holds on entry
-    /// the sum carried from the period before (`carried`: it was this level's previous
-    /// period). See the module docs.
+    /// Step 2 of a level carrying in chunks, for the outputs `outputs` (one, or all of them at
+    /// once: see the module docs): this period's sums into `accs` (one per output of
+    /// `outputs`), and in the chunks that lead, the next period's terms `j >= 1` into `nexts`,
+    /// which hold on entry the sums carried from the period before (`carried`: it was this
+    /// level's previous period). Per chunk, path rank by path rank, partition by partition,
+    /// output by output: each output's terms in the same order however many are walked
+    /// together, for the same bits.
     pub(super) fn mac_chunks(
         &self,
-        output_idx: usize,
-        acc: &mut SplitSpectra,
-        next: &mut SplitSpectra,
+        outputs: std::ops::Range<usize>,
+        accs: &mut [SplitSpectra],
+        nexts: &mut [SplitSpectra],
         carried: bool,
     ) {
         let (num_bins, chunk_bins) = (self.num_bins, self.carry_chunk_bins);
-        let paths = &self.output_paths[output_idx];
+        let output_paths = &self.output_paths[outputs];
         let newest = self.slot_of_age(0);
+        let most_paths = output_paths.iter().map(Vec::len).max().unwrap_or(0);
         for (chunk_idx, start) in (0..num_bins).step_by(chunk_bins).enumerate() {
             let range = start..(start + chunk_bins).min(num_bins);
             let leads = (self.period + chunk_idx as u64).is_multiple_of(2);
-            if carried && !leads {
-                acc.re[range.clone()].copy_from_slice(&next.re[range.clone()]);
-                acc.im[range.clone()].copy_from_slice(&next.im[range.clone()]);
-            } else {
-                acc.re[range.clone()].fill(0.0);
-                acc.im[range.clone()].fill(0.0);
-                if leads {
-                    next.re[range.clone()].fill(0.0);
-                    next.im[range.clone()].fill(0.0);
-                }
-                for &path_idx in paths {
-                    let fdl = &self.fdl[self.paths[path_idx].input_idx];
-                    let spectra = &self.spectra[self.path_spectrum[path_idx]];
-                    // Two terms per pass over the sum where none leads, in order: the same bits.
-                    let mut waiting = None;
-                    for partition_idx in 1..self.num_partitions {
-                        let age = self.age(partition_idx);
-                        let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
-                        let h = chunk(spectra, partition_idx, num_bins, &range);
-                        if leads {
-                            let age = self.age(partition_idx) - 1;
-                            let x_next = chunk(fdl, self.slot_of_age(age), num_bins, &range);
-                            (self.mac.pair)(
-                                chunk_acc(acc, &range),
-                                [],
-                                x,
-                                chunk_acc(next, &range),
-                                x_next,
-                                h,
-                            );
-                        } else {
-                            self.add_term(chunk_acc(acc, &range), &mut waiting, (x, h));
-                        }
+            let sums_here = !carried || leads;
+            for (acc, next) in accs.iter_mut().zip(nexts.iter_mut()) {
+                if sums_here {
+                    acc.re[range.clone()].fill(0.0);
+                    acc.im[range.clone()].fill(0.0);
+                    if leads {
+                        next.re[range.clone()].fill(0.0);
+                        next.im[range.clone()].fill(0.0);
                     }
-                    self.add_last_term(chunk_acc(acc, &range), waiting);
+                } else {
+                    acc.re[range.clone()].copy_from_slice(&next.re[range.clone()]);
+                    acc.im[range.clone()].copy_from_slice(&next.im[range.clone()]);
                 }
             }
-            for &path_idx in paths {
-                let fdl = &self.fdl[self.paths[path_idx].input_idx];
-                let spectra = &self.spectra[self.path_spectrum[path_idx]];
-                (self.mac.single)(
-                    chunk_acc(acc, &range),
-                    chunk(fdl, newest, num_bins, &range),
-                    chunk(spectra, 0, num_bins, &range),
-                );
+            if sums_here {
+                for rank in 0..most_paths {
+                    // Two terms per pass over the sum where none leads, in order: the same bits.
+                    let mut waiting: [Option<Term<'_>>; MAX_CHANNELS] = [None; MAX_CHANNELS];
+                    for partition_idx in 1..self.num_partitions {
+                        for (output_idx, (acc, next)) in
+                            accs.iter_mut().zip(nexts.iter_mut()).enumerate()
+                        {
+                            let Some(&path_idx) = output_paths[output_idx].get(rank) else {
+                                continue;
+                            };
+                            let (fdl, spectra) = self.path_spectra(path_idx);
+                            let age = self.age(partition_idx);
+                            let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
+                            let h = chunk(spectra, partition_idx, num_bins, &range);
+                            if leads {
+                                let x_next =
+                                    chunk(fdl, self.slot_of_age(age - 1), num_bins, &range);
+                                let (acc, next) = (chunk_acc(acc, &range), chunk_acc(next, &range));
+                                (self.mac.pair)(acc, [], x, next, x_next, h);
+                            } else {
+                                let waiting = &mut waiting[output_idx];
+                                self.add_term(chunk_acc(acc, &range), waiting, (x, h));
+                            }
+                        }
+                    }
+                    for (acc, waiting) in accs.iter_mut().zip(waiting) {
+                        self.add_last_term(chunk_acc(acc, &range), waiting);
+                    }
+                }
+            }
+            for rank in 0..most_paths {
+                for (output_idx, acc) in accs.iter_mut().enumerate() {
+                    let Some(&path_idx) = output_paths[output_idx].get(rank) else {
+                        continue;
+                    };
+                    let (fdl, spectra) = self.path_spectra(path_idx);
+                    (self.mac.single)(
+                        chunk_acc(acc, &range),
+                        chunk(fdl, newest, num_bins, &range),
+                        chunk(spectra, 0, num_bins, &range),
+                    );
+                }
             }
         }
     }
@@ -210,8 +242,7 @@ impl UpolsLevel {
                         let Some(&path_idx) = self.output_paths[output_idx].get(rank) else {
                             continue;
                         };
-                        let fdl = &self.fdl[self.paths[path_idx].input_idx];
-                        let spectra = &self.spectra[self.path_spectrum[path_idx]];
+                        let (fdl, spectra) = self.path_spectra(path_idx);
                         let age = self.age(partition_idx);
                         let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
                         let h = chunk(spectra, partition_idx, num_bins, &range);

@@ -33,6 +33,8 @@ impl UpolsLevel {
             // carried in chunks than whole (EPYC VM, 1 MiB of L2); by parity it pays.
             self.carry_kind = Carry::None;
             self.carry = Vec::new();
+            self.together = false;
+            self.output_accs = Vec::new();
         }
     }
 
@@ -107,9 +109,9 @@ impl UpolsLevel {
         let mut pending = std::mem::take(&mut self.pending);
         let mut carry = std::mem::take(&mut self.carry);
         let carried = self.carry_period == Some(self.period);
-        if self.carry_kind == Carry::Parity {
+        if self.together {
             // Every output at once; those without paths come out silent.
-            self.mac_parity(&mut pending, &mut carry, carried);
+            self.sum_together(&mut pending, &mut carry, carried);
         } else {
             for (output_idx, acc) in pending.iter_mut().enumerate() {
                 if self.output_paths[output_idx].is_empty() {

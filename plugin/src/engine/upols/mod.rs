@@ -101,6 +101,18 @@ fn carry_for(
     }
 }
 
+/// Whether a level carrying as `kind` sums all its outputs at once, each chunk of bins output
+/// by output (`carry.rs`): by parity always; in chunks where it has more IR spectra than
+/// inputs (outputs share input spectra, as in a dense matrix) and its `input_bytes` of input
+/// spectra pass [`carry::TOGETHER_MIN_INPUT_BYTES`].
+fn sums_together(kind: Carry, num_spectra: usize, num_inputs: usize, input_bytes: usize) -> bool {
+    match kind {
+        Carry::None => false,
+        Carry::Parity => true,
+        Carry::Chunks => num_spectra > num_inputs && input_bytes >= carry::TOGETHER_MIN_INPUT_BYTES,
+    }
+}
+
 /// Bytes of `num_spectra` split spectra of `num_partitions` blocks of `num_bins` bins each.
 fn spectra_bytes(num_spectra: usize, num_partitions: usize, num_bins: usize) -> usize {
     num_spectra * num_partitions * num_bins * 2 * size_of::<f32>()
@@ -275,9 +287,11 @@ pub struct UpolsLevel {
     mac: MacKernels,
     /// Accumulator of one output channel's spectrum.
     acc: SplitSpectra,
-    /// Per output channel, the accumulator of a level that carries by parity, which sums all
-    /// outputs at once ([`Self::mac_parity`]); none for other levels.
-    parity_accs: Vec<SplitSpectra>,
+    /// Whether [`Self::compute`] sums all outputs at once ([`sums_together`]).
+    together: bool,
+    /// Per output channel, the accumulator of a level that sums all outputs at once; none for
+    /// other levels.
+    output_accs: Vec<SplitSpectra>,
     /// How [`Self::compute`] sums a period ahead ([`carry_for`]).
     carry_kind: Carry,
     /// Per output channel, the terms of the next period that [`Self::compute`] summed ahead of
@@ -350,6 +364,8 @@ impl UpolsLevel {
         }
 
         let carry_kind = carry_for(num_partitions, spectra.len(), num_inputs, num_bins);
+        let input_bytes = spectra_bytes(num_inputs, num_slots, num_bins);
+        let together = sums_together(carry_kind, spectra.len(), num_inputs, input_bytes);
         let mac = best_mac_kernels(spectra_bytes(spectra.len(), num_partitions, num_bins));
         Self {
             partition_size,
@@ -370,7 +386,8 @@ impl UpolsLevel {
             real_scratch_buffer: PageBuf::zeroed(fft_size),
             mac,
             acc: SplitSpectra::zeroed(1, num_bins),
-            parity_accs: if carry_kind == Carry::Parity {
+            together,
+            output_accs: if together {
                 carry_buffers(num_outputs, num_bins)
             } else {
                 Vec::new()
@@ -383,7 +400,7 @@ impl UpolsLevel {
             },
             period: 0,
             carry_period: None,
-            carry_chunk_bins: carry::chunk_bins(carry_kind, num_bins),
+            carry_chunk_bins: carry::chunk_bins(carry_kind, together, num_bins),
             head_spectra: Vec::new(),
             pending: Vec::new(),
             output_buffer: PageBuf::zeroed(num_outputs * partition_size),
@@ -488,19 +505,19 @@ impl UpolsLevel {
     pub fn compute(&mut self, windows: &[&[f32]], outputs: &mut [&mut [f32]]) {
         self.forward(windows);
         let mut acc = std::mem::take(&mut self.acc);
-        let mut parity_accs = std::mem::take(&mut self.parity_accs);
+        let mut output_accs = std::mem::take(&mut self.output_accs);
         let mut carry = std::mem::take(&mut self.carry);
         let carried = self.carry_period == Some(self.period);
-        if self.carry_kind == Carry::Parity {
-            self.mac_parity(&mut parity_accs, &mut carry, carried);
+        if self.together {
+            self.sum_together(&mut output_accs, &mut carry, carried);
         }
         for (output_idx, output) in outputs.iter_mut().enumerate() {
             if self.output_paths[output_idx].is_empty() {
                 output.fill(0.0);
                 continue;
             }
-            let sum = if self.carry_kind == Carry::Parity {
-                &parity_accs[output_idx]
+            let sum = if self.together {
+                &output_accs[output_idx]
             } else {
                 self.sum_output(output_idx, &mut acc, &mut carry, carried);
                 &acc
@@ -509,17 +526,26 @@ impl UpolsLevel {
         }
         self.carry_period = (!carry.is_empty()).then_some(self.period + 1);
         self.carry = carry;
-        self.parity_accs = parity_accs;
+        self.output_accs = output_accs;
         self.acc = acc;
     }
 
-    /// Step 2 for output `output_idx` into `acc` (overwritten), for a level that does not carry
-    /// by parity (which sums every output at once, [`Self::mac_parity`]). Where the spectra
-    /// outgrow the cache ([`carry_for`]), reading them is what a period costs, so each IR
-    /// partition and input spectrum is read once for two periods (`carry.rs`): the same
-    /// arithmetic, split evenly over the periods, for the same bits whatever came before.
-    /// `carried`: `carry` holds the terms the previous period, this one's predecessor, summed
-    /// ahead.
+    /// Step 2 of every output at once into `accs`, for a level that sums them together
+    /// ([`sums_together`]); `carried` as for [`Self::sum_output`].
+    fn sum_together(&self, accs: &mut [SplitSpectra], carry: &mut [SplitSpectra], carried: bool) {
+        match self.carry_kind {
+            Carry::Parity => self.mac_parity(accs, carry, carried),
+            Carry::Chunks => self.mac_chunks(0..self.num_outputs(), accs, carry, carried),
+            Carry::None => unreachable!("a level that does not carry sums one output at a time"),
+        }
+    }
+
+    /// Step 2 for output `output_idx` into `acc` (overwritten), for a level that does not sum
+    /// its outputs together ([`Self::sum_together`]). Where the spectra outgrow the cache
+    /// ([`carry_for`]), reading them is what a period costs, so each IR partition and input
+    /// spectrum is read once for two periods (`carry.rs`): the same arithmetic, split evenly
+    /// over the periods, for the same bits whatever came before. `carried`: `carry` holds the
+    /// terms the previous period, this one's predecessor, summed ahead.
     fn sum_output(
         &self,
         output_idx: usize,
@@ -528,7 +554,12 @@ impl UpolsLevel {
         carried: bool,
     ) {
         match self.carry_kind {
-            Carry::Chunks => self.mac_chunks(output_idx, acc, &mut carry[output_idx], carried),
+            Carry::Chunks => self.mac_chunks(
+                output_idx..output_idx + 1,
+                std::slice::from_mut(acc),
+                std::slice::from_mut(&mut carry[output_idx]),
+                carried,
+            ),
             Carry::Parity => unreachable!("a level carrying by parity sums all outputs at once"),
             Carry::None => {
                 acc.re.fill(0.0);
@@ -563,6 +594,14 @@ impl UpolsLevel {
         (
             fdl.block(self.slot_of_age(self.age(partition_idx)), self.num_bins),
             spectra.block(partition_idx, self.num_bins),
+        )
+    }
+
+    /// The delay line of path `path_idx`'s input and the path's IR spectra.
+    fn path_spectra(&self, path_idx: usize) -> (&SplitSpectra, &SplitSpectra) {
+        (
+            &self.fdl[self.paths[path_idx].input_idx],
+            &self.spectra[self.path_spectrum[path_idx]],
         )
     }
 

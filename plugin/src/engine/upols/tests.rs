@@ -227,14 +227,14 @@ fn carries_only_levels_past_the_cache() {
     );
 }
 
-/// A level carrying by parity sums its outputs together, chunk by chunk, yet each output gets
-/// the bits of a level that holds that output's paths alone: its terms go in the same order,
-/// across a gap and a reset, with the outputs' paths routed in different orders, an output with
-/// fewer paths and one with none. A period with nothing carried (the first, after the gap and
-/// after the reset) gives the bits of the level summed without carrying: path by path,
-/// partition by partition.
+/// A level summing its outputs together, chunk by chunk, gives each output the bits of a
+/// level that holds that output's paths alone: each output's terms go in the same order, across
+/// a gap and a reset, with the outputs' paths routed in different orders, an output with fewer
+/// paths and one with none. Carrying in chunks, the level alone walks one output at a time. By
+/// parity, a period with nothing carried (the first, after the gap and after the reset) also
+/// gives the bits of the level summed without carrying: path by path, partition by partition.
 #[test]
-fn parity_outputs_summed_together_give_each_alone_bits() {
+fn outputs_summed_together_give_each_alone_bits() {
     let mut rng = Rng::new(13);
     let (partition_size, num_inputs, num_outputs) = (32, 3, 4);
     // Output 0 reads inputs 0, 1, 2; output 1 reads 2, 0 (in that order); output 2 reads 1;
@@ -244,14 +244,19 @@ fn parity_outputs_summed_together_give_each_alone_bits() {
             input_idx,
             output_idx,
         });
-    for (span, num_partitions) in [(1, 2), (1, 5), (2, 3)] {
+    let sizes = [(1, 2), (1, 5), (2, 3)];
+    for ((span, num_partitions), kind) in sizes
+        .into_iter()
+        .flat_map(|size| [Carry::Parity, Carry::Chunks].map(|kind| (size, kind)))
+    {
         let level_size = (partition_size, span, num_partitions);
         let io = (num_inputs, num_outputs);
         let (taps, shape, shared) = random_level(&mut rng, paths.len(), level_size, io);
         let mut planner = FftPlanner::new();
         let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
         let mut together = UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared)
-            .carrying(Carry::Parity, 8);
+            .carrying(kind, 8)
+            .summing_together();
         let mut plain = UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared);
         assert_eq!(plain.carry_kind(), Carry::None);
         let mut alone: Vec<UpolsLevel> = (0..num_outputs)
@@ -264,7 +269,7 @@ fn parity_outputs_summed_together_give_each_alone_bits() {
                     own.iter().map(|&path_idx| tap_refs[path_idx]).collect();
                 let own_shared: Vec<usize> = (0..own.len()).collect();
                 UpolsLevel::new(&mut planner, shape, &own_paths, &own_taps, &own_shared)
-                    .carrying(Carry::Parity, 8)
+                    .carrying(kind, 8)
             })
             .collect();
         let mut outputs = vec![vec![0.0; partition_size]; num_outputs];
@@ -290,17 +295,17 @@ fn parity_outputs_summed_together_give_each_alone_bits() {
                 .collect();
             run_period(&mut together, &windows, &mut outputs);
             run_period(&mut plain, &windows, &mut plain_outputs);
-            if [0, 9, 20].contains(&period) {
+            if kind == Carry::Parity && [0, 9, 20].contains(&period) {
                 assert_eq!(
                     outputs, plain_outputs,
-                    "s={span} n={num_partitions} {period}"
+                    "{kind:?} s={span} n={num_partitions} {period}"
                 );
             }
             for (output_idx, level) in alone.iter_mut().enumerate() {
                 run_period(level, &windows, &mut alone_outputs);
                 assert_eq!(
                     outputs[output_idx], alone_outputs[output_idx],
-                    "s={span} n={num_partitions} period {period} output {output_idx}"
+                    "{kind:?} s={span} n={num_partitions} period {period} output {output_idx}"
                 );
             }
         }
@@ -309,16 +314,49 @@ fn parity_outputs_summed_together_give_each_alone_bits() {
 }
 
 /// A level carrying in chunks has chunks of both parities, so its periods share the work
-/// evenly; one carrying by parity walks chunks of up to [`carry::PARITY_CHUNK_BINS`].
+/// evenly; chunks are longer where a level sums its outputs together, up to all the bins by
+/// parity.
 #[test]
 fn every_carrying_level_has_two_chunks_or_more() {
-    let chunks = |num_bins| carry::chunk_bins(Carry::Chunks, num_bins);
+    let chunks = |num_bins| carry::chunk_bins(Carry::Chunks, false, num_bins);
     assert_eq!(chunks(16385), carry::CARRY_CHUNK_BINS);
     assert_eq!(chunks(1025), 513);
     assert_eq!(chunks(3), 2);
-    let parity = |num_bins| carry::chunk_bins(Carry::Parity, num_bins);
-    assert_eq!(parity(16385), carry::PARITY_CHUNK_BINS);
+    let together = |num_bins| carry::chunk_bins(Carry::Chunks, true, num_bins);
+    assert_eq!(together(16385), carry::TOGETHER_CHUNK_BINS);
+    assert_eq!(together(4097), 2049);
+    let parity = |num_bins| carry::chunk_bins(Carry::Parity, true, num_bins);
+    assert_eq!(parity(16385), carry::TOGETHER_CHUNK_BINS);
     assert_eq!(parity(1025), 1025);
+}
+
+/// Which levels sum their outputs together: every one carrying by parity; one carrying in
+/// chunks where outputs share inputs and the input spectra outgrow the cache (a dense 4 x 4
+/// room's `8192 x 10` level, not its `4096 x 6` one nor a stereo reverb's).
+#[test]
+fn dense_levels_past_the_cache_sum_their_outputs_together() {
+    let input_bytes =
+        |num_inputs, num_slots, num_bins| spectra_bytes(num_inputs, num_slots, num_bins);
+    assert!(sums_together(Carry::Parity, 144, 12, 0));
+    assert!(sums_together(
+        Carry::Chunks,
+        16,
+        4,
+        input_bytes(4, 10, 8193)
+    ));
+    assert!(!sums_together(
+        Carry::Chunks,
+        16,
+        4,
+        input_bytes(4, 6, 4097)
+    ));
+    assert!(!sums_together(
+        Carry::Chunks,
+        2,
+        2,
+        input_bytes(2, 14, 32769)
+    ));
+    assert!(!sums_together(Carry::None, 16, 4, input_bytes(4, 10, 8193)));
 }
 
 /// Test hooks on the level's carrying.
@@ -333,12 +371,20 @@ impl UpolsLevel {
     fn carrying(mut self, kind: Carry, chunk_bins: usize) -> Self {
         self.carry_kind = kind;
         self.carry = carry_buffers(self.output_paths.len(), self.num_bins);
-        self.parity_accs = if kind == Carry::Parity {
+        self.together = kind == Carry::Parity;
+        self.output_accs = if self.together {
             carry_buffers(self.output_paths.len(), self.num_bins)
         } else {
             Vec::new()
         };
         self.carry_chunk_bins = chunk_bins;
+        self
+    }
+
+    /// Sums all outputs at once whatever the level's size (a level carrying in chunks).
+    fn summing_together(mut self) -> Self {
+        self.together = true;
+        self.output_accs = carry_buffers(self.output_paths.len(), self.num_bins);
         self
     }
 
