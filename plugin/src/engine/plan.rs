@@ -141,7 +141,7 @@ pub const MAX_SPAN: usize = 2;
 pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
 
 /// Most partitions of a level whose partitions span more than one hop. From one more (the
-/// `CHUNKED_MIN_PARTITIONS` of `upols`) a level big enough carries in chunks (`upols/carry.rs`),
+/// `CHUNKED_MIN_PARTITIONS` of `upols/carry.rs`) a level big enough carries in chunks there,
 /// whose walk finds the next period's input spectrum in the step before's; with spans it is
 /// another spectrum, read from memory again.
 pub const SPAN_MAX_PARTITIONS: usize = 4;

@@ -54,7 +54,82 @@
 
 use super::super::mac::{Acc, Spectrum, Term};
 use super::super::routing::MAX_CHANNELS;
-use super::{Carry, SplitSpectra, UpolsLevel};
+use super::{SplitSpectra, UpolsLevel, spectra_bytes};
+
+/// The spectra a level reads per period (its IR partitions and its inputs'), in bytes, before
+/// a level of [`CHUNKED_MIN_PARTITIONS`] or more reads each once for two periods in chunks of
+/// bins (the module docs). Below it they stay in the first levels of a core's cache beside the
+/// level's sums and transforms, reading them costs little, and carrying only cuts the walk
+/// into shorter runs. Measured on the Xeon VM (2 MiB of L2 a core), carrying took 0 to 12 %
+/// (two runs) off a stereo 1 s reverb at block 1024, whose last level holds 1.3 MiB; down to
+/// no threshold at all, smaller levels gained nothing more.
+pub const CARRY_MIN_SPECTRA_BYTES: usize = 1 << 20;
+
+/// Fewest partitions of a level that carries in chunks of bins: the walk over the partitions
+/// reuses each input spectrum for the next period's sum, which pays over many partitions. A
+/// dense matrix's levels of 2 to 4 partitions carried that way cost 5 to 10 % more than
+/// carrying half their partitions a period ([`DENSE_CARRY_MIN_SPECTRA_BYTES`]).
+pub const CHUNKED_MIN_PARTITIONS: usize = 5;
+
+/// The IR spectra a dense level of fewer than [`CHUNKED_MIN_PARTITIONS`] partitions must hold,
+/// in bytes, before it reads half of its partitions each period for two periods: below it
+/// they stay in cache (2 x 1 MiB L2 on the EPYC VM), reading them costs little, and carrying
+/// only adds the next period's stores.
+pub const DENSE_CARRY_MIN_SPECTRA_BYTES: usize = 4 << 20;
+
+/// How a level run whole sums a period ahead (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Carry {
+    /// Each period alone.
+    None,
+    /// In chunks of bins, each IR partition and input spectrum read once for two periods.
+    Chunks,
+    /// Half of the partitions each period, each read for two periods.
+    Parity,
+}
+
+/// How a level carries: in chunks from [`CHUNKED_MIN_PARTITIONS`] partitions and
+/// [`CARRY_MIN_SPECTRA_BYTES`] of IR and input spectra; by parity where it has fewer (at least
+/// two), its IR spectra pass [`DENSE_CARRY_MIN_SPECTRA_BYTES`], and there are more of them than
+/// input spectra, as in a dense matrix (a pair read saves an IR block but adds an input block,
+/// so diagonal paths, one IR per input, gain nothing); else not at all.
+pub(super) fn carry_for(
+    num_partitions: usize,
+    num_spectra: usize,
+    num_inputs: usize,
+    num_bins: usize,
+) -> Carry {
+    let block = spectra_bytes(1, num_partitions, num_bins);
+    if num_partitions >= CHUNKED_MIN_PARTITIONS
+        && (num_spectra + num_inputs) * block >= CARRY_MIN_SPECTRA_BYTES
+    {
+        Carry::Chunks
+    } else if num_partitions >= 2
+        && num_spectra > num_inputs
+        && num_spectra * block >= DENSE_CARRY_MIN_SPECTRA_BYTES
+    {
+        Carry::Parity
+    } else {
+        Carry::None
+    }
+}
+
+/// Whether a level carrying as `kind` sums all its outputs at once, each chunk of bins output
+/// by output (the module docs): by parity always; in chunks where it has more IR spectra than
+/// inputs (outputs share input spectra, as in a dense matrix) and its `input_bytes` of input
+/// spectra pass [`TOGETHER_MIN_INPUT_BYTES`].
+pub(super) fn sums_together(
+    kind: Carry,
+    num_spectra: usize,
+    num_inputs: usize,
+    input_bytes: usize,
+) -> bool {
+    match kind {
+        Carry::None => false,
+        Carry::Parity => true,
+        Carry::Chunks => num_spectra > num_inputs && input_bytes >= TOGETHER_MIN_INPUT_BYTES,
+    }
+}
 
 /// Bins per chunk: the sums of two periods and one input spectrum of a chunk (24 KiB) stay in
 /// a core's first-level cache, and each walk step streams runs of 4 KiB, long enough for the
