@@ -238,10 +238,10 @@ impl UpolsLevel {
                             let Some(&path_idx) = output_paths[output_idx].get(rank) else {
                                 continue;
                             };
-                            let (fdl, spectra) = self.path_spectra(path_idx);
+                            let (fdl, spectra, first) = self.path_spectra(path_idx);
                             let age = self.age(partition_idx);
                             let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
-                            let h = chunk(spectra, partition_idx, num_bins, &range);
+                            let h = chunk(spectra, first + partition_idx, num_bins, &range);
                             if leads {
                                 let x_next =
                                     chunk(fdl, self.slot_of_age(age - 1), num_bins, &range);
@@ -263,11 +263,11 @@ impl UpolsLevel {
                     let Some(&path_idx) = output_paths[output_idx].get(rank) else {
                         continue;
                     };
-                    let (fdl, spectra) = self.path_spectra(path_idx);
+                    let (fdl, spectra, first) = self.path_spectra(path_idx);
                     (self.mac.single)(
                         chunk_acc(acc, &range),
                         chunk(fdl, newest, num_bins, &range),
-                        chunk(spectra, 0, num_bins, &range),
+                        chunk(spectra, first, num_bins, &range),
                     );
                 }
             }
@@ -317,10 +317,10 @@ impl UpolsLevel {
                         let Some(&path_idx) = self.output_paths[output_idx].get(rank) else {
                             continue;
                         };
-                        let (fdl, spectra) = self.path_spectra(path_idx);
+                        let (fdl, spectra, first) = self.path_spectra(path_idx);
                         let age = self.age(partition_idx);
                         let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
-                        let h = chunk(spectra, partition_idx, num_bins, &range);
+                        let h = chunk(spectra, first + partition_idx, num_bins, &range);
                         let waiting = &mut waiting[output_idx];
                         if pair {
                             let x_next = chunk(fdl, self.slot_of_age(age - 1), num_bins, &range);

@@ -101,21 +101,34 @@ fn transform_partitions(
     size: usize,
     fft_size: usize,
 ) -> SplitSpectra {
+    let mut spectra = SplitSpectra::zeroed(count, fft_size / 2 + 1);
+    transform_partitions_into(fft, taps, offset, size, fft_size, &mut spectra, 0..count);
+    spectra
+}
+
+/// [`transform_partitions`] into blocks `blocks` of `spectra`, one partition each.
+fn transform_partitions_into(
+    fft: &mut SplitRealFft,
+    taps: &[f32],
+    offset: usize,
+    size: usize,
+    fft_size: usize,
+    spectra: &mut SplitSpectra,
+    blocks: std::ops::Range<usize>,
+) {
     let num_bins = fft_size / 2 + 1;
     let mut real_buffer = vec![0.0; fft_size];
     let scale = 1.0 / fft_size as f32;
-    let mut spectra = SplitSpectra::zeroed(count, num_bins);
-    for partition_idx in 0..count {
+    for (partition_idx, block_idx) in blocks.enumerate() {
         real_buffer.fill(0.0);
         let start = (offset + partition_idx * size).min(taps.len());
         let end = (start + size).min(taps.len());
         real_buffer[..end - start].copy_from_slice(&taps[start..end]);
-        let block = partition_idx * num_bins..(partition_idx + 1) * num_bins;
+        let block = block_idx * num_bins..(block_idx + 1) * num_bins;
         let (re, im) = (&mut spectra.re[block.clone()], &mut spectra.im[block]);
         fft.forward(&mut real_buffer, re, im);
         re.iter_mut().chain(im).for_each(|value| *value *= scale);
     }
-    spectra
 }
 
 /// Sizes and timing of one level, from the plan.
@@ -147,8 +160,9 @@ pub struct GpuSpecSource {
     num_inputs: usize,
     num_outputs: usize,
     paths: Vec<(usize, usize)>,
-    spectra: Arc<[SplitSpectra]>,
-    /// Index into `spectra` of each path's IR.
+    /// Every distinct IR's partitions, one after another ([`UpolsLevel`]'s `spectra`).
+    spectra: Arc<SplitSpectra>,
+    /// Index into `spectra` of each path's IR: its partitions start at block `index * n`.
     path_spectrum: Vec<usize>,
 }
 
@@ -171,11 +185,10 @@ impl GpuSpecSource {
                 .path_spectrum
                 .iter()
                 .map(|&idx| {
-                    let s = &self.spectra[idx];
-                    s.re.iter()
-                        .zip(s.im.iter())
-                        .map(|(&re, &im)| [re, im])
-                        .collect()
+                    let len = self.num_partitions * (self.partition_size + 1);
+                    let range = idx * len..(idx + 1) * len;
+                    let (re, im) = (&self.spectra.re[range.clone()], &self.spectra.im[range]);
+                    re.iter().zip(im).map(|(&re, &im)| [re, im]).collect()
                 })
                 .collect(),
         }
@@ -202,10 +215,12 @@ pub struct UpolsLevel {
     fdl: Vec<SplitSpectra>,
     /// Slot of the newest input spectrum in every FDL.
     fdl_head: usize,
-    /// IR spectra, one per distinct IR among the paths, indexed `[partition_idx * num_bins +
-    /// bin_idx]`, scaled by `1 / (span + 1) P`. Never written after construction; shared with
-    /// [`GpuSpecSource`].
-    spectra: Arc<[SplitSpectra]>,
+    /// IR spectra, every distinct IR among the paths one after another, each its `n` partitions:
+    /// block `spectrum_idx * n + partition_idx`, scaled by `1 / (span + 1) P`. One buffer, not
+    /// one per IR: a dense 16 x 16 matrix's `16384 x 10` level holds 256 IRs of 0.66 MB a part,
+    /// three of which filled a shared block of huge pages (`super::pages`), leaving 22 MB of
+    /// them unused. Never written after construction; shared with [`GpuSpecSource`].
+    spectra: Arc<SplitSpectra>,
     /// `(input_idx, output_idx)` of each path.
     paths: Vec<Path>,
     /// Index into `spectra` of each path's IR.
@@ -273,19 +288,29 @@ impl UpolsLevel {
         let mut fft = SplitRealFft::new(planner, fft_size);
 
         debug_assert_eq!(shared.len(), path_taps.len());
-        let mut spectra = Vec::new();
+        let own = |path_idx: usize| shared[path_idx] == path_idx;
+        let num_spectra = (0..path_taps.len())
+            .filter(|&path_idx| own(path_idx))
+            .count();
+        let mut spectra = SplitSpectra::zeroed(num_spectra * num_partitions, num_bins);
         let mut spectrum_of_path = vec![0; path_taps.len()];
+        let mut next_spectrum = 0;
         for (path_idx, taps) in path_taps.iter().enumerate() {
-            spectrum_of_path[path_idx] = if shared[path_idx] == path_idx {
-                spectra.push(transform_partitions(
+            spectrum_of_path[path_idx] = if own(path_idx) {
+                let first = next_spectrum * num_partitions;
+                let blocks = first..first + num_partitions;
+                let hop = span * partition_size;
+                transform_partitions_into(
                     &mut fft,
                     taps,
                     ir_offset,
-                    num_partitions,
-                    span * partition_size,
+                    hop,
                     fft_size,
-                ));
-                spectra.len() - 1
+                    &mut spectra,
+                    blocks,
+                );
+                next_spectrum += 1;
+                next_spectrum - 1
             } else {
                 spectrum_of_path[shared[path_idx]]
             };
@@ -295,10 +320,10 @@ impl UpolsLevel {
             output_paths[path.output_idx].push(path_idx);
         }
 
-        let carry_kind = carry_for(num_partitions, spectra.len(), num_inputs, num_bins);
+        let carry_kind = carry_for(num_partitions, num_spectra, num_inputs, num_bins);
         let input_bytes = spectra_bytes(num_inputs, num_slots, num_bins);
-        let together = sums_together(carry_kind, spectra.len(), num_inputs, input_bytes);
-        let mac = best_mac_kernels(spectra_bytes(spectra.len(), num_partitions, num_bins));
+        let together = sums_together(carry_kind, num_spectra, num_inputs, input_bytes);
+        let mac = best_mac_kernels(spectra_bytes(num_spectra, num_partitions, num_bins));
         Self {
             partition_size,
             span,
@@ -311,7 +336,7 @@ impl UpolsLevel {
                 .map(|_| SplitSpectra::zeroed(num_slots, num_bins))
                 .collect(),
             fdl_head: 0,
-            spectra: spectra.into(),
+            spectra: Arc::new(spectra),
             paths: paths.to_vec(),
             path_spectrum: spectrum_of_path,
             output_paths,
@@ -521,19 +546,20 @@ impl UpolsLevel {
     /// The spectra of one term of step 2 for path `path_idx`: the input spectrum
     /// `span * partition_idx` periods old and the IR spectrum of partition `partition_idx`.
     fn term(&self, path_idx: usize, partition_idx: usize) -> Term<'_> {
-        let fdl = &self.fdl[self.paths[path_idx].input_idx];
-        let spectra = &self.spectra[self.path_spectrum[path_idx]];
+        let (fdl, spectra, first) = self.path_spectra(path_idx);
         (
             fdl.block(self.slot_of_age(self.age(partition_idx)), self.num_bins),
-            spectra.block(partition_idx, self.num_bins),
+            spectra.block(first + partition_idx, self.num_bins),
         )
     }
 
-    /// The delay line of path `path_idx`'s input and the path's IR spectra.
-    fn path_spectra(&self, path_idx: usize) -> (&SplitSpectra, &SplitSpectra) {
+    /// The delay line of path `path_idx`'s input, the IR spectra and the block of the path's
+    /// partition 0 in them.
+    fn path_spectra(&self, path_idx: usize) -> (&SplitSpectra, &SplitSpectra, usize) {
         (
             &self.fdl[self.paths[path_idx].input_idx],
-            &self.spectra[self.path_spectrum[path_idx]],
+            &self.spectra,
+            self.path_spectrum[path_idx] * self.num_partitions,
         )
     }
 
