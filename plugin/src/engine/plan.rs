@@ -192,7 +192,10 @@ pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 /// Shared blocks of four huge pages took that back (477 MB mapped; resident after the build
 /// 682 against 678 MB), but the peak stayed 27 MB higher (747 against 720 MB, 15 s of input)
 /// for 10 to 16 % less CPU (2026-12-02, three rounds), more than the budget for that matrix
-/// (peak memory less its IR at most 1.2 times its spectra) has to spare.
+/// (peak memory less its IR at most 1.2 times its spectra) has to spare. A level's IR spectra
+/// now lie in one buffer (`upols`), so that quarter is no longer lost, but the bigger level's
+/// own 25 MB would still take the matrix past its budget (1.17 times its spectra with 16384,
+/// 2026-12-03).
 pub const CPU_MAX_PARTITION_SIZE: usize = 32768;
 /// Most spectra per partition ([`CostWeights::streams`]) of an engine that may use
 /// [`CPU_MAX_PARTITION_SIZE`]: true stereo's 4 paths and 2 inputs.
