@@ -10,6 +10,13 @@ fn run_period(level: &mut UpolsLevel, windows: &[Vec<f32>], outputs: &mut [Vec<f
     level.compute(&window_refs, &mut output_refs);
 }
 
+/// A period's windows of `len` random samples for each of `num_inputs` inputs.
+fn random_windows(rng: &mut Rng, num_inputs: usize, len: usize) -> Vec<Vec<f32>> {
+    (0..num_inputs)
+        .map(|_| (0..len).map(|_| rng.bipolar()).collect())
+        .collect()
+}
+
 /// Random taps for `num_paths` paths, a level over them at IR offset 0, due as its chunk
 /// completes (`(P, span, n)` partitions, `(inputs, outputs)` channels), and each path's own
 /// spectrum (none shared).
@@ -81,13 +88,7 @@ fn carried_terms_match_periods_summed_whole() {
                     .map(UpolsLevel::reset),
                 _ => [(); 5],
             };
-            let windows: Vec<Vec<f32>> = (0..num_inputs)
-                .map(|_| {
-                    (0..(span + 1) * partition_size)
-                        .map(|_| rng.bipolar())
-                        .collect()
-                })
-                .collect();
+            let windows = random_windows(&mut rng, num_inputs, (span + 1) * partition_size);
             run_period(&mut whole, &windows, &mut outputs);
             afresh.drop_carried();
             run_period(&mut afresh, &windows, &mut afresh_outputs);
@@ -286,13 +287,7 @@ fn outputs_summed_together_give_each_alone_bits() {
                     _ => {}
                 }
             }
-            let windows: Vec<Vec<f32>> = (0..num_inputs)
-                .map(|_| {
-                    (0..(span + 1) * partition_size)
-                        .map(|_| rng.bipolar())
-                        .collect()
-                })
-                .collect();
+            let windows = random_windows(&mut rng, num_inputs, (span + 1) * partition_size);
             run_period(&mut together, &windows, &mut outputs);
             run_period(&mut plain, &windows, &mut plain_outputs);
             if kind == Carry::Parity && [0, 9, 20].contains(&period) {
