@@ -52,7 +52,7 @@
 //! (at 1024, 0 and 12 % in the two runs: that cell's spread is about 10 %). Chunks of
 //! 512 bins did as well as 1024, chunks of 2048 (48 KiB a chunk) lost half of the gain.
 
-use super::super::mac::{Acc, Spectrum, Term};
+use super::super::mac::{Acc, Term};
 use super::super::routing::MAX_CHANNELS;
 use super::{SplitSpectra, UpolsLevel, spectra_bytes};
 
@@ -169,20 +169,6 @@ pub fn chunk_bins(kind: Carry, together: bool, num_bins: usize) -> usize {
     .max(1)
 }
 
-/// A spectrum's bins `range` of block `idx` (blocks of `num_bins`).
-fn chunk<'a>(
-    spectra: &'a SplitSpectra,
-    idx: usize,
-    num_bins: usize,
-    range: &std::ops::Range<usize>,
-) -> Spectrum<'a> {
-    let start = idx * num_bins;
-    Spectrum {
-        re: &spectra.re[start + range.start..start + range.end],
-        im: &spectra.im[start + range.start..start + range.end],
-    }
-}
-
 /// Bins `range` of a one-block spectrum, as an accumulator.
 fn chunk_acc<'a>(spectra: &'a mut SplitSpectra, range: &std::ops::Range<usize>) -> Acc<'a> {
     Acc {
@@ -208,7 +194,6 @@ impl UpolsLevel {
     ) {
         let (num_bins, chunk_bins) = (self.num_bins, self.carry_chunk_bins);
         let output_paths = &self.output_paths[outputs];
-        let newest = self.slot_of_age(0);
         let most_paths = output_paths.iter().map(Vec::len).max().unwrap_or(0);
         for (chunk_idx, start) in (0..num_bins).step_by(chunk_bins).enumerate() {
             let range = start..(start + chunk_bins).min(num_bins);
@@ -238,13 +223,9 @@ impl UpolsLevel {
                             let Some(&path_idx) = output_paths[output_idx].get(rank) else {
                                 continue;
                             };
-                            let (fdl, spectra, first) = self.path_spectra(path_idx);
-                            let age = self.age(partition_idx);
-                            let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
-                            let h = chunk(spectra, first + partition_idx, num_bins, &range);
+                            let (x, h) = self.term_bins(path_idx, partition_idx, &range);
                             if leads {
-                                let x_next =
-                                    chunk(fdl, self.slot_of_age(age - 1), num_bins, &range);
+                                let x_next = self.next_input_bins(path_idx, partition_idx, &range);
                                 let (acc, next) = (chunk_acc(acc, &range), chunk_acc(next, &range));
                                 (self.mac.pair)(acc, [], x, next, x_next, h);
                             } else {
@@ -263,12 +244,8 @@ impl UpolsLevel {
                     let Some(&path_idx) = output_paths[output_idx].get(rank) else {
                         continue;
                     };
-                    let (fdl, spectra, first) = self.path_spectra(path_idx);
-                    (self.mac.single)(
-                        chunk_acc(acc, &range),
-                        chunk(fdl, newest, num_bins, &range),
-                        chunk(spectra, first, num_bins, &range),
-                    );
+                    let (x, h) = self.term_bins(path_idx, 0, &range);
+                    (self.mac.single)(chunk_acc(acc, &range), x, h);
                 }
             }
         }
@@ -317,13 +294,10 @@ impl UpolsLevel {
                         let Some(&path_idx) = self.output_paths[output_idx].get(rank) else {
                             continue;
                         };
-                        let (fdl, spectra, first) = self.path_spectra(path_idx);
-                        let age = self.age(partition_idx);
-                        let x = chunk(fdl, self.slot_of_age(age), num_bins, &range);
-                        let h = chunk(spectra, first + partition_idx, num_bins, &range);
+                        let (x, h) = self.term_bins(path_idx, partition_idx, &range);
                         let waiting = &mut waiting[output_idx];
                         if pair {
-                            let x_next = chunk(fdl, self.slot_of_age(age - 1), num_bins, &range);
+                            let x_next = self.next_input_bins(path_idx, partition_idx, &range);
                             let (acc, next) = (chunk_acc(acc, &range), chunk_acc(next, &range));
                             match waiting.take() {
                                 Some(lead) => (self.mac.lead_pair)(acc, [lead], x, next, x_next, h),

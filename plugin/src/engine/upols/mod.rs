@@ -83,10 +83,15 @@ impl SplitSpectra {
 
     /// Block `idx` of `num_bins`, for the MAC to read.
     fn block(&self, idx: usize, num_bins: usize) -> Spectrum<'_> {
-        let range = idx * num_bins..(idx + 1) * num_bins;
+        self.bins(idx, num_bins, &(0..num_bins))
+    }
+
+    /// Bins `range` of block `idx` of `num_bins`, for the MAC to read (a chunk of a block).
+    fn bins(&self, idx: usize, num_bins: usize, range: &std::ops::Range<usize>) -> Spectrum<'_> {
+        let start = idx * num_bins;
         Spectrum {
-            re: &self.re[range.clone()],
-            im: &self.im[range],
+            re: &self.re[start + range.start..start + range.end],
+            im: &self.im[start + range.start..start + range.end],
         }
     }
 }
@@ -297,8 +302,9 @@ impl UpolsLevel {
         let mut next_spectrum = 0;
         for (path_idx, taps) in path_taps.iter().enumerate() {
             spectrum_of_path[path_idx] = if own(path_idx) {
-                let first = next_spectrum * num_partitions;
-                let blocks = first..first + num_partitions;
+                let spectrum = next_spectrum;
+                next_spectrum += 1;
+                let blocks = spectrum * num_partitions..(spectrum + 1) * num_partitions;
                 let hop = span * partition_size;
                 transform_partitions_into(
                     &mut fft,
@@ -309,8 +315,7 @@ impl UpolsLevel {
                     &mut spectra,
                     blocks,
                 );
-                next_spectrum += 1;
-                next_spectrum - 1
+                spectrum
             } else {
                 spectrum_of_path[shared[path_idx]]
             };
@@ -546,21 +551,36 @@ impl UpolsLevel {
     /// The spectra of one term of step 2 for path `path_idx`: the input spectrum
     /// `span * partition_idx` periods old and the IR spectrum of partition `partition_idx`.
     fn term(&self, path_idx: usize, partition_idx: usize) -> Term<'_> {
-        let (fdl, spectra, first) = self.path_spectra(path_idx);
+        self.term_bins(path_idx, partition_idx, &(0..self.num_bins))
+    }
+
+    /// Bins `range` of [`Self::term`]'s spectra (a carrying level's chunk).
+    fn term_bins(
+        &self,
+        path_idx: usize,
+        partition_idx: usize,
+        range: &std::ops::Range<usize>,
+    ) -> Term<'_> {
+        let fdl = &self.fdl[self.paths[path_idx].input_idx];
+        let ir_block = self.path_spectrum[path_idx] * self.num_partitions + partition_idx;
+        let slot = self.slot_of_age(self.age(partition_idx));
         (
-            fdl.block(self.slot_of_age(self.age(partition_idx)), self.num_bins),
-            spectra.block(first + partition_idx, self.num_bins),
+            fdl.bins(slot, self.num_bins, range),
+            self.spectra.bins(ir_block, self.num_bins, range),
         )
     }
 
-    /// The delay line of path `path_idx`'s input, the IR spectra and the block of the path's
-    /// partition 0 in them.
-    fn path_spectra(&self, path_idx: usize) -> (&SplitSpectra, &SplitSpectra, usize) {
-        (
-            &self.fdl[self.paths[path_idx].input_idx],
-            &self.spectra,
-            self.path_spectrum[path_idx] * self.num_partitions,
-        )
+    /// Bins `range` of the input spectrum that partition `partition_idx` (at least 1) of path
+    /// `path_idx` meets in the next period: one period younger than its term's now.
+    fn next_input_bins(
+        &self,
+        path_idx: usize,
+        partition_idx: usize,
+        range: &std::ops::Range<usize>,
+    ) -> Spectrum<'_> {
+        let fdl = &self.fdl[self.paths[path_idx].input_idx];
+        let slot = self.slot_of_age(self.age(partition_idx) - 1);
+        fdl.bins(slot, self.num_bins, range)
     }
 
     /// Periods between the input spectrum that partition `partition_idx` meets and the newest.
