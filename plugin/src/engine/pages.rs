@@ -42,7 +42,9 @@ use pool::Block;
 /// Size and alignment of a huge page (x86-64 and aarch64 Linux with 4 KiB base pages).
 pub const HUGE_PAGE: usize = 2 << 20;
 
-/// Smallest buffer, in bytes, taken from the pool; smaller ones stay on the heap.
+/// Smallest buffer, in bytes, taken from the pool; smaller ones stay on the heap, starting on a
+/// cache line as the pooled ones do ([`CUT_ALIGN`]): the MAC kernels' loads of a spectrum that
+/// starts 16 bytes into a line split lines.
 pub const POOLED_MIN_BYTES: usize = 4 << 10;
 
 /// Buffers of at least this many bytes get a block of their own, of their length (rounded up
@@ -99,7 +101,12 @@ pub struct PageBuf<T: Zeroable = f32> {
 }
 
 enum Storage<T> {
-    Heap(Box<[T]>),
+    /// `len` values from `start` in `data`, the first on a cut's alignment ([`CUT_ALIGN`]).
+    Heap {
+        data: Box<[T]>,
+        start: usize,
+        len: usize,
+    },
     /// `len` values at `ptr`, inside the block, cut for this buffer alone.
     Pooled {
         /// Held so that the block stays mapped while the buffer lives.
@@ -134,8 +141,22 @@ impl<T: Zeroable> PageBuf<T> {
                 len,
             }
         } else {
+            // Room to start the buffer on a cut's alignment, as pooled ones do.
+            let slack = if len == 0 {
+                0
+            } else {
+                CUT_ALIGN / size_of::<T>().max(1)
+            };
             // SAFETY: `T: Zeroable`.
-            Storage::Heap((0..len).map(|_| unsafe { std::mem::zeroed() }).collect())
+            let data: Box<[T]> = (0..len + slack)
+                .map(|_| unsafe { std::mem::zeroed() })
+                .collect();
+            let start = if slack == 0 {
+                0
+            } else {
+                data.as_ptr().align_offset(CUT_ALIGN).min(slack)
+            };
+            Storage::Heap { data, start, len }
         };
         Self { storage }
     }
@@ -158,7 +179,11 @@ impl<T: Zeroable> Default for PageBuf<T> {
     /// An empty buffer, which allocates nothing (for `std::mem::take` on the audio thread).
     fn default() -> Self {
         Self {
-            storage: Storage::Heap(Box::default()),
+            storage: Storage::Heap {
+                data: Box::default(),
+                start: 0,
+                len: 0,
+            },
         }
     }
 }
@@ -168,7 +193,7 @@ impl<T: Zeroable> Deref for PageBuf<T> {
 
     fn deref(&self) -> &[T] {
         match &self.storage {
-            Storage::Heap(data) => data,
+            Storage::Heap { data, start, len } => &data[*start..*start + *len],
             // SAFETY: `ptr` points at `len` values in the block, zeroed by the OS when mapped
             // (valid: `T: Zeroable`), that no other buffer is cut from, and the block stays
             // mapped while we hold it.
@@ -182,7 +207,7 @@ impl<T: Zeroable> Deref for PageBuf<T> {
 impl<T: Zeroable> DerefMut for PageBuf<T> {
     fn deref_mut(&mut self) -> &mut [T] {
         match &mut self.storage {
-            Storage::Heap(data) => data,
+            Storage::Heap { data, start, len } => &mut data[*start..*start + *len],
             // SAFETY: as in `deref`, and `&mut self` makes this the only reference.
             Storage::Pooled { ptr, len, .. } => unsafe {
                 std::slice::from_raw_parts_mut(ptr.as_ptr(), *len)
@@ -348,9 +373,8 @@ mod tests {
             assert_eq!(buf.len(), len);
             assert!(buf.iter().all(|&x| x == 0.0));
             buf.fill(idx as f32 + 1.0);
-            if buf.is_pooled() {
-                assert_eq!(buf.as_ptr() as usize % CUT_ALIGN, 0);
-            }
+            // Pooled or not, a buffer starts on a cache line.
+            assert_eq!(buf.as_ptr() as usize % CUT_ALIGN, 0, "buffer {idx}");
         }
         // Writing each left the others alone: no two overlap.
         for (idx, buf) in bufs.iter().enumerate() {

@@ -78,7 +78,6 @@ impl UpolsLevel {
     /// `[chunk_end - P, chunk_end)`, to `outputs`; then prepares the next quantum. One inverse
     /// FFT per output replaces `P` direct-form taps per sample. Does not allocate.
     pub fn run_fused(&mut self, chunk_end: u64, inputs: &[InputRing], outputs: &mut [&mut [f32]]) {
-        let num_bins = self.num_bins;
         self.push_chunk(chunk_end, inputs);
         let mut pending = std::mem::take(&mut self.pending);
         for (output_idx, output) in outputs.iter_mut().enumerate() {
@@ -89,11 +88,7 @@ impl UpolsLevel {
             for &path_idx in &self.output_paths[output_idx] {
                 let head = &self.head_spectra[path_idx];
                 let fdl = &self.fdl[self.paths[path_idx].input_idx];
-                (self.mac.single)(
-                    acc.acc(),
-                    fdl.block(self.fdl_head, num_bins),
-                    head.block(0, num_bins),
-                );
+                (self.mac.single)(acc.acc(), fdl.block(self.fdl_head), head.block(0));
             }
             for (out, wet) in output.iter_mut().zip(self.inverse(&pending[output_idx])) {
                 *out += wet;

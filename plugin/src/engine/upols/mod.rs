@@ -58,37 +58,59 @@ fn carry_buffers(num_outputs: usize, num_bins: usize) -> Vec<SplitSpectra> {
 }
 
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`,
-/// in huge pages where they are big enough ([`PageBuf`]).
+/// in huge pages where they are big enough ([`PageBuf`]). Each block starts on a cache line
+/// ([`BLOCK_ALIGN_BINS`]; the bins past `num_bins` are padding that nothing reads).
 #[derive(Debug, Default)]
 struct SplitSpectra {
     re: PageBuf,
     im: PageBuf,
+    num_bins: usize,
+    /// Bins from one block's start to the next's: `num_bins` rounded up to [`BLOCK_ALIGN_BINS`].
+    stride: usize,
 }
+
+/// Bins a block's start is aligned to: 32 bytes, the AVX2 kernels' loads.
+const BLOCK_ALIGN_BINS: usize = 16;
 
 impl SplitSpectra {
     fn zeroed(num_partitions: usize, num_bins: usize) -> Self {
+        let stride = num_bins.next_multiple_of(BLOCK_ALIGN_BINS);
         Self {
-            re: PageBuf::zeroed(num_partitions * num_bins),
-            im: PageBuf::zeroed(num_partitions * num_bins),
+            re: PageBuf::zeroed(num_partitions * stride),
+            im: PageBuf::zeroed(num_partitions * stride),
+            num_bins,
+            stride,
         }
     }
 
-    /// The whole of it, as an accumulator for the MAC.
+    /// The first block, as an accumulator for the MAC.
     fn acc(&mut self) -> Acc<'_> {
         Acc {
-            re: &mut self.re,
-            im: &mut self.im,
+            re: &mut self.re[..self.num_bins],
+            im: &mut self.im[..self.num_bins],
         }
     }
 
-    /// Block `idx` of `num_bins`, for the MAC to read.
-    fn block(&self, idx: usize, num_bins: usize) -> Spectrum<'_> {
-        self.bins(idx, num_bins, &(0..num_bins))
+    /// The first block.
+    fn first(&self) -> Spectrum<'_> {
+        self.block(0)
     }
 
-    /// Bins `range` of block `idx` of `num_bins`, for the MAC to read (a chunk of a block).
-    fn bins(&self, idx: usize, num_bins: usize, range: &std::ops::Range<usize>) -> Spectrum<'_> {
-        let start = idx * num_bins;
+    /// Block `idx`, for the MAC to read.
+    fn block(&self, idx: usize) -> Spectrum<'_> {
+        self.bins(idx, &(0..self.num_bins))
+    }
+
+    /// Block `idx`, to write.
+    fn block_mut(&mut self, idx: usize) -> (&mut [f32], &mut [f32]) {
+        let start = idx * self.stride;
+        let block = start..start + self.num_bins;
+        (&mut self.re[block.clone()], &mut self.im[block])
+    }
+
+    /// Bins `range` of block `idx`, for the MAC to read (a chunk of a block).
+    fn bins(&self, idx: usize, range: &std::ops::Range<usize>) -> Spectrum<'_> {
+        let start = idx * self.stride;
         Spectrum {
             re: &self.re[start + range.start..start + range.end],
             im: &self.im[start + range.start..start + range.end],
@@ -121,7 +143,6 @@ fn transform_partitions_into(
     spectra: &mut SplitSpectra,
     blocks: std::ops::Range<usize>,
 ) {
-    let num_bins = fft_size / 2 + 1;
     let mut real_buffer = vec![0.0; fft_size];
     let scale = 1.0 / fft_size as f32;
     for (partition_idx, block_idx) in blocks.enumerate() {
@@ -129,8 +150,7 @@ fn transform_partitions_into(
         let start = (offset + partition_idx * size).min(taps.len());
         let end = (start + size).min(taps.len());
         real_buffer[..end - start].copy_from_slice(&taps[start..end]);
-        let block = block_idx * num_bins..(block_idx + 1) * num_bins;
-        let (re, im) = (&mut spectra.re[block.clone()], &mut spectra.im[block]);
+        let (re, im) = spectra.block_mut(block_idx);
         fft.forward(&mut real_buffer, re, im);
         re.iter_mut().chain(im).for_each(|value| *value *= scale);
     }
@@ -190,10 +210,13 @@ impl GpuSpecSource {
                 .path_spectrum
                 .iter()
                 .map(|&idx| {
-                    let len = self.num_partitions * (self.partition_size + 1);
-                    let range = idx * len..(idx + 1) * len;
-                    let (re, im) = (&self.spectra.re[range.clone()], &self.spectra.im[range]);
-                    re.iter().zip(im).map(|(&re, &im)| [re, im]).collect()
+                    let n = self.num_partitions;
+                    (idx * n..(idx + 1) * n)
+                        .flat_map(|block| {
+                            let block = self.spectra.block(block);
+                            block.re.iter().zip(block.im).map(|(&re, &im)| [re, im])
+                        })
+                        .collect()
                 })
                 .collect(),
         }
@@ -564,10 +587,7 @@ impl UpolsLevel {
         let fdl = &self.fdl[self.paths[path_idx].input_idx];
         let ir_block = self.path_spectrum[path_idx] * self.num_partitions + partition_idx;
         let slot = self.slot_of_age(self.age(partition_idx));
-        (
-            fdl.bins(slot, self.num_bins, range),
-            self.spectra.bins(ir_block, self.num_bins, range),
-        )
+        (fdl.bins(slot, range), self.spectra.bins(ir_block, range))
     }
 
     /// Bins `range` of the input spectrum that partition `partition_idx` (at least 1) of path
@@ -580,7 +600,7 @@ impl UpolsLevel {
     ) -> Spectrum<'_> {
         let fdl = &self.fdl[self.paths[path_idx].input_idx];
         let slot = self.slot_of_age(self.age(partition_idx) - 1);
-        fdl.bins(slot, self.num_bins, range)
+        fdl.bins(slot, range)
     }
 
     /// Periods between the input spectrum that partition `partition_idx` meets and the newest.
@@ -618,16 +638,11 @@ impl UpolsLevel {
     /// Step 1 for one input channel: its window of `(span + 1) P` samples (oldest first)
     /// transformed into the newest FDL slot. Does not allocate.
     pub fn forward_input(&mut self, input_idx: usize, window: &[f32]) {
-        let slot = self.fdl_head * self.num_bins..(self.fdl_head + 1) * self.num_bins;
         let window_len = self.window_len();
         self.real_scratch_buffer
             .copy_from_slice(&window[..window_len]);
-        let fdl = &mut self.fdl[input_idx];
-        self.fft.forward(
-            &mut self.real_scratch_buffer,
-            &mut fdl.re[slot.clone()],
-            &mut fdl.im[slot],
-        );
+        let (re, im) = self.fdl[input_idx].block_mut(self.fdl_head);
+        self.fft.forward(&mut self.real_scratch_buffer, re, im);
     }
 
     /// Step 2 for one output channel: `acc += sum X[now - j] * H_path[j]` over its paths and
@@ -706,8 +721,11 @@ impl UpolsLevel {
     /// Step 3: the inverse FFT of `acc`; returns the valid part of the circular convolution
     /// (its last `P` samples).
     fn inverse(&mut self, acc: &SplitSpectra) -> &[f32] {
-        self.fft
-            .inverse(&acc.re, &acc.im, &mut self.real_scratch_buffer);
+        self.fft.inverse(
+            acc.first().re,
+            acc.first().im,
+            &mut self.real_scratch_buffer,
+        );
         self.valid_samples()
     }
 
@@ -719,13 +737,12 @@ impl UpolsLevel {
     /// Advances the FDLs by `count` chunks of silence, for chunks that never reached the level
     /// (dropped by the late policy). Does not allocate.
     pub fn push_silence(&mut self, count: usize) {
-        let num_bins = self.num_bins;
         for _ in 0..count.min(self.num_slots) {
             self.advance_fdl();
-            let slot = self.fdl_head * num_bins..(self.fdl_head + 1) * num_bins;
             for fdl in &mut self.fdl {
-                fdl.re[slot.clone()].fill(0.0);
-                fdl.im[slot.clone()].fill(0.0);
+                let (re, im) = fdl.block_mut(self.fdl_head);
+                re.fill(0.0);
+                im.fill(0.0);
             }
         }
     }

@@ -492,3 +492,53 @@ fn fused_level_carries_by_parity_only() {
         assert!(outputs[0].iter().flatten().any(|&sample| sample != 0.0));
     }
 }
+
+/// Every block of a level's spectra (IR, input, sums) starts on a cache line, whatever the
+/// partition size: the MAC kernels' loads never split two lines. The IR spectra given to the
+/// GPU leave the padding out.
+#[test]
+fn every_spectrum_block_starts_on_a_cache_line() {
+    let mut rng = Rng::new(5);
+    let mut planner = rustfft::FftPlanner::new();
+    for partition_size in [16, 64, 1024] {
+        let (taps, shape, shared) = random_level(&mut rng, 4, (partition_size, 1, 3), (2, 2));
+        let paths: Vec<_> = (0..4)
+            .map(|idx| Path {
+                input_idx: idx / 2,
+                output_idx: idx % 2,
+            })
+            .collect();
+        let tap_refs: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+        let level = UpolsLevel::new(&mut planner, shape, &paths, &tap_refs, &shared);
+        let num_bins = partition_size + 1;
+        let starts_on_a_line = |spectrum: Spectrum<'_>| {
+            assert_eq!(spectrum.re.len(), num_bins);
+            [spectrum.re.as_ptr(), spectrum.im.as_ptr()]
+                .iter()
+                .all(|&ptr| (ptr as usize).is_multiple_of(64))
+        };
+        for block in 0..4 * 3 {
+            assert!(
+                starts_on_a_line(level.spectra.block(block)),
+                "P {partition_size}"
+            );
+        }
+        for fdl in &level.fdl {
+            for slot in 0..level.num_slots {
+                assert!(starts_on_a_line(fdl.block(slot)), "P {partition_size}");
+            }
+        }
+        assert!(starts_on_a_line(level.acc.first()));
+        // The GPU's copy: each path's partitions packed, the same bins as the blocks.
+        let spec = level.gpu_spec_source(2).spec();
+        for (path_idx, spectra) in spec.spectra.iter().enumerate() {
+            assert_eq!(spectra.len(), 3 * num_bins);
+            for partition_idx in 0..3 {
+                let block = level.spectra.block(path_idx * 3 + partition_idx);
+                let packed = &spectra[partition_idx * num_bins..(partition_idx + 1) * num_bins];
+                assert!(packed.iter().zip(block.re).all(|(bin, &re)| bin[0] == re));
+                assert!(packed.iter().zip(block.im).all(|(bin, &im)| bin[1] == im));
+            }
+        }
+    }
+}
