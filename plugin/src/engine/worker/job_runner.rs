@@ -3,6 +3,7 @@
 //!
 //! Uses the job protocol ([`super::protocol`]) and the FFT level ([`super::super::upols`]).
 
+use crate::engine::pages::PageBuf;
 use crate::engine::routing::MAX_CHANNELS;
 use crate::engine::upols::UpolsLevel;
 
@@ -12,9 +13,9 @@ pub(crate) struct JobRunner {
     partition_size: usize,
     /// `[input][(span + 1) P]`: the level's window ([`UpolsLevel::window_len`]), the current
     /// chunk last.
-    windows: Vec<Vec<f32>>,
+    windows: Vec<PageBuf>,
     /// `[output][P]`: the last job's result.
-    pub(crate) results: Vec<Vec<f32>>,
+    pub(crate) results: Vec<PageBuf>,
     last_chunk_end: Option<u64>,
     epoch: u64,
 }
@@ -24,8 +25,12 @@ impl JobRunner {
         let partition_size = level.partition_size();
         Self {
             partition_size,
-            windows: vec![vec![0.0; level.window_len()]; num_inputs],
-            results: vec![vec![0.0; partition_size]; level.num_outputs()],
+            windows: (0..num_inputs)
+                .map(|_| PageBuf::zeroed(level.window_len()))
+                .collect(),
+            results: (0..level.num_outputs())
+                .map(|_| PageBuf::zeroed(partition_size))
+                .collect(),
             last_chunk_end: None,
             epoch: 0,
         }
@@ -156,7 +161,7 @@ mod tests {
                 .collect();
             let window = [vec![0.0; 3 * P - window.len()], window].concat();
             hand_level.compute(&[&window], &mut [&mut output]);
-            assert_eq!(runner.results[0], output, "chunk {chunk}");
+            assert_eq!(runner.results[0][..], output[..], "chunk {chunk}");
         }
     }
 }
