@@ -24,8 +24,8 @@ use rustfft::{Fft, FftPlanner};
 
 use super::pages::PageBuf;
 
-/// The twiddle pass after the forward complex FFT: `spectrum` (`P` values, interleaved) into
-/// `P + 1` bins of split real and imaginary parts.
+/// The twiddle pass after the forward complex FFT: `spectrum` (`P` values, interleaved, and a
+/// spare) into `P + 1` bins of split real and imaginary parts.
 type PostPass = fn(&[Complex<f32>], &mut [f32], &mut [f32], &Twiddles);
 /// The twiddle pass before the inverse complex FFT: `P + 1` split bins into `P` interleaved
 /// values.
@@ -47,7 +47,8 @@ pub struct SplitRealFft {
     twiddles: Twiddles,
     post: PostPass,
     pre: PrePass,
-    /// `P` complex values between the twiddle pass and the complex FFT.
+    /// `P` complex values between the twiddle pass and the complex FFT, and one spare that the
+    /// forward pass reads as `Z[P]` ([`post_body`]).
     buffer: PageBuf<Complex<f32>>,
     /// rustfft's scratch, sized for both directions.
     scratch: PageBuf<Complex<f32>>,
@@ -79,7 +80,7 @@ impl SplitRealFft {
             twiddles: Twiddles { cos, sin },
             post,
             pre,
-            buffer: PageBuf::zeroed(half),
+            buffer: PageBuf::zeroed(half + 1),
             scratch: PageBuf::zeroed(scratch_len),
         }
     }
@@ -98,18 +99,22 @@ impl SplitRealFft {
     /// 12 x 12 and 4 x 4 rooms within 1 %, a stereo 1 s reverb at 256 12 % dearer).
     pub fn forward(&mut self, input: &mut [f32], re: &mut [f32], im: &mut [f32]) {
         let input = as_complex(&mut input[..2 * self.half]);
-        self.forward
-            .process_outofplace_with_scratch(input, &mut self.buffer, &mut self.scratch);
+        self.forward.process_outofplace_with_scratch(
+            input,
+            &mut self.buffer[..self.half],
+            &mut self.scratch,
+        );
         (self.post)(&self.buffer, re, im, &self.twiddles);
     }
 
     /// The signal of the spectrum `re`, `im` (`P + 1` bins each) into `output` (`2P` samples),
     /// times `2P`. Does not allocate.
     pub fn inverse(&mut self, re: &[f32], im: &[f32], output: &mut [f32]) {
-        (self.pre)(re, im, &mut self.buffer, &self.twiddles);
+        let buffer = &mut self.buffer[..self.half];
+        (self.pre)(re, im, buffer, &self.twiddles);
         let output = as_complex(&mut output[..2 * self.half]);
         self.inverse
-            .process_outofplace_with_scratch(&mut self.buffer, output, &mut self.scratch);
+            .process_outofplace_with_scratch(buffer, output, &mut self.scratch);
     }
 
     /// Test hook: fills the buffers with `value`, to prove no result depends on them.
@@ -168,47 +173,58 @@ fn pre_avx2_inner(re: &[f32], im: &[f32], buffer: &mut [Complex<f32>], twiddles:
 /// With `Z` the complex FFT of `z[n] = x[2n] + i x[2n + 1]`, the spectra of the even and odd
 /// samples are `E[k] = (Z[k] + conj Z[P - k]) / 2` and `O[k] = -i (Z[k] - conj Z[P - k]) / 2`,
 /// and `X[k] = E[k] + W^k O[k]` with `W = exp(-2 pi i / 2P)`, `Z[P] = Z[0]`.
+///
+/// `spectrum` holds `Z` and one spare value. The loop runs from bin 0, which reads the spare
+/// as `Z[P]` and is then written from `Z[0]` alone, so that its loads of `Z[k]` and stores of
+/// `X[k]` start on the buffers' cache lines: from bin 1 half of them split two lines.
 #[inline(always)]
 fn post_body(spectrum: &[Complex<f32>], re: &mut [f32], im: &mut [f32], twiddles: &Twiddles) {
-    let half = spectrum.len();
-    let first = spectrum[0];
-    re[0] = first.re + first.im;
-    im[0] = 0.0;
-    re[half] = first.re - first.im;
-    im[half] = 0.0;
-    // Bins 1 to P - 1, slices cut to one length so the loop vectorises.
-    let count = half - 1;
-    let (out_re, out_im) = (&mut re[1..half], &mut im[1..half]);
-    let (cos, sin) = (&twiddles.cos[1..half], &twiddles.sin[1..half]);
-    let ahead = &spectrum[1..half];
-    for k in 0..count {
+    let half = spectrum.len() - 1;
+    // Slices cut to one length so the loop vectorises.
+    let (out_re, out_im) = (&mut re[..half], &mut im[..half]);
+    let (cos, sin) = (&twiddles.cos[..half], &twiddles.sin[..half]);
+    let (ahead, behind) = (&spectrum[..half], &spectrum[1..=half]);
+    for k in 0..half {
         let a = ahead[k];
-        // Z[P - (k + 1)], walked backwards.
-        let b = spectrum[half - 1 - k];
+        // Z[P - k], walked backwards (unchecked: with the bounds check the loop stays scalar).
+        // SAFETY: `k < half`, and `behind` holds `half` values.
+        let b = unsafe { *behind.get_unchecked(half - 1 - k) };
         let (even_re, even_im) = (0.5 * (a.re + b.re), 0.5 * (a.im - b.im));
         let (odd_re, odd_im) = (0.5 * (a.im + b.im), 0.5 * (b.re - a.re));
         out_re[k] = even_re + cos[k] * odd_re + sin[k] * odd_im;
         out_im[k] = even_im + cos[k] * odd_im - sin[k] * odd_re;
     }
+    let first = spectrum[0];
+    re[0] = first.re + first.im;
+    im[0] = 0.0;
+    re[half] = first.re - first.im;
+    im[half] = 0.0;
 }
 
-/// The inverse of [`post_body`], times two: `Z[k] = (X[k] + conj X[P - k])
-/// + i (X[k] - conj X[P - k]) W^-k`, whose inverse complex FFT is `2P z`.
+/// The inverse of [`post_body`], times two:
+/// `Z[k] = (X[k] + conj X[P - k]) + i (X[k] - conj X[P - k]) W^-k`, whose inverse complex FFT
+/// is `2P z`. DC and Nyquist are taken as real: bin 0's lane reads their imaginary parts like
+/// any other bin's (the loop then starts on the buffers' cache lines) and is computed again
+/// without them.
 #[inline(always)]
 fn pre_body(re: &[f32], im: &[f32], buffer: &mut [Complex<f32>], twiddles: &Twiddles) {
     let half = buffer.len();
     let (re, im) = (&re[..=half], &im[..=half]);
     let (cos, sin) = (&twiddles.cos[..half], &twiddles.sin[..half]);
     for k in 0..half {
-        // DC and Nyquist: real parts only.
-        let (a_re, a_im) = (re[k], if k == 0 { 0.0 } else { im[k] });
-        let (b_re, b_im) = (re[half - k], if k == 0 { 0.0 } else { im[half - k] });
-        let (sum_re, sum_im) = (a_re + b_re, a_im - b_im);
-        let (diff_re, diff_im) = (a_re - b_re, a_im + b_im);
-        let odd_re = diff_re * cos[k] - diff_im * sin[k];
-        let odd_im = diff_re * sin[k] + diff_im * cos[k];
-        buffer[k] = Complex::new(sum_re - odd_im, sum_im + odd_re);
+        buffer[k] = pre_bin([re[k], im[k]], [re[half - k], im[half - k]], cos[k], sin[k]);
     }
+    buffer[0] = pre_bin([re[0], 0.0], [re[half], 0.0], cos[0], sin[0]);
+}
+
+/// One value of [`pre_body`] from `X[k]` (`a`) and `X[P - k]` (`b`).
+#[inline(always)]
+fn pre_bin([a_re, a_im]: [f32; 2], [b_re, b_im]: [f32; 2], cos: f32, sin: f32) -> Complex<f32> {
+    let (sum_re, sum_im) = (a_re + b_re, a_im - b_im);
+    let (diff_re, diff_im) = (a_re - b_re, a_im + b_im);
+    let odd_re = diff_re * cos - diff_im * sin;
+    let odd_im = diff_re * sin + diff_im * cos;
+    Complex::new(sum_re - odd_im, sum_im + odd_re)
 }
 
 #[cfg(test)]
@@ -275,7 +291,8 @@ mod tests {
         let mut planner = FftPlanner::new();
         let fft = SplitRealFft::new(&mut planner, 1024);
         let (best_post, best_pre) = best_passes();
-        let spectrum: Vec<Complex<f32>> = signal(1024, 7)
+        // 512 values and the spare.
+        let spectrum: Vec<Complex<f32>> = signal(1026, 7)
             .chunks_exact(2)
             .map(|pair| Complex::new(pair[0], pair[1]))
             .collect();
