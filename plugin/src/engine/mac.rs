@@ -112,7 +112,10 @@ pub struct MacKernels {
 /// memory (past half a 32 MiB last-level cache), as a big dense matrix's biggest levels do,
 /// where AVX-512 gained. Smaller levels keep AVX2: with every level on AVX-512, 4 x 4 matrices,
 /// whose levels all stay in the last-level cache, lost 3 to 10 % (a 512-bit load of a block
-/// that starts 4 bytes into a line spans two lines nearly every time).
+/// that started 4 bytes into a line spanned two lines nearly every time). Blocks now start on
+/// a cache line (`upols`'s `BLOCK_ALIGN_BINS`); not measured again on AMD since. On the Intel
+/// VM with aligned blocks (2026-12-03, 5 rounds alternated, AVX-512 in every level), 4 x 4 at
+/// 1024 came within 1 % and at 128 5 % under, within that cell's spread.
 pub const WIDE_MIN_SPECTRA_BYTES: usize = 16 << 20;
 
 /// The fastest MAC kernels this CPU runs for a level of `spectra_bytes` of IR spectra (AVX-512
