@@ -151,11 +151,7 @@ impl<T: Zeroable> PageBuf<T> {
             let data: Box<[T]> = (0..len + slack)
                 .map(|_| unsafe { std::mem::zeroed() })
                 .collect();
-            let start = if slack == 0 {
-                0
-            } else {
-                data.as_ptr().align_offset(CUT_ALIGN).min(slack)
-            };
+            let start = data.as_ptr().align_offset(CUT_ALIGN).min(slack);
             Storage::Heap { data, start, len }
         };
         Self { storage }
