@@ -36,6 +36,7 @@ done
 echo "editor window $editor_geom, $colors colours, pixel std-dev $sd (capture $attempt)"
 echo "screenshot: $out"
 if ! looks_drawn; then
+  cat "$editor_work/standalone.log" >&2
   echo "the screenshot looks blank" >&2
   exit 1
 fi
