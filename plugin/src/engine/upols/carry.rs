@@ -40,9 +40,10 @@
 //! The fused level 0 sums each quantum a quantum ahead on the audio thread
 //! (`UpolsLevel::prepare_pending`) and carries the same way, but by parity only: a 4 x 4 room's
 //! level 0 (1.1 MB at a 1024 quantum) cost 11 % more on the audio thread carried in chunks.
-//! Levels spread over the audio thread's quanta do not carry: stepwise by parity, one path a
-//! step, a 12 x 12 room's at 64-sample blocks did no better (the kernels' stores of the next
-//! period's sums cost what the reads saved).
+//! A level spread over the audio thread's quanta (`engine::spread`) carries in chunks as it
+//! would run whole, a chunk a step (the impl at the end of this file), for the same bits; by
+//! parity it does not: stepwise, one path a step, a 12 x 12 room's at 64-sample blocks did no
+//! better (the kernels' stores of the next period's sums cost what the reads saved).
 //!
 //! On the Xeon VM a stereo 10 s reverb's last level at 1024-sample blocks (28 partitions of
 //! 16384, 15 MB of IR and input spectra) took twice the time per product of the levels that
@@ -192,61 +193,75 @@ impl UpolsLevel {
         nexts: &mut [SplitSpectra],
         carried: bool,
     ) {
+        for chunk_idx in 0..self.num_carry_chunks() {
+            self.mac_chunk(outputs.clone(), accs, nexts, carried, chunk_idx);
+        }
+    }
+
+    /// Chunk `chunk_idx` of [`Self::mac_chunks`]: the bins `[chunk_idx * c, (chunk_idx + 1) c)`
+    /// of each sum, `c` being the level's chunk ([`chunk_bins`]).
+    fn mac_chunk(
+        &self,
+        outputs: std::ops::Range<usize>,
+        accs: &mut [SplitSpectra],
+        nexts: &mut [SplitSpectra],
+        carried: bool,
+        chunk_idx: usize,
+    ) {
         let (num_bins, chunk_bins) = (self.num_bins, self.carry_chunk_bins);
         let output_paths = &self.output_paths[outputs];
         let most_paths = output_paths.iter().map(Vec::len).max().unwrap_or(0);
-        for (chunk_idx, start) in (0..num_bins).step_by(chunk_bins).enumerate() {
-            let range = start..(start + chunk_bins).min(num_bins);
-            let leads = (self.period + chunk_idx as u64).is_multiple_of(2);
-            let sums_here = !carried || leads;
-            for (acc, next) in accs.iter_mut().zip(nexts.iter_mut()) {
-                if sums_here {
-                    acc.re[range.clone()].fill(0.0);
-                    acc.im[range.clone()].fill(0.0);
-                    if leads {
-                        next.re[range.clone()].fill(0.0);
-                        next.im[range.clone()].fill(0.0);
-                    }
-                } else {
-                    acc.re[range.clone()].copy_from_slice(&next.re[range.clone()]);
-                    acc.im[range.clone()].copy_from_slice(&next.im[range.clone()]);
-                }
-            }
+        let start = chunk_idx * chunk_bins;
+        let range = start..(start + chunk_bins).min(num_bins);
+        let leads = (self.period + chunk_idx as u64).is_multiple_of(2);
+        let sums_here = !carried || leads;
+        for (acc, next) in accs.iter_mut().zip(nexts.iter_mut()) {
             if sums_here {
-                for rank in 0..most_paths {
-                    // Two terms per pass over the sum where none leads, in order: the same bits.
-                    let mut waiting: [Option<Term<'_>>; MAX_CHANNELS] = [None; MAX_CHANNELS];
-                    for partition_idx in 1..self.num_partitions {
-                        for (output_idx, (acc, next)) in
-                            accs.iter_mut().zip(nexts.iter_mut()).enumerate()
-                        {
-                            let Some(&path_idx) = output_paths[output_idx].get(rank) else {
-                                continue;
-                            };
-                            let (x, h) = self.term_bins(path_idx, partition_idx, &range);
-                            if leads {
-                                let x_next = self.next_input_bins(path_idx, partition_idx, &range);
-                                let (acc, next) = (chunk_acc(acc, &range), chunk_acc(next, &range));
-                                (self.mac.pair)(acc, [], x, next, x_next, h);
-                            } else {
-                                let waiting = &mut waiting[output_idx];
-                                self.add_term(chunk_acc(acc, &range), waiting, (x, h));
-                            }
+                acc.re[range.clone()].fill(0.0);
+                acc.im[range.clone()].fill(0.0);
+                if leads {
+                    next.re[range.clone()].fill(0.0);
+                    next.im[range.clone()].fill(0.0);
+                }
+            } else {
+                acc.re[range.clone()].copy_from_slice(&next.re[range.clone()]);
+                acc.im[range.clone()].copy_from_slice(&next.im[range.clone()]);
+            }
+        }
+        if sums_here {
+            for rank in 0..most_paths {
+                // Two terms per pass over the sum where none leads, in order: the same bits.
+                let mut waiting: [Option<Term<'_>>; MAX_CHANNELS] = [None; MAX_CHANNELS];
+                for partition_idx in 1..self.num_partitions {
+                    for (output_idx, (acc, next)) in
+                        accs.iter_mut().zip(nexts.iter_mut()).enumerate()
+                    {
+                        let Some(&path_idx) = output_paths[output_idx].get(rank) else {
+                            continue;
+                        };
+                        let (x, h) = self.term_bins(path_idx, partition_idx, &range);
+                        if leads {
+                            let x_next = self.next_input_bins(path_idx, partition_idx, &range);
+                            let (acc, next) = (chunk_acc(acc, &range), chunk_acc(next, &range));
+                            (self.mac.pair)(acc, [], x, next, x_next, h);
+                        } else {
+                            let waiting = &mut waiting[output_idx];
+                            self.add_term(chunk_acc(acc, &range), waiting, (x, h));
                         }
                     }
-                    for (acc, waiting) in accs.iter_mut().zip(waiting) {
-                        self.add_last_term(chunk_acc(acc, &range), waiting);
-                    }
+                }
+                for (acc, waiting) in accs.iter_mut().zip(waiting) {
+                    self.add_last_term(chunk_acc(acc, &range), waiting);
                 }
             }
-            for rank in 0..most_paths {
-                for (output_idx, acc) in accs.iter_mut().enumerate() {
-                    let Some(&path_idx) = output_paths[output_idx].get(rank) else {
-                        continue;
-                    };
-                    let (x, h) = self.term_bins(path_idx, 0, &range);
-                    (self.mac.single)(chunk_acc(acc, &range), x, h);
-                }
+        }
+        for rank in 0..most_paths {
+            for (output_idx, acc) in accs.iter_mut().enumerate() {
+                let Some(&path_idx) = output_paths[output_idx].get(rank) else {
+                    continue;
+                };
+                let (x, h) = self.term_bins(path_idx, 0, &range);
+                (self.mac.single)(chunk_acc(acc, &range), x, h);
             }
         }
     }
@@ -313,5 +328,82 @@ impl UpolsLevel {
                 self.add_last_term(chunk_acc(acc, &range), waiting);
             }
         }
+    }
+}
+
+/// A period spread over the audio thread's quanta ([`crate::engine::spread`]) takes step 2 of
+/// a level that carries in chunks a chunk at a time, in the order [`UpolsLevel::compute`] takes
+/// the chunks: the same bits as the level run whole, its spectra still read once for two
+/// periods.
+impl UpolsLevel {
+    /// Whether the level carries in chunks of bins (the module docs), so that a spread period
+    /// takes its step 2 with [`Self::mac_chunk_step`].
+    pub fn carries_in_chunks(&self) -> bool {
+        self.carry_kind == Carry::Chunks
+    }
+
+    /// Whether the level sums all its outputs at once ([`sums_together`]): one
+    /// [`Self::mac_chunk_step`] then serves every output.
+    pub fn sums_outputs_together(&self) -> bool {
+        self.together
+    }
+
+    /// Chunks of bins of a carrying level's step 2.
+    pub fn num_carry_chunks(&self) -> usize {
+        self.num_bins.div_ceil(self.carry_chunk_bins)
+    }
+
+    /// Bins of chunk `chunk_idx`.
+    pub fn carry_chunk_len(&self, chunk_idx: usize) -> usize {
+        let start = chunk_idx * self.carry_chunk_bins;
+        self.carry_chunk_bins.min(self.num_bins - start)
+    }
+
+    /// Chunk `chunk_idx` of output `output_idx`'s step 2 into the level's accumulator, or of
+    /// every output's into theirs where the level sums them together, carrying as
+    /// [`Self::compute`] does. After the period's last chunk, [`Self::end_chunked_period`].
+    /// Does not allocate.
+    pub fn mac_chunk_step(&mut self, output_idx: usize, chunk_idx: usize) {
+        let carried = self.carry_period == Some(self.period);
+        let mut carry = std::mem::take(&mut self.carry);
+        if self.together {
+            let mut accs = std::mem::take(&mut self.output_accs);
+            self.mac_chunk(
+                0..self.num_outputs(),
+                &mut accs,
+                &mut carry,
+                carried,
+                chunk_idx,
+            );
+            self.output_accs = accs;
+        } else {
+            let mut acc = std::mem::take(&mut self.acc);
+            self.mac_chunk(
+                output_idx..output_idx + 1,
+                std::slice::from_mut(&mut acc),
+                std::slice::from_mut(&mut carry[output_idx]),
+                carried,
+                chunk_idx,
+            );
+            self.acc = acc;
+        }
+        self.carry = carry;
+    }
+
+    /// Ends a period taken with [`Self::mac_chunk_step`]: the next one finds its carried terms.
+    pub fn end_chunked_period(&mut self) {
+        self.carry_period = Some(self.period + 1);
+    }
+
+    /// Step 3 of output `output_idx` after its chunks ([`Self::mac_chunk_step`]): its valid
+    /// `P` samples. Does not allocate.
+    pub fn inverse_chunked(&mut self, output_idx: usize) -> &[f32] {
+        if !self.together {
+            return self.inverse_acc();
+        }
+        let accs = std::mem::take(&mut self.output_accs);
+        self.inverse(&accs[output_idx]);
+        self.output_accs = accs;
+        self.valid_samples()
     }
 }
