@@ -170,23 +170,16 @@ impl SpreadLevel {
                     output_idx,
                     chunk_idx,
                 } => {
-                    self.level.mac_chunk_step(output_idx, chunk_idx);
-                    let together = self.level.sums_outputs_together();
-                    let terms = if together {
-                        (0..self.level.num_outputs())
-                            .map(|idx| self.level.num_output_terms(idx))
-                            .sum()
-                    } else {
-                        self.level.num_output_terms(output_idx)
-                    };
-                    let bins = self.level.carry_chunk_len(chunk_idx);
-                    self.done_cost += (terms * 8 * bins) as u64;
+                    // Single-bin products, 8 flops each as in `mac_cost`: a leading chunk takes
+                    // twice a carried one's share, and the budget sees it.
+                    let products = self.level.mac_chunk_step(output_idx, chunk_idx);
+                    self.done_cost += 8 * products as u64;
                     if chunk_idx + 1 < self.level.num_carry_chunks() {
                         Step::MacChunk {
                             output_idx,
                             chunk_idx: chunk_idx + 1,
                         }
-                    } else if together {
+                    } else if self.level.sums_outputs_together() {
                         self.inverse_of(0)
                     } else {
                         Step::Inverse { output_idx }

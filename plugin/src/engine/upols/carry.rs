@@ -361,10 +361,25 @@ impl UpolsLevel {
 
     /// Chunk `chunk_idx` of output `output_idx`'s step 2 into the level's accumulator, or of
     /// every output's into theirs where the level sums them together, carrying as
-    /// [`Self::compute`] does. After the period's last chunk, [`Self::end_chunked_period`].
-    /// Does not allocate.
-    pub fn mac_chunk_step(&mut self, output_idx: usize, chunk_idx: usize) {
+    /// [`Self::compute`] does; returns the products it took, each of the chunk's bins (a chunk
+    /// that leads takes its terms `j >= 1` twice, one carried takes only `j = 0`). After the
+    /// period's last chunk, [`Self::end_chunked_period`]. Does not allocate.
+    pub fn mac_chunk_step(&mut self, output_idx: usize, chunk_idx: usize) -> usize {
         let carried = self.carry_period == Some(self.period);
+        let outputs = if self.together {
+            0..self.num_outputs()
+        } else {
+            output_idx..output_idx + 1
+        };
+        let paths: usize = self.output_paths[outputs].iter().map(Vec::len).sum();
+        let later_terms = paths * (self.num_partitions - 1);
+        let products = if (self.period + chunk_idx as u64).is_multiple_of(2) {
+            paths + 2 * later_terms
+        } else if carried {
+            paths
+        } else {
+            paths + later_terms
+        };
         let mut carry = std::mem::take(&mut self.carry);
         if self.together {
             let mut accs = std::mem::take(&mut self.output_accs);
@@ -388,6 +403,7 @@ impl UpolsLevel {
             self.acc = acc;
         }
         self.carry = carry;
+        products * self.carry_chunk_len(chunk_idx)
     }
 
     /// Ends a period taken with [`Self::mac_chunk_step`]: the next one finds its carried terms.

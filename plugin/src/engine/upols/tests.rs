@@ -542,3 +542,72 @@ fn every_spectrum_block_starts_on_a_cache_line() {
         }
     }
 }
+
+/// Taken a chunk a step as a spread period takes it, a carrying level's products, as
+/// [`UpolsLevel::mac_chunk_step`] counts them for the spread's budget, come to its terms times
+/// its bins a period over any two carried periods: each chunk leads once (its terms `j >= 1`
+/// for two periods) and is carried once (`j = 0` alone).
+#[test]
+fn chunk_steps_count_a_periods_products_over_two_periods() {
+    let mut rng = Rng::new(5);
+    let (partition_size, num_partitions, io) = (1024, 8, (4, 4));
+    let paths: Vec<Path> = (0..4)
+        .flat_map(|input_idx| {
+            (0..4).map(move |output_idx| Path {
+                input_idx,
+                output_idx,
+            })
+        })
+        .collect();
+    let (taps, shape, shared) = random_level(
+        &mut rng,
+        paths.len(),
+        (partition_size, 1, num_partitions),
+        io,
+    );
+    let taps: Vec<&[f32]> = taps.iter().map(Vec::as_slice).collect();
+    let mut level = UpolsLevel::new(&mut FftPlanner::new(), shape, &paths, &taps, &shared);
+    assert!(level.carries_in_chunks() && !level.sums_outputs_together());
+    let terms = paths.len() * num_partitions;
+    let chunk_bins: usize = (0..level.num_carry_chunks())
+        .map(|c| level.carry_chunk_len(c))
+        .sum();
+    assert_eq!(chunk_bins, partition_size + 1);
+    let mut totals = Vec::new();
+    for _ in 0..5 {
+        level.advance_fdl();
+        for (input_idx, window) in random_windows(&mut rng, 4, 2 * partition_size)
+            .iter()
+            .enumerate()
+        {
+            level.forward_input(input_idx, window);
+        }
+        let mut total = 0;
+        for output_idx in 0..4 {
+            for chunk_idx in 0..level.num_carry_chunks() {
+                total += level.mac_chunk_step(output_idx, chunk_idx);
+            }
+        }
+        level.end_chunked_period();
+        totals.push(total);
+    }
+    // Per output, a leading chunk takes its 4 paths' `j = 0` and twice their 7 later terms; a
+    // carried one `j = 0` alone; in the first period, which carries nothing in, the others
+    // take all their terms. Periods count from 1, so chunk `c` leads where `period + c` is even.
+    let expected = |period: usize| -> usize {
+        (0..level.num_carry_chunks())
+            .map(|c| {
+                let per_output = match ((period + c).is_multiple_of(2), period > 1) {
+                    (true, _) => 4 + 2 * 4 * 7,
+                    (false, true) => 4,
+                    (false, false) => 4 * 8,
+                };
+                4 * per_output * level.carry_chunk_len(c)
+            })
+            .sum()
+    };
+    assert_eq!(totals, (1..=5).map(expected).collect::<Vec<_>>());
+    for pair in totals[1..].windows(2) {
+        assert_eq!(pair[0] + pair[1], 2 * terms * chunk_bins, "{totals:?}");
+    }
+}
