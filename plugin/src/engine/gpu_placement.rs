@@ -250,14 +250,7 @@ pub fn gpu_workload(plan: &PartitionPlan, inputs: usize, outputs: usize, paths: 
 pub fn cpu_costs() -> CostSplit {
     static COSTS: std::sync::OnceLock<CostSplit> = std::sync::OnceLock::new();
     *COSTS.get_or_init(|| {
-        let stereo: Vec<Path> = (0..2)
-            .flat_map(|input_idx| {
-                (0..2).map(move |output_idx| Path {
-                    input_idx,
-                    output_idx,
-                })
-            })
-            .collect();
+        let stereo = Path::dense(2, 2);
         let diagonal: Vec<Path> = (0..8)
             .map(|idx| Path {
                 input_idx: idx,

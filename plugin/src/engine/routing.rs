@@ -36,6 +36,20 @@ pub struct Path {
     pub output_idx: usize,
 }
 
+impl Path {
+    /// Every path of a dense `num_inputs` x `num_outputs` matrix, input by input. Allocates.
+    pub fn dense(num_inputs: usize, num_outputs: usize) -> Vec<Path> {
+        (0..num_inputs)
+            .flat_map(|input_idx| {
+                (0..num_outputs).map(move |output_idx| Path {
+                    input_idx,
+                    output_idx,
+                })
+            })
+            .collect()
+    }
+}
+
 /// Each path with its taps (borrowed from the IR where it is one channel of it).
 pub type Routes<'a> = Vec<(Path, Cow<'a, [f32]>)>;
 

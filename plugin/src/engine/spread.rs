@@ -376,14 +376,7 @@ mod tests {
             const P: usize = 1024;
             const Q: usize = 256;
             let mut rng = Rng::new(11);
-            let paths: Vec<Path> = (0..num_inputs)
-                .flat_map(|input_idx| {
-                    (0..num_outputs).map(move |output_idx| Path {
-                        input_idx,
-                        output_idx,
-                    })
-                })
-                .collect();
+            let paths = Path::dense(num_inputs, num_outputs);
             let taps: Vec<Vec<f32>> = (0..paths.len())
                 .map(|_| (0..num_partitions * P).map(|_| rng.bipolar()).collect())
                 .collect();

@@ -551,14 +551,7 @@ fn every_spectrum_block_starts_on_a_cache_line() {
 fn chunk_steps_count_a_periods_products_over_two_periods() {
     let mut rng = Rng::new(5);
     let (partition_size, num_partitions, io) = (1024, 8, (4, 4));
-    let paths: Vec<Path> = (0..4)
-        .flat_map(|input_idx| {
-            (0..4).map(move |output_idx| Path {
-                input_idx,
-                output_idx,
-            })
-        })
-        .collect();
+    let paths = Path::dense(4, 4);
     let (taps, shape, shared) = random_level(
         &mut rng,
         paths.len(),
