@@ -211,7 +211,7 @@ pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// 1 s reverb's `4096x10` level (1.3 MiB) took 24 % off at block 1024 and its `2048x22` 31 %
 /// at 256; a 10 s one's `4096x6` (0.8 MiB) 5 % at 1024 and `2048x14` 6 % at 256. A 4 x 4
 /// room's `4096x6` (3.9 MiB) cost 15 % more, and 3 to 5 % more even carried in chunks as on a
-/// worker (`super::spread`, 2026-12-04): level 0 evicts its input spectra between steps.
+/// worker (`super::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
 pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
 
 /// How the engine trades latency against CPU time.
