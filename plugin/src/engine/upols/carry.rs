@@ -199,7 +199,9 @@ impl UpolsLevel {
     }
 
     /// Chunk `chunk_idx` of [`Self::mac_chunks`]: the bins `[chunk_idx * c, (chunk_idx + 1) c)`
-    /// of each sum, `c` being the level's chunk ([`chunk_bins`]).
+    /// of each sum, `c` being the level's chunk ([`chunk_bins`]). Returns the single-bin
+    /// products it took: a chunk that leads takes its terms `j >= 1` twice, one carried only
+    /// `j = 0`, one summed afresh each term once.
     fn mac_chunk(
         &self,
         outputs: std::ops::Range<usize>,
@@ -207,7 +209,7 @@ impl UpolsLevel {
         nexts: &mut [SplitSpectra],
         carried: bool,
         chunk_idx: usize,
-    ) {
+    ) -> usize {
         let (num_bins, chunk_bins) = (self.num_bins, self.carry_chunk_bins);
         let output_paths = &self.output_paths[outputs];
         let most_paths = output_paths.iter().map(Vec::len).max().unwrap_or(0);
@@ -215,6 +217,12 @@ impl UpolsLevel {
         let range = start..(start + chunk_bins).min(num_bins);
         let leads = (self.period + chunk_idx as u64).is_multiple_of(2);
         let sums_here = !carried || leads;
+        let paths: usize = output_paths.iter().map(Vec::len).sum();
+        let later_terms = match (sums_here, leads) {
+            (false, _) => 0,
+            (true, false) => paths * (self.num_partitions - 1),
+            (true, true) => 2 * paths * (self.num_partitions - 1),
+        };
         for (acc, next) in accs.iter_mut().zip(nexts.iter_mut()) {
             if sums_here {
                 acc.re[range.clone()].fill(0.0);
@@ -264,6 +272,7 @@ impl UpolsLevel {
                 (self.mac.single)(chunk_acc(acc, &range), x, h);
             }
         }
+        (paths + later_terms) * range.len()
     }
 
     /// Step 2 of every output channel, carrying by parity (see the module docs): `accs[o]` gets
@@ -366,24 +375,10 @@ impl UpolsLevel {
     /// period's last chunk, [`Self::end_chunked_period`]. Does not allocate.
     pub fn mac_chunk_step(&mut self, output_idx: usize, chunk_idx: usize) -> usize {
         let carried = self.carry_period == Some(self.period);
-        let outputs = if self.together {
-            0..self.num_outputs()
-        } else {
-            output_idx..output_idx + 1
-        };
-        let paths: usize = self.output_paths[outputs].iter().map(Vec::len).sum();
-        let later_terms = paths * (self.num_partitions - 1);
-        let products = if (self.period + chunk_idx as u64).is_multiple_of(2) {
-            paths + 2 * later_terms
-        } else if carried {
-            paths
-        } else {
-            paths + later_terms
-        };
         let mut carry = std::mem::take(&mut self.carry);
-        if self.together {
+        let products = if self.together {
             let mut accs = std::mem::take(&mut self.output_accs);
-            self.mac_chunk(
+            let products = self.mac_chunk(
                 0..self.num_outputs(),
                 &mut accs,
                 &mut carry,
@@ -391,9 +386,10 @@ impl UpolsLevel {
                 chunk_idx,
             );
             self.output_accs = accs;
+            products
         } else {
             let mut acc = std::mem::take(&mut self.acc);
-            self.mac_chunk(
+            let products = self.mac_chunk(
                 output_idx..output_idx + 1,
                 std::slice::from_mut(&mut acc),
                 std::slice::from_mut(&mut carry[output_idx]),
@@ -401,9 +397,10 @@ impl UpolsLevel {
                 chunk_idx,
             );
             self.acc = acc;
-        }
+            products
+        };
         self.carry = carry;
-        products * self.carry_chunk_len(chunk_idx)
+        products
     }
 
     /// Ends a period taken with [`Self::mac_chunk_step`]: the next one finds its carried terms.
