@@ -63,8 +63,6 @@ pub struct SpreadLevel {
     period_cost: u64,
     fft_cost: u64,
     mac_cost: u64,
-    /// Whether step 2 goes a chunk of bins at a time ([`UpolsLevel::carries_in_chunks`]).
-    chunked: bool,
 }
 
 impl SpreadLevel {
@@ -82,7 +80,6 @@ impl SpreadLevel {
         for terms in outputs.filter(|&terms| terms > 0) {
             period_cost += terms * mac_cost + fft_cost;
         }
-        let chunked = level.carries_in_chunks();
         Self {
             slices: (size / quantum).max(1) as u64,
             quantum: quantum as u64,
@@ -94,7 +91,6 @@ impl SpreadLevel {
             period_cost,
             fft_cost,
             mac_cost,
-            chunked,
         }
     }
 
@@ -187,14 +183,14 @@ impl SpreadLevel {
                 }
                 Step::Inverse { output_idx } => {
                     let start = self.chunk_end + (self.level.output_delay() - size) as u64;
-                    let samples = if self.chunked {
+                    let samples = if self.level.carries_in_chunks() {
                         self.level.inverse_chunked(output_idx)
                     } else {
                         self.level.inverse_acc()
                     };
                     outputs[output_idx].add(start, samples);
                     self.done_cost += self.fft_cost;
-                    if self.chunked && self.level.sums_outputs_together() {
+                    if self.level.carries_in_chunks() && self.level.sums_outputs_together() {
                         self.inverse_of(output_idx + 1)
                     } else {
                         self.first_step_of(output_idx + 1)
@@ -208,7 +204,7 @@ impl SpreadLevel {
     /// sum for it, or its first chunk), or the end of the period.
     fn first_step_of(&mut self, output_idx: usize) -> Step {
         match self.next_output(output_idx) {
-            Some(output_idx) if self.chunked => Step::MacChunk {
+            Some(output_idx) if self.level.carries_in_chunks() => Step::MacChunk {
                 output_idx,
                 chunk_idx: 0,
             },
@@ -239,7 +235,7 @@ impl SpreadLevel {
 
     /// [`Step::Idle`], the period done: a level that carries in chunks keeps what it carries.
     fn end_period(&mut self) -> Step {
-        if self.chunked {
+        if self.level.carries_in_chunks() {
             self.level.end_chunked_period();
         }
         Step::Idle
