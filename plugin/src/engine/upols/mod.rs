@@ -42,8 +42,10 @@ use super::split_fft::SplitRealFft;
 
 mod carry;
 mod fused;
+mod spectra;
 
 use carry::{Carry, carry_for, sums_together};
+use spectra::SplitSpectra;
 
 /// Bytes of `num_spectra` split spectra of `num_partitions` blocks of `num_bins` bins each.
 fn spectra_bytes(num_spectra: usize, num_partitions: usize, num_bins: usize) -> usize {
@@ -55,71 +57,6 @@ fn carry_buffers(num_outputs: usize, num_bins: usize) -> Vec<SplitSpectra> {
     (0..num_outputs)
         .map(|_| SplitSpectra::zeroed(1, num_bins))
         .collect()
-}
-
-/// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`,
-/// in huge pages where they are big enough ([`PageBuf`]). Each block starts on a cache line
-/// ([`BLOCK_ALIGN_BINS`]; the bins past `num_bins` are padding that nothing reads).
-#[derive(Debug, Default)]
-struct SplitSpectra {
-    re: PageBuf,
-    im: PageBuf,
-    num_bins: usize,
-    /// Bins from one block's start to the next's: `num_bins` rounded up to [`BLOCK_ALIGN_BINS`].
-    stride: usize,
-}
-
-/// Bins a block's start is aligned to: 64 bytes, a cache line, as the buffers start
-/// ([`PageBuf`]). Blocks of `P + 1` bins packed end to end split every other 32-byte MAC load
-/// across two lines in 14 blocks of 16. Aligned (Intel VM, 2026-12-03, same bits, rounds
-/// alternated): a dense 4 x 4 x 2 s matrix 5 to 7 % less CPU at block 1024 (its audio thread 9 to
-/// 10 %), 6 % at 64, 7 % at 128; a stereo 10 s reverb 4 % at 64. 8 bins did within 1 % of 16.
-const BLOCK_ALIGN_BINS: usize = 16;
-
-impl SplitSpectra {
-    fn zeroed(num_partitions: usize, num_bins: usize) -> Self {
-        let stride = num_bins.next_multiple_of(BLOCK_ALIGN_BINS);
-        Self {
-            re: PageBuf::zeroed(num_partitions * stride),
-            im: PageBuf::zeroed(num_partitions * stride),
-            num_bins,
-            stride,
-        }
-    }
-
-    /// The first block, as an accumulator for the MAC.
-    fn acc(&mut self) -> Acc<'_> {
-        Acc {
-            re: &mut self.re[..self.num_bins],
-            im: &mut self.im[..self.num_bins],
-        }
-    }
-
-    /// The first block.
-    fn first(&self) -> Spectrum<'_> {
-        self.block(0)
-    }
-
-    /// Block `idx`, for the MAC to read.
-    fn block(&self, idx: usize) -> Spectrum<'_> {
-        self.bins(idx, &(0..self.num_bins))
-    }
-
-    /// Block `idx`, to write.
-    fn block_mut(&mut self, idx: usize) -> (&mut [f32], &mut [f32]) {
-        let start = idx * self.stride;
-        let block = start..start + self.num_bins;
-        (&mut self.re[block.clone()], &mut self.im[block])
-    }
-
-    /// Bins `range` of block `idx`, for the MAC to read (a chunk of a block).
-    fn bins(&self, idx: usize, range: &std::ops::Range<usize>) -> Spectrum<'_> {
-        let start = idx * self.stride;
-        Spectrum {
-            re: &self.re[start + range.start..start + range.end],
-            im: &self.im[start + range.start..start + range.end],
-        }
-    }
 }
 
 /// Spectra of `count` partitions of `size` taps from `taps[offset..]` (zero-padded to `fft_size`
