@@ -73,6 +73,11 @@ impl Head {
                 shape.shared,
             )
         });
+        // The head runs on the audio thread.
+        let blocks = blocks.map(|mut level| {
+            level.prefault();
+            level
+        });
         Self {
             direct,
             blocks,

@@ -3,7 +3,9 @@
 //! # Threads and allocation
 //!
 //! [`Engine::new`] runs off the audio thread: it plans the partitions, transforms the IR into
-//! per-level spectra, allocates every ring and scratch buffer at its final size and, with
+//! per-level spectra, allocates every ring and scratch buffer at its final size (and has the OS
+//! back the pages of those the audio thread writes, [`pages::PageBuf::prefault`], so that its
+//! first calls take no page faults) and, with
 //! [`Executor::Workers`], starts one worker thread per level after the first; with
 //! [`Executor::Gpu`], the levels the GPU can take go to the process's GPU hub instead, each
 //! with its worker thread as a CPU standby.
@@ -311,6 +313,7 @@ impl Engine {
             });
             let inline = level_idx == 0 && plan.on_audio_thread(0);
             let runner = if inline || executor == Executor::Inline {
+                upols.prefault();
                 LevelRunner::Inline(Box::new(upols))
             } else if plan.on_audio_thread(level_idx) {
                 LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))

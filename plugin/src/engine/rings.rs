@@ -21,7 +21,7 @@ impl InputRing {
     pub fn new(min_len: usize) -> Self {
         let len = min_len.max(1).next_power_of_two();
         Self {
-            data: PageBuf::zeroed(2 * len),
+            data: PageBuf::resident(2 * len),
             mask: len - 1,
         }
     }
@@ -94,7 +94,7 @@ impl OutputRing {
     pub fn new(max_ahead: usize) -> Self {
         let len = (max_ahead + 1).next_power_of_two();
         Self {
-            data: PageBuf::zeroed(len),
+            data: PageBuf::resident(len),
             mask: len - 1,
         }
     }

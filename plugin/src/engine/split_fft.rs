@@ -85,6 +85,12 @@ impl SplitRealFft {
         }
     }
 
+    /// Makes the buffers each transform writes resident now ([`PageBuf::prefault`]).
+    pub fn prefault(&mut self) {
+        self.buffer.prefault();
+        self.scratch.prefault();
+    }
+
     /// Bins of the spectrum, `P + 1`.
     pub fn num_bins(&self) -> usize {
         self.half + 1

@@ -333,6 +333,20 @@ impl UpolsLevel {
         }
     }
 
+    /// Makes every buffer that running the level writes resident now, for a level that runs on
+    /// the audio thread ([`PageBuf::prefault`]): its transforms, FDL and sums. Call off the
+    /// audio thread, after [`Self::enable_fused_head`] where it is called.
+    pub fn prefault(&mut self) {
+        self.fft.prefault();
+        self.real_scratch_buffer.prefault();
+        self.output_buffer.prefault();
+        let sums = [&mut self.acc].into_iter().chain(&mut self.output_accs);
+        let pending = self.carry.iter_mut().chain(&mut self.pending);
+        sums.chain(pending)
+            .chain(&mut self.fdl)
+            .for_each(SplitSpectra::prefault);
+    }
+
     /// Partition size `P`.
     pub fn partition_size(&self) -> usize {
         self.partition_size

@@ -67,4 +67,10 @@ impl SplitSpectra {
             im: &self.im[start + range.start..start + range.end],
         }
     }
+
+    /// Makes every page resident now ([`PageBuf::prefault`]).
+    pub(super) fn prefault(&mut self) {
+        self.re.prefault();
+        self.im.prefault();
+    }
 }

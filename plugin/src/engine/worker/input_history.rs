@@ -46,7 +46,7 @@ impl InputHistory {
         Self {
             num_inputs,
             len,
-            samples: PageBuf::zeroed(num_inputs * len),
+            samples: PageBuf::resident(num_inputs * len),
             frontier: AtomicU64::new(0),
         }
     }
