@@ -652,11 +652,13 @@ struct Placement {
 /// its chunk completes, nor a level with less slack (`D + latency - P`) than
 /// `min_worker_slack`, nor, where the GPU is never used, a level of at most
 /// [`CPU_SPREAD_MAX_QUANTA`] quanta and `cpu_spread_bytes` of spectra, whose job costs a worker
-/// more than the audio thread's share; the audio thread spreads those over their period. The
-/// one rule for both the planner's costs and [`PartitionPlan::on_audio_thread`].
+/// more than the audio thread's share; the audio thread spreads those over their period, which
+/// needs a period of slack (`D >= 2P`, as [`level_start`] places them). The one rule for both
+/// the planner's costs and [`PartitionPlan::on_audio_thread`].
 fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> bool {
     let spread_here = level.partition_size <= CPU_SPREAD_MAX_QUANTA * placement.quantum
-        && level_spectra_bytes(level, placement.streams) <= placement.cpu_spread_bytes;
+        && level_spectra_bytes(level, placement.streams) <= placement.cpu_spread_bytes
+        && slack(level, placement.latency) >= level.partition_size;
     !first_inline && slack(level, placement.latency) >= placement.min_worker_slack && !spread_here
 }
 

@@ -365,3 +365,26 @@ fn long_partitions_only_for_few_paths_that_never_use_the_gpu() {
         assert_eq!(last, expected, "{}", plan.describe());
     }
 }
+
+#[test]
+fn only_a_level_with_a_period_of_slack_is_spread() {
+    // A spread level takes its period's steps over the quanta of its slack: a level of 4096
+    // whose result is due 2048 samples after its chunk (D = P + 2048) has half a period, and
+    // spread it played half of each result wrong (tried with a throw-away `level_start`,
+    // 2026-12-05). Small enough to spread otherwise, it goes to a worker.
+    let placement = Placement {
+        latency: 0,
+        min_worker_slack: DEFAULT_MIN_WORKER_SLACK,
+        quantum: 1024,
+        cpu_spread_bytes: CPU_SPREAD_MAX_BYTES,
+        streams: 1,
+    };
+    let level = |ir_offset| Level {
+        partition_size: 4096,
+        span: 1,
+        num_partitions: 3,
+        ir_offset,
+    };
+    assert!(runs_on_worker(false, &level(4096 + 2048), &placement));
+    assert!(!runs_on_worker(false, &level(2 * 4096), &placement));
+}
