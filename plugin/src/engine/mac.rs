@@ -113,9 +113,13 @@ pub struct MacKernels {
 /// where AVX-512 gained. Smaller levels keep AVX2: with every level on AVX-512, 4 x 4 matrices,
 /// whose levels all stay in the last-level cache, lost 3 to 10 % (a 512-bit load of a block
 /// that started 4 bytes into a line spanned two lines nearly every time). Blocks now start on
-/// a cache line (`upols`'s `BLOCK_ALIGN_BINS`); not measured again on AMD since. On the Intel
-/// VM with aligned blocks (2026-12-03, 5 rounds alternated, AVX-512 in every level), 4 x 4 at
-/// 1024 came within 1 % and at 128 5 % under, within that cell's spread.
+/// a cache line (`upols`'s `BLOCK_ALIGN_BINS`). On the Intel VM with aligned blocks
+/// (2026-12-03, 5 rounds alternated, AVX-512 in every level), 4 x 4 at 1024 came within 1 % and
+/// at 128 5 % under, within that cell's spread. On a Zen 4 EPYC VM (2026-12-05, harness runs
+/// alternated, medians of 7 to 11, AVX-512 in every level against this bound): dense 2 s 12 x
+/// 12 and 16 x 16 matrices 1.5 to 4.7 % less at 128 and 1024, 4 x 4 within 3 % either way, but
+/// a stereo 10 s reverb 2 to 3 % more at 64, 256 and 1024 (the 1 s one within 1 %); a bound of
+/// 2 MiB gave 12 x 12 at 1024 4 % and 16 x 16 1 %. Too little, and mixed, to move the bound.
 pub const WIDE_MIN_SPECTRA_BYTES: usize = 16 << 20;
 
 /// The fastest MAC kernels this CPU runs for a level of `spectra_bytes` of IR spectra (AVX-512
