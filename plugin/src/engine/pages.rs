@@ -183,28 +183,28 @@ impl<T: Zeroable> PageBuf<T> {
         matches!(self.storage, Storage::Pooled { .. })
     }
 
-    /// Makes every page of a pooled buffer resident now, on this thread, by writing back one
-    /// byte of each page: the OS backs a mapped page at its first write, and that fault, on
-    /// the audio thread, zeroes a page (2 MiB for a huge one) and, where THP's defragmentation
-    /// is on for advised memory (`madvise`, the usual default), may first compact memory.
-    /// Values are unchanged, so a buffer that shares a page with another keeps both intact.
-    /// A heap buffer was written when it was made. Call off the audio thread, where the buffer
-    /// is built.
+    /// Makes every page of the buffer resident now, on this thread, by writing back one byte of
+    /// each page: the OS backs a mapped page at its first write, and that fault, on the audio
+    /// thread, zeroes a page (2 MiB for a huge one) and, where THP's defragmentation is on for
+    /// advised memory (`madvise`, the usual default), may first compact memory. A heap buffer
+    /// (every buffer off Linux) may be just as fresh: its zeros may come from the allocator's
+    /// zeroed path, whose big blocks are newly mapped pages. Values are unchanged, so a buffer
+    /// that shares a page with another keeps both intact. Call off the audio thread, where the
+    /// buffer is built.
     pub fn prefault(&mut self) {
         const PAGE: usize = 4096;
-        if let Storage::Pooled { ptr, len, .. } = self.storage {
-            let start = ptr.as_ptr() as usize;
-            let end = start + len * size_of::<T>();
-            let mut addr = start;
-            while addr < end {
-                // SAFETY: inside this buffer, which `&mut self` holds alone; the byte written is
-                // the one read.
-                unsafe {
-                    let byte = addr as *mut u8;
-                    byte.write_volatile(byte.read_volatile());
-                }
-                addr = (addr / PAGE + 1) * PAGE;
+        let values: &mut [T] = self;
+        let start = values.as_mut_ptr() as usize;
+        let end = start + size_of_val(values);
+        let mut addr = start;
+        while addr < end {
+            // SAFETY: inside this buffer, which `&mut self` holds alone; the byte written is
+            // the one read.
+            unsafe {
+                let byte = addr as *mut u8;
+                byte.write_volatile(byte.read_volatile());
             }
+            addr = (addr / PAGE + 1) * PAGE;
         }
     }
 }
