@@ -316,6 +316,7 @@ impl Engine {
                 upols.prefault();
                 LevelRunner::Inline(Box::new(upols))
             } else if plan.on_audio_thread(level_idx) {
+                upols.prefault();
                 LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))
             } else {
                 let inputs = worker_inputs.as_ref().expect("made for every worker level");

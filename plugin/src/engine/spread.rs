@@ -70,9 +70,7 @@ impl SpreadLevel {
     /// `quantum` of each period. The work is estimated with the plan's cost model: a real FFT
     /// of size `F` (`2P`, or `(span + 1) P`) as `2.5 F log2(F)` flops, a partition product as
     /// `8 (F / 2 + 1)`.
-    pub fn new(mut level: UpolsLevel, num_inputs: usize, quantum: usize) -> Self {
-        // It runs on the audio thread.
-        level.prefault();
+    pub fn new(level: UpolsLevel, num_inputs: usize, quantum: usize) -> Self {
         let size = level.partition_size();
         let fft_size = level.window_len() as u64;
         let fft_cost = 5 * fft_size / 2 * u64::from(fft_size.ilog2());
