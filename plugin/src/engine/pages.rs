@@ -55,6 +55,9 @@ use pool::Block;
 /// Size and alignment of a huge page (x86-64 and aarch64 Linux with 4 KiB base pages).
 pub const HUGE_PAGE: usize = 2 << 20;
 
+/// A base page, the unit the OS backs memory in where no huge page is given.
+const PAGE: usize = 4 << 10;
+
 /// Smallest buffer, in bytes, taken from the pool; smaller ones stay on the heap, starting on a
 /// cache line as the pooled ones do ([`CUT_ALIGN`]): the MAC kernels' loads of a spectrum that
 /// starts 16 bytes into a line split lines.
@@ -192,7 +195,6 @@ impl<T: Zeroable> PageBuf<T> {
     /// that shares a page with another keeps both intact. Call off the audio thread, where the
     /// buffer is built.
     pub fn prefault(&mut self) {
-        const PAGE: usize = 4096;
         let values: &mut [T] = self;
         let start = values.as_mut_ptr() as usize;
         let end = start + size_of_val(values);
@@ -273,7 +275,7 @@ mod pool {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-    use super::{CUT_ALIGN, HUGE_PAGE, OWN_BLOCK_BYTES};
+    use super::{CUT_ALIGN, HUGE_PAGE, OWN_BLOCK_BYTES, PAGE};
 
     /// Mapped memory, `size` bytes at `base`, aligned to a huge page.
     pub struct Block {
@@ -310,7 +312,7 @@ mod pool {
     pub fn cut(bytes: usize) -> Option<(Arc<Block>, NonNull<u8>)> {
         let bytes = bytes.next_multiple_of(CUT_ALIGN);
         if bytes >= OWN_BLOCK_BYTES {
-            let block = Arc::new(Block::map(bytes.next_multiple_of(4096))?);
+            let block = Arc::new(Block::map(bytes.next_multiple_of(PAGE))?);
             let ptr = block.base;
             return Some((block, ptr));
         }
@@ -446,7 +448,6 @@ mod tests {
     /// Pages of `buf` that the OS has not backed yet (`mincore`).
     #[cfg(target_os = "linux")]
     fn pages_not_resident(buf: &[f32]) -> usize {
-        const PAGE: usize = 4096;
         let start = buf.as_ptr() as usize / PAGE * PAGE;
         let end = (buf.as_ptr() as usize + size_of_val(buf)).next_multiple_of(PAGE);
         let mut resident = vec![0u8; (end - start) / PAGE];
