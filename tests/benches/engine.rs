@@ -56,12 +56,13 @@ fn mac(c: &mut Criterion) {
         bench.iter(|| spectral_mac(Acc { re: a_re, im: a_im }, black_box(x), h))
     });
     // The kernels of a level whose spectra stay in the caches (AVX2 where the CPU has it), and
-    // of one whose spectra stream from memory (AVX-512 on AMD CPUs that have it).
-    let kernels = best_mac_kernels(0);
+    // of one whose spectra stream from memory or a big dense matrix's (AVX-512 on AMD CPUs that
+    // have it).
+    let kernels = best_mac_kernels(false);
     c.bench_function("spectral_mac/best/16385", |bench| {
         bench.iter(|| (kernels.single)(Acc { re: a_re, im: a_im }, black_box(x), h))
     });
-    let wide = best_mac_kernels(usize::MAX);
+    let wide = best_mac_kernels(true);
     c.bench_function("spectral_mac/best_streamed/16385", |bench| {
         bench.iter(|| (wide.single)(Acc { re: a_re, im: a_im }, black_box(x), h))
     });

@@ -7,7 +7,8 @@
 //! level. Every bin gets the same operations in each, so the two SIMD builds give the same bits.
 //!
 //! AVX-512 is chosen on AMD CPUs only (see `is_amd`), for the levels whose IR spectra stream
-//! from memory ([`WIDE_MIN_SPECTRA_BYTES`]). On the 2-core Zen 5 EPYC VM (2026-12-01, dense
+//! from memory ([`WIDE_MIN_SPECTRA_BYTES`]) and those of dense matrices of 8 outputs or more
+//! ([`WIDE_MIN_SPECTRA_PER_INPUT`]). On the 2-core Zen 5 EPYC VM (2026-12-01, dense
 //! 2 s matrices beside zita-convolver, `matrix.py --reps 3`, one binary with either choice
 //! alternated), every level on AVX-512 took up to 15 % off 12 x 12 and 16 x 16 (11 cells of
 //! 12) but cost 4 x 4 3 to 10 % in both runs; with the bound, 16 x 16 gained 4 to 12 % in all
@@ -119,15 +120,33 @@ pub struct MacKernels {
 /// alternated, medians of 7 to 11, AVX-512 in every level against this bound): dense 2 s 12 x
 /// 12 and 16 x 16 matrices 1.5 to 4.7 % less at 128 and 1024, 4 x 4 within 3 % either way, but
 /// a stereo 10 s reverb 2 to 3 % more at 64, 256 and 1024 (the 1 s one within 1 %); a bound of
-/// 2 MiB gave 12 x 12 at 1024 4 % and 16 x 16 1 %. Too little, and mixed, to move the bound.
+/// 2 MiB gave 12 x 12 at 1024 4 % and 16 x 16 1 %. Too little, and mixed, to move the bound;
+/// the matrices that gained take AVX-512 by their shape instead ([`WIDE_MIN_SPECTRA_PER_INPUT`]).
 pub const WIDE_MIN_SPECTRA_BYTES: usize = 16 << 20;
 
-/// The fastest MAC kernels this CPU runs for a level of `spectra_bytes` of IR spectra (AVX-512
-/// from [`WIDE_MIN_SPECTRA_BYTES`] or AVX2, with FMA, where available, else the scalar
-/// reference). Chosen once per level, at construction.
-pub fn best_mac_kernels(spectra_bytes: usize) -> MacKernels {
-    (spectra_bytes >= WIDE_MIN_SPECTRA_BYTES)
-        .then(avx512_kernels)
+/// IR spectra per input spectrum from which a level takes the AVX-512 kernels whatever its
+/// size: a dense matrix of 8 outputs or more, whose every input spectrum meets that many IR
+/// spectra, so that its products stream IR spectra past input spectra held in cache. On the
+/// Zen 4 EPYC VM (2026-12-05, harness runs of the dense 2 s matrices, 7 rounds alternated,
+/// AVX-512 in every level against [`WIDE_MIN_SPECTRA_BYTES`] alone), 16 x 16 took 6 and 4 %
+/// less CPU at blocks of 64 and 1024 and 12 x 12 2.5 and 9 % less, where 4 x 4 (4 a input)
+/// came 2 % over at 1024 and 3.5 % under at 128, and a stereo reverb (1 a input) 2 to 3 %
+/// over: those keep AVX2.
+pub const WIDE_MIN_SPECTRA_PER_INPUT: usize = 8;
+
+/// Whether a level of `num_spectra` IR spectra from `num_inputs` inputs, `spectra_bytes` of
+/// them in all, takes the AVX-512 kernels where the CPU has them ([`best_mac_kernels`]): from
+/// [`WIDE_MIN_SPECTRA_BYTES`] or [`WIDE_MIN_SPECTRA_PER_INPUT`].
+pub fn wants_wide_kernels(spectra_bytes: usize, num_spectra: usize, num_inputs: usize) -> bool {
+    spectra_bytes >= WIDE_MIN_SPECTRA_BYTES
+        || num_spectra >= WIDE_MIN_SPECTRA_PER_INPUT * num_inputs.max(1)
+}
+
+/// The fastest MAC kernels this CPU runs: AVX-512 where `wide` ([`wants_wide_kernels`]) and the
+/// CPU is AMD's with AVX-512, else AVX2 with FMA where available, else the scalar reference.
+/// Chosen once per level, at construction.
+pub fn best_mac_kernels(wide: bool) -> MacKernels {
+    wide.then(avx512_kernels)
         .flatten()
         .or_else(avx2_kernels)
         .unwrap_or_else(scalar_kernels)
@@ -391,8 +410,8 @@ mod tests {
         // (1 + 2i)(3 + 4i) = -5 + 10i, added to (1 + 1i); (2 - 1i)(3 + 4i) = 10 + 5i.
         let kernels = [
             scalar_kernels(),
-            best_mac_kernels(0),
-            best_mac_kernels(usize::MAX),
+            best_mac_kernels(false),
+            best_mac_kernels(true),
         ];
         for kernels in kernels {
             let (x, h) = (spectrum(&[1.0], &[2.0]), spectrum(&[3.0], &[4.0]));
@@ -434,8 +453,8 @@ mod tests {
                 spectral_mac(acc(ra_re, ra_im), x, h);
                 spectral_mac_pair(acc(ra_re, ra_im), [], y, acc(rb_re, rb_im), x, h);
                 let [sa_re, sa_im, sb_re, sb_im] = &mut simd;
-                (best_mac_kernels(0).single)(acc(sa_re, sa_im), x, h);
-                (best_mac_kernels(0).pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
+                (best_mac_kernels(false).single)(acc(sa_re, sa_im), x, h);
+                (best_mac_kernels(false).pair)(acc(sa_re, sa_im), [], y, acc(sb_re, sb_im), x, h);
             }
             for (a, b) in reference.iter().flatten().zip(simd.iter().flatten()) {
                 // 100 accumulations (two roundings each without FMA, one with) of products
@@ -444,6 +463,22 @@ mod tests {
                 assert!((a - b).abs() <= 3e-3, "len {len}: {a} vs {b}");
             }
         }
+    }
+
+    /// Levels of stereo reverbs and small matrices keep AVX2 until their IR spectra stream from
+    /// memory; a dense matrix of 8 outputs or more takes AVX-512 at every level.
+    #[test]
+    fn wide_kernels_go_to_streamed_levels_and_big_dense_matrices() {
+        let small = 1 << 20;
+        assert!(!wants_wide_kernels(small, 2, 2), "stereo");
+        assert!(!wants_wide_kernels(small, 16, 4), "dense 4 x 4");
+        assert!(!wants_wide_kernels(small, 16, 16), "16 channels, diagonal");
+        assert!(wants_wide_kernels(small, 64, 8), "dense 8 x 8");
+        assert!(wants_wide_kernels(small, 256, 16), "dense 16 x 16");
+        assert!(
+            wants_wide_kernels(WIDE_MIN_SPECTRA_BYTES, 2, 2),
+            "a stereo tail past the bound"
+        );
     }
 
     #[test]
@@ -484,7 +519,7 @@ mod tests {
             spectrum(&y_re, &y_im),
             spectrum(&h_re, &h_im),
         );
-        let kernels = best_mac_kernels(0);
+        let kernels = best_mac_kernels(false);
         let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
         let [mut c_re, mut c_im, mut d_re, mut d_im] =
             [a_re.clone(), a_im.clone(), b_re.clone(), b_im.clone()];
@@ -513,8 +548,8 @@ mod tests {
         let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
         for kernels in [
             scalar_kernels(),
-            best_mac_kernels(0),
-            best_mac_kernels(usize::MAX),
+            best_mac_kernels(false),
+            best_mac_kernels(true),
         ] {
             let [mut a_re, mut a_im] = [data(), data()];
             let [mut b_re, mut b_im] = [a_re.clone(), a_im.clone()];
@@ -541,8 +576,8 @@ mod tests {
         let (g, h) = (spectrum(&g_re, &g_im), spectrum(&h_re, &h_im));
         for kernels in [
             scalar_kernels(),
-            best_mac_kernels(0),
-            best_mac_kernels(usize::MAX),
+            best_mac_kernels(false),
+            best_mac_kernels(true),
         ] {
             let [mut a_re, mut a_im, mut b_re, mut b_im] = [data(), data(), data(), data()];
             let [mut c_re, mut c_im, mut d_re, mut d_im] =

@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use rustfft::FftPlanner;
 
-use super::mac::{Acc, MacKernels, Spectrum, Term, best_mac_kernels};
+use super::mac::{Acc, MacKernels, Spectrum, Term, best_mac_kernels, wants_wide_kernels};
 use super::pages::PageBuf;
 use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
@@ -292,7 +292,8 @@ impl UpolsLevel {
         let carry_kind = carry_for(num_partitions, num_spectra, num_inputs, num_bins);
         let input_bytes = spectra_bytes(num_inputs, num_slots, num_bins);
         let together = sums_together(carry_kind, num_spectra, num_inputs, input_bytes);
-        let mac = best_mac_kernels(spectra_bytes(num_spectra, num_partitions, num_bins));
+        let ir_bytes = spectra_bytes(num_spectra, num_partitions, num_bins);
+        let mac = best_mac_kernels(wants_wide_kernels(ir_bytes, num_spectra, num_inputs));
         Self {
             partition_size,
             span,
