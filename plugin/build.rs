@@ -23,8 +23,9 @@ fn main() {
 /// it carried 28,242 relative relocations (682 KB of `.rela.dyn`, read at every start, and
 /// 450 KB of tables written through them), for a program that is started once per render,
 /// benchmark run or status query: without them it starts in 1.3 ms instead of 1.7 with 100
-/// fewer page faults, and the peer harness's stereo 10 s run peaks 1.2 to 1.5 MB lower (51.8
-/// against 53.0 to 53.3 MB, zita-convolver's 51.9 to 52.3; EPYC VM, 2026-12-05). The cost is
+/// fewer page faults, and the peer harness's stereo 10 s run peaks 1.1 to 1.5 MB lower (51.6
+/// to 51.7 MB against 52.8 to 53.1 at blocks of 64 and 1024, zita-convolver's 51.9 to 52.3;
+/// EPYC VM, 2026-12-05, three rounds alternated; `docs/benchmarks.md`). The cost is
 /// that the CLI's own image sits at the same address every run (its libraries, heap and stack
 /// are still randomised). The plugin (a shared library, which must be position independent)
 /// and the standalone keep the default. Rust's objects are position independent either way, so

@@ -129,9 +129,9 @@ pub const WIDE_MIN_SPECTRA_BYTES: usize = 16 << 20;
 /// spectra, so that its products stream IR spectra past input spectra held in cache. On the
 /// Zen 4 EPYC VM (2026-12-05, harness runs of the dense 2 s matrices, 7 rounds alternated,
 /// AVX-512 in every level against [`WIDE_MIN_SPECTRA_BYTES`] alone), 16 x 16 took 6 and 4 %
-/// less CPU at blocks of 64 and 1024 and 12 x 12 2.5 and 9 % less, where 4 x 4 (4 a input)
-/// came 2 % over at 1024 and 3.5 % under at 128, and a stereo reverb (1 a input) 2 to 3 %
-/// over: those keep AVX2.
+/// less CPU at blocks of 64 and 1024 and 12 x 12 2.5 and 9 % less, where 4 x 4 (4 IR spectra
+/// per input) came 2 % over at 1024 and 3.5 % under at 128, and a stereo reverb (1 per input)
+/// 2 to 3 % over: those keep AVX2.
 pub const WIDE_MIN_SPECTRA_PER_INPUT: usize = 8;
 
 /// Whether a level of `num_spectra` IR spectra from `num_inputs` inputs, `spectra_bytes` of
