@@ -170,6 +170,73 @@ fn ahead_of_real_time_a_matrix_equals_its_offline_render_without_allocating() {
     }
 }
 
+/// At blocks of 1024 where the GPU is never used, a dense 4 x 4 room runs its second level
+/// whole on the audio thread as its chunk completes (`PartitionPlan::runs_whole`), at a delay
+/// of one partition: against the float64 matrix convolution with whole and ragged calls, and
+/// fed ahead of real time, every call under `assert_no_alloc`, exactly its offline render.
+#[test]
+fn at_blocks_of_1024_a_level_runs_whole_on_the_audio_thread() {
+    let ir_len = 14_400;
+    let input_len = 20_000;
+    let ir = matrix_ir(4, 4, MatrixFill::Dense, ir_len, RNG_SEED + 11);
+    let inputs: Vec<Vec<f32>> = (0..4)
+        .map(|c| noise(input_len, 0.5, RNG_SEED + 30 + c))
+        .collect();
+    let expected = matrix_reference(&ir, &inputs, input_len + ir_len - 1);
+    let config = EngineConfig {
+        max_block_size: 1024,
+        num_inputs: 4,
+        num_outputs: 4,
+        latency_mode: LatencyMode::Zero,
+        limits: PlanLimits::default(),
+        executor: Executor::Workers,
+    };
+    for blocks in [Blocks::Fixed(1024), Blocks::Mixed(1024)] {
+        let mut engine = Engine::new(&ir, config).expect("engine");
+        let plan = engine.plan().clone();
+        assert!(
+            plan.levels.len() >= 2 && plan.runs_whole(1),
+            "{}",
+            plan.describe()
+        );
+        assert_eq!(
+            plan.slack_samples(&plan.levels[1]),
+            0,
+            "{}",
+            plan.describe()
+        );
+        engine.set_offline(true);
+        let got = run_without_latency(&mut engine, &inputs, blocks, false);
+        for (output_idx, (actual, wanted)) in got.iter().zip(&expected).enumerate() {
+            let snr = snr_db(actual, wanted);
+            assert!(
+                snr >= MIN_MATRIX_SNR_DB,
+                "{blocks:?} output {output_idx}: SNR {snr:.1} dB, plan {}",
+                plan.describe()
+            );
+        }
+    }
+
+    let blocks = Blocks::Mixed(1024);
+    let mut paced = Engine::new(&ir, config).unwrap();
+    let mut offline = Engine::new(&ir, config).unwrap();
+    offline.set_offline(true);
+    let mut host = AheadHost::new(48_000, 0.3, 0.4, Duration::from_millis(50));
+    let total = host.total(2);
+    let inputs: Vec<Vec<f32>> = (0..4)
+        .map(|c| noise(total, 0.5, RNG_SEED + 40 + c))
+        .collect();
+    let expected = run_engine(&mut offline, &inputs, total, blocks, false);
+    let got = run_paced(&mut paced, &inputs, blocks, &mut host);
+    assert_eq!(got, expected, "{:?}", paced.late_stats());
+    let stats = paced.late_stats();
+    assert_eq!(
+        (stats.late_results, stats.dropped_chunks),
+        (0, 0),
+        "{stats:?}"
+    );
+}
+
 #[test]
 fn a_matrix_on_a_bus_of_another_size_is_refused_with_the_counts() {
     let ir = matrix_ir(4, 4, MatrixFill::Dense, 100, RNG_SEED);

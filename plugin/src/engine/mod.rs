@@ -18,7 +18,11 @@
 //! `D - P` samples of slack are too few for a worker ([`PlanLimits::min_worker_slack`]), or
 //! (the CPU backend) whose job would cost a worker more than the level ([`plan`]): each
 //! period of such a level is spread over the quanta of its slack ([`spread`]), a steady share
-//! per call. The others run on their workers, which get the slack as their deadline, with the
+//! per call. From quanta of 1024 samples (the CPU backend), a later level may also start at a
+//! delay of one partition and run whole in the call in which its chunk completes
+//! ([`PartitionPlan::runs_whole`]): the level before it covers fewer partitions, its period
+//! hands no job over, and its spectra are bounded against the call's time
+//! ([`plan::WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which get the slack as their deadline, with the
 //! late policy of [`worker::late_policy`]. With [`Executor::Inline`] every level runs inside
 //! `process()` whole when its chunk completes (the reference executor).
 
@@ -311,7 +315,8 @@ impl Engine {
                 ),
                 _ => false,
             });
-            let inline = level_idx == 0 && plan.on_audio_thread(0);
+            // Level 0, and a level after it run whole as its chunk completes.
+            let inline = (level_idx == 0 && plan.on_audio_thread(0)) || plan.runs_whole(level_idx);
             let runner = if inline || executor == Executor::Inline {
                 upols.prefault();
                 LevelRunner::Inline(Box::new(upols))

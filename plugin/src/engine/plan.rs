@@ -27,7 +27,7 @@
 //! Every level is a uniformly partitioned overlap-save convolver with partition size `P`,
 //! `num_partitions` partitions and IR offset `D`. A level's input chunk `[T - P, T)` is complete
 //! at time `T`; the first output sample it contributes to is `T - P + D + latency`. Levels after
-//! the first have `D >= 2P`, so their results are needed `D - P >= P` samples after their input
+//! the first have `D >= 2P` (but those run whole, below), so their results are needed `D - P >= P` samples after their input
 //! is complete: that slack is the deadline of whichever executor runs the level. A level of up
 //! to [`MAX_SPREAD_PARTITION`] samples starts at `D = 2P`, and where its slack is under
 //! [`PlanLimits::min_worker_slack`] it runs on the audio thread, its period spread over the
@@ -36,7 +36,11 @@
 //! [`PlanLimits::for_gpu`]), a level of at most [`CPU_SPREAD_MAX_QUANTA`] quanta whose spectra
 //! fit [`CPU_SPREAD_MAX_BYTES`] stays on the audio thread too, spread the same way: handing
 //! its job to a worker costs more than the level (a stereo 1 s reverb at block 1024 costs
-//! 24 % less so).
+//! 24 % less so). From a quantum of [`WHOLE_MIN_QUANTUM`] samples, where the GPU is never
+//! used, a level may also start at `D = P` and run whole on the audio thread as its chunk
+//! completes (at most [`WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`] bytes of spectra per sample of
+//! the quantum, span 1): the level before it then covers fewer partitions, and its period
+//! hands no job over. The planner weighs that start beside the others.
 //!
 //! # The cost model
 //!
@@ -81,44 +85,13 @@
 
 use std::collections::HashMap;
 
-/// Flops per complex multiply-add of the spectral MAC.
-pub const MAC_FLOPS: f64 = 8.0;
-/// Flops per sample and `log2(2P)` of one forward and one inverse real FFT of size `2P`.
-pub const FFT_FLOPS: f64 = 10.0;
-/// Flops-equivalent of handing one job to a worker thread (wake-up, context switch, cold
-/// caches).
-pub const JOB_FLOPS: f64 = 100_000.0;
-/// How much the FFT and job terms of the cost model weigh per path, against a stereo engine's
-/// path (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CostWeights {
-    /// Transforms per path, against one forward and one inverse per path.
-    pub fft: f64,
-    /// Worker jobs per path, against one per two paths.
-    pub job: f64,
-    /// Spectra a level holds per partition: one per path and one per input (stereo: 4).
-    pub streams: usize,
-}
+mod cost;
+mod level;
 
-impl CostWeights {
-    /// A stereo engine's path: every term counts whole.
-    pub const STEREO: Self = Self {
-        fft: 1.0,
-        job: 1.0,
-        streams: 4,
-    };
-
-    /// The weights of an engine with `num_inputs` and `num_outputs` channels and `num_paths`
-    /// paths, each at most 1.
-    pub fn for_paths(num_inputs: usize, num_outputs: usize, num_paths: usize) -> Self {
-        let paths = num_paths.max(1) as f64;
-        Self {
-            fft: ((num_inputs + num_outputs) as f64 / (2.0 * paths)).min(1.0),
-            job: (2.0 / paths).min(1.0),
-            streams: num_paths + num_inputs,
-        }
-    }
-}
+pub use cost::{
+    CostWeights, FFT_FLOPS, JOB_FLOPS, MAC_FLOPS, SPAN_FFT_WEIGHT, level_cost, weighted_level_cost,
+};
+pub use level::{Level, level_spectra_bytes};
 
 /// Growth factors the planner considers between consecutive levels.
 pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
@@ -145,17 +118,6 @@ pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
 /// whose walk finds the next period's input spectrum in the step before's; with spans it is
 /// another spectrum, read from memory again.
 pub const SPAN_MAX_PARTITIONS: usize = 4;
-
-/// What the transforms of a level of span 2 (FFTs of `3P`) weigh against the cost model's
-/// `2.5 N log2 N`. A real FFT of 3072 points took 1.76 times one of 2048 where the model says
-/// 1.58 (1.1 times), but in cache the model's FFT term weighs transforms against products
-/// more than they cost: a 12 x 12 level of 2048 took about 0.28 ns a product and 2.9 us a
-/// transform of 4096 points, 1.45 times less a flop. Side by side (Intel VM, 2026-12-03,
-/// `matrix.py --reps 3`, CPU-s/s with 1.1, 0.95 and 0.8), 0.95 was at or under 1.1 in all
-/// nine cells (12 x 12 at 64: 0.0981, 0.0890, 0.0885; 16 x 16 at 128: 0.1504, 0.1447, 0.1447)
-/// and as fast as 0.8 on 12 x 12 and 16 x 16, where 0.8 gave a 4 x 4 room at 1024 a `4096x3/2`
-/// level for its `4096x6` and lost 5 to 6 % in two runs of three (0.0077 against 0.0082).
-pub const SPAN_FFT_WEIGHT: f64 = 0.95;
 
 /// Smallest quantum the plan uses; hosts with smaller power-of-two buffers still get 16.
 pub const MIN_QUANTUM: usize = 16;
@@ -213,6 +175,19 @@ pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// room's `4096x6` (3.9 MiB) cost 15 % more, and 3 to 5 % more even carried in chunks as on a
 /// worker (`super::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
 pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
+/// Smallest quantum from which a level after the first may run whole on the audio thread as
+/// its chunk completes, where the GPU is never used ([`PlanLimits::for_gpu`]): at a delay of
+/// its partition size instead of twice it, so the level before it covers fewer partitions and
+/// its own period hands no job over. Its period then lands in one call, so only hosts of big
+/// blocks get such levels: at 64 samples a call the same period would be a spike.
+pub const WHOLE_MIN_QUANTUM: usize = 1024;
+/// Most bytes of spectra ([`level_spectra_bytes`]) of a level run whole on the audio thread,
+/// per sample of the quantum: 6 MiB at 1024, which bounds its period against the call's time.
+/// A 4 x 4 room's `4096x7` level (4.6 MB) took about 0.2 ms a period (of the 21.3 ms a call
+/// of 1024 samples has at 48 kHz), where handing it to a worker with a period of slack made
+/// level 0 cover 7 partitions instead of 3: that plan cost 0.83 to 0.87 of the worker plan's
+/// CPU (Zen 4 EPYC VM, 2026-12-04).
+pub const WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
 
 /// How the engine trades latency against CPU time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -341,58 +316,6 @@ impl PlanLimits {
     }
 }
 
-/// Bytes of the spectra a level holds, IR and input: `streams` ([`CostWeights::streams`]) per
-/// partition of `(span + 1) P / 2 + 1` complex bins.
-pub fn level_spectra_bytes(level: &Level, streams: usize) -> usize {
-    streams * level.num_partitions * level.num_bins() * 2 * size_of::<f32>()
-}
-
-/// One uniformly partitioned overlap-save level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Level {
-    /// Partition size `P` in samples (a power of two): the hop, and the samples each period
-    /// gives.
-    pub partition_size: usize,
-    /// Hops each IR partition spans: its taps are `span * P` and its FFT `(span + 1) P`
-    /// (`super::upols`); 1, the plain level, where the GPU may run it.
-    pub span: usize,
-    /// Number of partitions of this level.
-    pub num_partitions: usize,
-    /// First IR tap this level covers (`D`).
-    pub ir_offset: usize,
-}
-
-impl Level {
-    /// One past the last IR tap this level covers.
-    pub fn ir_end(&self) -> usize {
-        self.ir_offset + self.partition_taps() * self.num_partitions
-    }
-
-    /// Taps of each IR partition, `span * P`.
-    pub fn partition_taps(&self) -> usize {
-        self.span * self.partition_size
-    }
-
-    /// `PxK` (size x count), with `/span` where partitions span several hops: `512x3/2`.
-    pub fn label(&self) -> String {
-        let mut text = format!("{}x{}", self.partition_size, self.num_partitions);
-        if self.span > 1 {
-            text.push_str(&format!("/{}", self.span));
-        }
-        text
-    }
-
-    /// Size of the level's FFTs, `(span + 1) P`.
-    pub fn fft_size(&self) -> usize {
-        (self.span + 1) * self.partition_size
-    }
-
-    /// Bins of each spectrum, `(span + 1) P / 2 + 1`.
-    pub fn num_bins(&self) -> usize {
-        self.fft_size() / 2 + 1
-    }
-}
-
 /// The whole plan for one engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionPlan {
@@ -463,17 +386,18 @@ impl PartitionPlan {
             }
         };
 
-        let placement = Placement {
-            latency,
-            min_worker_slack: limits.min_worker_slack,
-            quantum,
-            cpu_spread_bytes: if first_inline {
-                limits.cpu_spread_bytes
-            } else {
-                0
-            },
-            streams: weights.streams,
+        let cpu_spread_bytes = if first_inline {
+            limits.cpu_spread_bytes
+        } else {
+            0
         };
+        let placement = Placement::new(
+            latency,
+            limits.min_worker_slack,
+            quantum,
+            cpu_spread_bytes,
+            weights.streams,
+        );
         let levels = if offset < ir_len {
             let shape = ChainLimits {
                 ir_len,
@@ -509,13 +433,13 @@ impl PartitionPlan {
 
     /// What decides where this plan's levels after the first run.
     fn placement(&self) -> Placement {
-        Placement {
-            latency: self.latency,
-            min_worker_slack: self.min_worker_slack,
-            quantum: self.quantum,
-            cpu_spread_bytes: self.cpu_spread_bytes,
-            streams: self.streams,
-        }
+        Placement::new(
+            self.latency,
+            self.min_worker_slack,
+            self.quantum,
+            self.cpu_spread_bytes,
+            self.streams,
+        )
     }
 
     /// The cost model's estimate for the whole plan, in flops per output sample and path.
@@ -534,12 +458,21 @@ impl PartitionPlan {
     /// whose result is due as its chunk completes (but in the offload mode), every level
     /// with less slack than [`Self::min_worker_slack`], and, where the GPU is never used, the
     /// small levels of [`PlanLimits::cpu_spread_bytes`]; the period of a level after the first
-    /// is spread over the quanta of its slack ([`super::spread`]). The others run on workers
+    /// is spread over the quanta of its slack ([`super::spread`]), or run whole where it has
+    /// less slack than its period ([`Self::runs_whole`]). The others run on workers
     /// (or the GPU), or inline with the inline executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
         let level = &self.levels[level_idx];
         let first_inline = level_idx == 0 && !self.offloads();
         !runs_on_worker(first_inline, level, &self.placement())
+    }
+
+    /// Whether level `level_idx`, after the first, runs whole on the audio thread as its chunk
+    /// completes: its slack is under both its period and a worker's ([`WHOLE_MIN_QUANTUM`]).
+    pub fn runs_whole(&self, level_idx: usize) -> bool {
+        let level = &self.levels[level_idx];
+        let first_inline = level_idx == 0 && !self.offloads();
+        runs_whole(first_inline, level, &self.placement())
     }
 
     /// Whether this is the offload mode's plan: no level on the audio thread.
@@ -593,37 +526,6 @@ impl PartitionPlan {
     }
 }
 
-/// The cost model of the module docs for one level of a stereo path, of span 1.
-pub fn level_cost(partition_size: usize, num_partitions: usize, on_worker: bool) -> f64 {
-    let level = Level {
-        partition_size,
-        span: 1,
-        num_partitions,
-        ir_offset: 0,
-    };
-    weighted_level_cost(&level, on_worker, CostWeights::STEREO)
-}
-
-/// [`level_cost`] for any span, with the FFT and job terms weighted per path. A level of span
-/// `s` has `(s + 1) P / 2 + 1` bins a partition and transforms of `(s + 1) P` per `P` samples.
-pub fn weighted_level_cost(level: &Level, on_worker: bool, weights: CostWeights) -> f64 {
-    let size = level.partition_size as f64;
-    let fft_size = level.fft_size() as f64;
-    let mac = MAC_FLOPS * level.num_partitions as f64 * level.num_bins() as f64 / size;
-    let span_weight = if level.span == 1 {
-        1.0
-    } else {
-        SPAN_FFT_WEIGHT
-    };
-    let fft = span_weight * weights.fft * FFT_FLOPS * fft_size / (2.0 * size) * fft_size.log2();
-    let job = if on_worker {
-        weights.job * JOB_FLOPS / size
-    } else {
-        0.0
-    };
-    mac + fft + job
-}
-
 /// What bounds every chain the planner considers.
 struct ChainLimits {
     ir_len: usize,
@@ -645,6 +547,33 @@ struct Placement {
     cpu_spread_bytes: usize,
     /// [`CostWeights::streams`].
     streams: usize,
+    /// Most bytes of spectra of a level run whole ([`WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`]);
+    /// 0 where none may (a GPU may take levels, the offload mode, small quanta).
+    whole_bytes: usize,
+}
+
+impl Placement {
+    fn new(
+        latency: usize,
+        min_worker_slack: usize,
+        quantum: usize,
+        cpu_spread_bytes: usize,
+        streams: usize,
+    ) -> Self {
+        let whole_bytes = if cpu_spread_bytes > 0 && quantum >= WHOLE_MIN_QUANTUM {
+            WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * quantum
+        } else {
+            0
+        };
+        Self {
+            latency,
+            min_worker_slack,
+            quantum,
+            cpu_spread_bytes,
+            streams,
+            whole_bytes,
+        }
+    }
 }
 
 /// Whether a level runs on a worker (or the GPU, or inline with the inline executor): not the
@@ -660,6 +589,14 @@ fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> b
         && level_spectra_bytes(level, placement.streams) <= placement.cpu_spread_bytes
         && slack(level, placement.latency) >= level.partition_size;
     !first_inline && slack(level, placement.latency) >= placement.min_worker_slack && !spread_here
+}
+
+/// Whether a level after the first runs whole on the audio thread as its chunk completes: its
+/// slack is under its period (too little to spread it) and under a worker's. Only
+/// [`whole_start`] places such levels.
+fn runs_whole(first_inline: bool, level: &Level, placement: &Placement) -> bool {
+    let slack = slack(level, placement.latency);
+    !first_inline && slack < level.partition_size && slack < placement.min_worker_slack
 }
 
 /// Samples between a level's input chunk completing and its first output sample being needed,
@@ -690,6 +627,16 @@ fn level_start(
             .next_multiple_of(previous_taps)
 }
 
+/// Where a level of `size` run whole ([`runs_whole`]) may start after a level whose partitions
+/// of `previous_taps` start at `previous_offset`: `D >= P`, its result due as its chunk
+/// completes, on the previous level's grid.
+fn whole_start(size: usize, previous_taps: usize, previous_offset: usize) -> usize {
+    previous_offset
+        + size
+            .saturating_sub(previous_offset)
+            .next_multiple_of(previous_taps)
+}
+
 /// The cheapest levels covering taps `[offset, ir_len)` starting with partition size
 /// `partition_size`, and their cost. Either this level covers the rest, or it covers up to
 /// where a larger size may start and the search goes on from there; either way with
@@ -714,11 +661,27 @@ fn cheapest_levels(
         let on_worker = runs_on_worker(first_inline, level, &limits.placement);
         weighted_level_cost(level, on_worker, limits.weights)
     };
-    // Spans pay where the products fit in cache and the level does not carry in chunks.
+    // Spans pay where the products fit in cache and the level does not carry in chunks. A
+    // level run whole keeps span 1 and its period within the placement's bound.
+    let placement = &limits.placement;
+    let whole_here = runs_whole(
+        first_inline,
+        &Level {
+            partition_size,
+            span: 1,
+            num_partitions: 1,
+            ir_offset: offset,
+        },
+        placement,
+    );
     let fits = |level: &Level| {
-        level.span == 1
-            || (level.num_partitions <= SPAN_MAX_PARTITIONS
-                && level_spectra_bytes(level, limits.placement.streams) <= SPAN_MAX_SPECTRA_BYTES)
+        let bytes = level_spectra_bytes(level, placement.streams);
+        if whole_here {
+            level.span == 1 && bytes <= placement.whole_bytes
+        } else {
+            level.span == 1
+                || (level.num_partitions <= SPAN_MAX_PARTITIONS && bytes <= SPAN_MAX_SPECTRA_BYTES)
+        }
     };
     for span in 1..=max_span {
         let level = |num_partitions| Level {
@@ -740,23 +703,38 @@ fn cheapest_levels(
         }
         for factor in GROWTH_FACTORS {
             let next_size = partition_size * factor;
-            let next_start =
-                level_start(next_size, taps, offset, limits.placement.min_worker_slack);
-            if next_size > limits.max_partition_size || next_start <= offset || next_start >= ir_len
-            {
-                continue;
+            let start = level_start(next_size, taps, offset, placement.min_worker_slack);
+            // Where the placement allows, also the next level run whole, as early as that lets.
+            let whole = Some(whole_start(next_size, taps, offset)).filter(|&whole| {
+                let probe = Level {
+                    partition_size: next_size,
+                    span: 1,
+                    num_partitions: 1,
+                    ir_offset: whole,
+                };
+                placement.whole_bytes > 0 && whole < start && runs_whole(false, &probe, placement)
+            });
+            for next_start in std::iter::once(start).chain(whole) {
+                if next_size > limits.max_partition_size
+                    || next_start <= offset
+                    || next_start >= ir_len
+                {
+                    continue;
+                }
+                let grown = level((next_start - offset) / taps);
+                if !fits(&grown) {
+                    continue;
+                }
+                let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false, memo);
+                let mut levels = vec![grown];
+                levels.extend(tail);
+                consider(cost(&grown) + tail_cost, levels);
             }
-            let grown = level((next_start - offset) / taps);
-            if !fits(&grown) {
-                continue;
-            }
-            let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false, memo);
-            let mut levels = vec![grown];
-            levels.extend(tail);
-            consider(cost(&grown) + tail_cost, levels);
         }
     }
-    let best = best.expect("span 1 always gives a chain");
+    // A level run whole whose every chain breaks its bound has none: the caller's other
+    // choices win. The first level always has one (span 1 covering the rest).
+    let best = best.unwrap_or((f64::INFINITY, Vec::new()));
     if !first_inline {
         memo.insert((partition_size, offset), best.clone());
     }

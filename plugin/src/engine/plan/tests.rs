@@ -20,8 +20,9 @@ fn check_invariants(plan: &PartitionPlan) {
             "level {level_idx} late"
         );
         if level_idx > 0 {
+            // A period of slack, or none for a level run whole as its chunk completes.
             assert!(
-                level.ir_offset >= 2 * level.partition_size,
+                level.ir_offset >= 2 * level.partition_size || plan.runs_whole(level_idx),
                 "level {level_idx} slack"
             );
             assert!(level.partition_size > plan.levels[level_idx - 1].partition_size);
@@ -230,6 +231,18 @@ fn invariants_hold_for_many_shapes() {
                     for (idx, level) in plan.levels.iter().enumerate().skip(1) {
                         let slack = plan.slack_samples(level);
                         let short = slack < DEFAULT_MIN_WORKER_SLACK;
+                        if plan.runs_whole(idx) {
+                            // Only for big quanta where the GPU is never used, span 1, and
+                            // within the bound on its period.
+                            assert!(!may_use_gpu && plan.quantum >= WHOLE_MIN_QUANTUM);
+                            assert!(plan.on_audio_thread(idx) && level.span == 1);
+                            assert!(
+                                level_spectra_bytes(level, CostWeights::STEREO.streams)
+                                    <= WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * plan.quantum
+                            );
+                            assert!(slack < level.partition_size, "{}", plan.describe());
+                            continue;
+                        }
                         assert!(slack >= level.partition_size, "{}", plan.describe());
                         if may_use_gpu {
                             assert_eq!(plan.on_audio_thread(idx), short, "{}", plan.describe());
@@ -301,37 +314,86 @@ fn offload_takes_the_latency_asked_for_where_a_worker_has_its_slack() {
 fn without_a_gpu_small_levels_with_a_worker_slack_stay_on_the_audio_thread() {
     let gpu = PlanLimits::default().for_gpu(true);
     let cpu = PlanLimits::default().for_gpu(false);
-    // A stereo 1 s reverb at block 1024: its 4096 x 10 level (1.3 MiB of spectra) goes to a
+    // A stereo 1 s reverb at block 512: its 4096 x 10 level (1.3 MiB of spectra) goes to a
     // worker where the GPU may take it, and stays on the audio thread where it never does.
-    let on_gpu = PartitionPlan::new(48_000, 1024, LatencyMode::Zero, gpu);
-    let on_cpu = PartitionPlan::new(48_000, 1024, LatencyMode::Zero, cpu);
+    let on_gpu = PartitionPlan::new(48_000, 512, LatencyMode::Zero, gpu);
+    let on_cpu = PartitionPlan::new(48_000, 512, LatencyMode::Zero, cpu);
     assert_eq!(
         on_cpu.describe(),
-        "q=1024 latency=0 head=1024 | 1024x7@1024 4096x10@8192"
+        "q=512 latency=0 head=512 | 512x15@512 4096x10@8192"
     );
     assert_eq!(on_gpu.levels, on_cpu.levels);
     assert!(!on_gpu.on_audio_thread(1));
-    assert!(on_cpu.on_audio_thread(1));
+    assert!(on_cpu.on_audio_thread(1) && !on_cpu.runs_whole(1));
     assert!(on_cpu.estimated_cost() < on_gpu.estimated_cost());
     // A 10 s one: its 16384 x 28 tail (14 MiB) keeps its worker.
-    let long = PartitionPlan::new(480_000, 1024, LatencyMode::Zero, cpu);
-    assert_eq!(long.levels[2].partition_size, 16384);
-    assert!(long.on_audio_thread(1) && !long.on_audio_thread(2));
+    let long = PartitionPlan::new(480_000, 512, LatencyMode::Zero, cpu);
+    let last = long.levels.len() - 1;
+    assert_eq!(long.levels[last].partition_size, 16384);
+    assert!(long.on_audio_thread(1) && !long.on_audio_thread(last));
     // At block 64 a 4096 level is 64 quanta: it keeps its worker.
     let small_blocks = PartitionPlan::new(48_000, 64, LatencyMode::Zero, cpu);
     let last = small_blocks.levels.len() - 1;
     assert_eq!(small_blocks.levels[last].partition_size, 4096);
     assert!(!small_blocks.on_audio_thread(last));
-    // A dense 4 x 4 room's 4096 x 6 level (20 spectra a partition, 3.9 MiB) keeps its worker,
-    // which reads it once for two periods.
-    let weights = CostWeights::for_paths(4, 4, 16);
-    let room = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, cpu, weights);
-    assert_eq!(room.levels[1].partition_size, 4096);
-    assert!(level_spectra_bytes(&room.levels[1], weights.streams) > CPU_SPREAD_MAX_BYTES);
-    assert!(!room.on_audio_thread(1));
     // The offload mode convolves nothing on the audio thread.
     let offload = PartitionPlan::new(48_000, 1024, LatencyMode::Offload(4096), cpu);
     assert!((0..offload.levels.len()).all(|idx| !offload.on_audio_thread(idx)));
+}
+
+/// From a quantum of 1024 where the GPU is never used, a level after the first may start at a
+/// delay of one partition and run whole on the audio thread as its chunk completes, within
+/// the bound on its spectra; the level before it then covers fewer partitions.
+#[test]
+fn at_big_blocks_without_a_gpu_a_level_runs_whole_as_its_chunk_completes() {
+    let gpu = PlanLimits::default().for_gpu(true);
+    let cpu = PlanLimits::default().for_gpu(false);
+    // A dense 4 x 4 room of 2 s: level 0 covers 3 partitions instead of 7.
+    let weights = CostWeights::for_paths(4, 4, 16);
+    let room = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, cpu, weights);
+    assert_eq!(
+        room.describe(),
+        "q=1024 latency=0 head=1024 | 1024x3@1024 4096x7@4096 16384x4@32768"
+    );
+    assert!(room.runs_whole(1) && room.on_audio_thread(1));
+    assert_eq!(room.slack_samples(&room.levels[1]), 0);
+    assert!(
+        level_spectra_bytes(&room.levels[1], weights.streams)
+            <= WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * 1024
+    );
+    assert!(!room.runs_whole(2) && !room.on_audio_thread(2));
+    // Not where a GPU may take the levels, nor at a quantum of 512, nor in the offload mode.
+    let on_gpu = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, gpu, weights);
+    let smaller = PartitionPlan::new_weighted(96_000, 512, LatencyMode::Zero, cpu, weights);
+    let offload =
+        PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Offload(4096), cpu, weights);
+    for plan in [&on_gpu, &smaller, &offload] {
+        assert!(
+            (0..plan.levels.len()).all(|idx| !plan.runs_whole(idx)),
+            "{}",
+            plan.describe()
+        );
+    }
+    // The bound holds the level back where its spectra would outgrow it: a dense 12 x 12
+    // room's levels (156 spectra a partition) keep their workers.
+    let weights = CostWeights::for_paths(12, 12, 144);
+    let big = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, cpu, weights);
+    for (idx, level) in big.levels.iter().enumerate() {
+        assert!(
+            !big.runs_whole(idx)
+                || level_spectra_bytes(level, weights.streams)
+                    <= WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * 1024,
+            "{}",
+            big.describe()
+        );
+    }
+    // A stereo 1 s reverb at 1024 takes one too: `8192x5` whole for `4096x10` spread.
+    let stereo = PartitionPlan::new(48_000, 1024, LatencyMode::Zero, cpu);
+    assert_eq!(
+        stereo.describe(),
+        "q=1024 latency=0 head=1024 | 1024x7@1024 8192x5@8192"
+    );
+    assert!(stereo.runs_whole(1));
 }
 
 #[test]
@@ -372,13 +434,7 @@ fn only_a_level_with_a_period_of_slack_is_spread() {
     // whose result is due 2048 samples after its chunk (D = P + 2048) has half a period, and
     // spread it played half of each result wrong (tried with a throw-away `level_start`,
     // 2026-12-05). Small enough to spread otherwise, it goes to a worker.
-    let placement = Placement {
-        latency: 0,
-        min_worker_slack: DEFAULT_MIN_WORKER_SLACK,
-        quantum: 1024,
-        cpu_spread_bytes: CPU_SPREAD_MAX_BYTES,
-        streams: 1,
-    };
+    let placement = Placement::new(0, DEFAULT_MIN_WORKER_SLACK, 1024, CPU_SPREAD_MAX_BYTES, 1);
     let level = |ir_offset| Level {
         partition_size: 4096,
         span: 1,
@@ -387,4 +443,9 @@ fn only_a_level_with_a_period_of_slack_is_spread() {
     };
     assert!(runs_on_worker(false, &level(4096 + 2048), &placement));
     assert!(!runs_on_worker(false, &level(2 * 4096), &placement));
+    // With no slack at all it runs whole as its chunk completes; with a worker's, it does not.
+    assert!(runs_whole(false, &level(4096), &placement));
+    assert!(!runs_on_worker(false, &level(4096), &placement));
+    assert!(!runs_whole(false, &level(4096 + 2048), &placement));
+    assert!(!runs_whole(false, &level(2 * 4096), &placement));
 }
