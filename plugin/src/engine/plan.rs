@@ -183,10 +183,12 @@ pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
 pub const WHOLE_MIN_QUANTUM: usize = 1024;
 /// Most bytes of spectra ([`level_spectra_bytes`]) of a level run whole on the audio thread,
 /// per sample of the quantum: 6 MiB at 1024, which bounds its period against the call's time.
-/// A 4 x 4 room's `4096x7` level (4.6 MB) took about 0.2 ms a period (of the 21.3 ms a call
-/// of 1024 samples has at 48 kHz), where handing it to a worker with a period of slack made
-/// level 0 cover 7 partitions instead of 3: that plan cost 0.83 to 0.87 of the worker plan's
-/// CPU (Zen 4 EPYC VM, 2026-12-04).
+/// On the Zen 4 EPYC VM (2026-12-05, `bench --backend cpu --block 1024`, 9 rounds alternated
+/// with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) run whole, so that level 0
+/// covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo 1 s and
+/// 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to 0.8
+/// ms of the 21.3 ms it has at 48 kHz. 16 KiB (a 4 x 4 room's `16384x5` and a stereo 10 s
+/// tail of `32768x14` whole too) took 13 to 15 % more off but peaked at 2 to 2.4 ms a call.
 pub const WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
 
 /// How the engine trades latency against CPU time.
