@@ -151,23 +151,42 @@ fn ahead_of_real_time_a_matrix_equals_its_offline_render_without_allocating() {
     }
     offline.set_offline(true);
     for round in 0..2 {
-        let mut host = AheadHost::new(48_000, 0.3, 0.4, Duration::from_millis(50));
-        let total = host.total(2);
-        let inputs: Vec<Vec<f32>> = (0..6)
-            .map(|c| noise(total, 0.5, RNG_SEED + 60 + 10 * round + c))
-            .collect();
         paced.reset();
         offline.reset();
-        let expected = run_engine(&mut offline, &inputs, total, blocks, false);
-        let got = run_paced(&mut paced, &inputs, blocks, &mut host);
-        assert_eq!(got, expected, "round {round}: {:?}", paced.late_stats());
-        let stats = paced.late_stats();
-        assert_eq!(
-            (stats.late_results, stats.dropped_chunks),
-            (0, 0),
-            "{stats:?}"
+        ahead_equals_offline(
+            &mut paced,
+            &mut offline,
+            6,
+            blocks,
+            RNG_SEED + 60 + 10 * round,
         );
     }
+}
+
+/// Feeds `paced` (real-time mode) from a host that runs ahead of real time, every call under
+/// `assert_no_alloc`, and `offline` (offline mode) the same `num_inputs` channels of noise
+/// (seeds from `seed` on) over `blocks`: the outputs must be equal, nothing late or dropped.
+fn ahead_equals_offline(
+    paced: &mut Engine,
+    offline: &mut Engine,
+    num_inputs: u64,
+    blocks: Blocks,
+    seed: u64,
+) {
+    let mut host = AheadHost::new(48_000, 0.3, 0.4, Duration::from_millis(50));
+    let total = host.total(2);
+    let inputs: Vec<Vec<f32>> = (0..num_inputs)
+        .map(|c| noise(total, 0.5, seed + c))
+        .collect();
+    let expected = run_engine(offline, &inputs, total, blocks, false);
+    let got = run_paced(paced, &inputs, blocks, &mut host);
+    assert_eq!(got, expected, "seed {seed}: {:?}", paced.late_stats());
+    let stats = paced.late_stats();
+    assert_eq!(
+        (stats.late_results, stats.dropped_chunks),
+        (0, 0),
+        "{stats:?}"
+    );
 }
 
 /// At blocks of 1024 where the GPU is never used, a dense 4 x 4 room runs its second level
@@ -217,23 +236,15 @@ fn at_blocks_of_1024_a_level_runs_whole_on_the_audio_thread() {
         }
     }
 
-    let blocks = Blocks::Mixed(1024);
     let mut paced = Engine::new(&ir, config).unwrap();
     let mut offline = Engine::new(&ir, config).unwrap();
     offline.set_offline(true);
-    let mut host = AheadHost::new(48_000, 0.3, 0.4, Duration::from_millis(50));
-    let total = host.total(2);
-    let inputs: Vec<Vec<f32>> = (0..4)
-        .map(|c| noise(total, 0.5, RNG_SEED + 40 + c))
-        .collect();
-    let expected = run_engine(&mut offline, &inputs, total, blocks, false);
-    let got = run_paced(&mut paced, &inputs, blocks, &mut host);
-    assert_eq!(got, expected, "{:?}", paced.late_stats());
-    let stats = paced.late_stats();
-    assert_eq!(
-        (stats.late_results, stats.dropped_chunks),
-        (0, 0),
-        "{stats:?}"
+    ahead_equals_offline(
+        &mut paced,
+        &mut offline,
+        4,
+        Blocks::Mixed(1024),
+        RNG_SEED + 40,
     );
 }
 

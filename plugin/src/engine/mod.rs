@@ -22,9 +22,10 @@
 //! delay of one partition and run whole in the call in which its chunk completes
 //! ([`PartitionPlan::runs_whole`]): the level before it covers fewer partitions, its period
 //! hands no job over, and its spectra are bounded against the call's time
-//! ([`plan::WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which get the slack as their deadline, with the
-//! late policy of [`worker::late_policy`]. With [`Executor::Inline`] every level runs inside
-//! `process()` whole when its chunk completes (the reference executor).
+//! ([`plan::WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which
+//! get the slack as their deadline, with the late policy of [`worker::late_policy`]. With
+//! [`Executor::Inline`] every level runs inside `process()` whole when its chunk completes
+//! (the reference executor).
 
 //! # Signal flow
 //!

@@ -27,9 +27,10 @@
 //! Every level is a uniformly partitioned overlap-save convolver with partition size `P`,
 //! `num_partitions` partitions and IR offset `D`. A level's input chunk `[T - P, T)` is complete
 //! at time `T`; the first output sample it contributes to is `T - P + D + latency`. Levels after
-//! the first have `D >= 2P` (but those run whole, below), so their results are needed `D - P >= P` samples after their input
-//! is complete: that slack is the deadline of whichever executor runs the level. A level of up
-//! to [`MAX_SPREAD_PARTITION`] samples starts at `D = 2P`, and where its slack is under
+//! the first have `D >= 2P` (but those run whole, below), so their results are needed
+//! `D - P >= P` samples after their input is complete: that slack is the deadline of whichever
+//! executor runs the level. A level of up to [`MAX_SPREAD_PARTITION`] samples starts at
+//! `D = 2P`, and where its slack is under
 //! [`PlanLimits::min_worker_slack`] it runs on the audio thread, its period spread over the
 //! quanta of its slack ([`super::spread`]); bigger levels start where they have a worker's
 //! slack, and run on workers (or the GPU). Where the GPU is never used (the CPU backend,
@@ -601,6 +602,23 @@ fn runs_whole(first_inline: bool, level: &Level, placement: &Placement) -> bool 
     !first_inline && slack < level.partition_size && slack < placement.min_worker_slack
 }
 
+/// [`runs_whole`] for a level of `partition_size` starting at `ir_offset`, whatever its
+/// partitions: the slack depends on nothing else.
+fn runs_whole_at(
+    first_inline: bool,
+    partition_size: usize,
+    ir_offset: usize,
+    placement: &Placement,
+) -> bool {
+    let probe = Level {
+        partition_size,
+        span: 1,
+        num_partitions: 1,
+        ir_offset,
+    };
+    runs_whole(first_inline, &probe, placement)
+}
+
 /// Samples between a level's input chunk completing and its first output sample being needed,
 /// `D + latency - P`, with the plan's `latency`.
 fn slack(level: &Level, latency: usize) -> usize {
@@ -623,18 +641,21 @@ fn level_start(
     } else {
         (2 * size).max(size + min_worker_slack)
     };
-    previous_offset
-        + earliest
-            .saturating_sub(previous_offset)
-            .next_multiple_of(previous_taps)
+    on_grid(earliest, previous_taps, previous_offset)
 }
 
 /// Where a level of `size` run whole ([`runs_whole`]) may start after a level whose partitions
 /// of `previous_taps` start at `previous_offset`: `D >= P`, its result due as its chunk
 /// completes, on the previous level's grid.
 fn whole_start(size: usize, previous_taps: usize, previous_offset: usize) -> usize {
+    on_grid(size, previous_taps, previous_offset)
+}
+
+/// The first point at or after `earliest` of the grid of partitions of `previous_taps` that
+/// starts at `previous_offset` (the offset itself where `earliest` is before it).
+fn on_grid(earliest: usize, previous_taps: usize, previous_offset: usize) -> usize {
     previous_offset
-        + size
+        + earliest
             .saturating_sub(previous_offset)
             .next_multiple_of(previous_taps)
 }
@@ -666,16 +687,7 @@ fn cheapest_levels(
     // Spans pay where the products fit in cache and the level does not carry in chunks. A
     // level run whole keeps span 1 and its period within the placement's bound.
     let placement = &limits.placement;
-    let whole_here = runs_whole(
-        first_inline,
-        &Level {
-            partition_size,
-            span: 1,
-            num_partitions: 1,
-            ir_offset: offset,
-        },
-        placement,
-    );
+    let whole_here = runs_whole_at(first_inline, partition_size, offset, placement);
     let fits = |level: &Level| {
         let bytes = level_spectra_bytes(level, placement.streams);
         if whole_here {
@@ -708,13 +720,9 @@ fn cheapest_levels(
             let start = level_start(next_size, taps, offset, placement.min_worker_slack);
             // Where the placement allows, also the next level run whole, as early as that lets.
             let whole = Some(whole_start(next_size, taps, offset)).filter(|&whole| {
-                let probe = Level {
-                    partition_size: next_size,
-                    span: 1,
-                    num_partitions: 1,
-                    ir_offset: whole,
-                };
-                placement.whole_bytes > 0 && whole < start && runs_whole(false, &probe, placement)
+                placement.whole_bytes > 0
+                    && whole < start
+                    && runs_whole_at(false, next_size, whole, placement)
             });
             for next_start in std::iter::once(start).chain(whole) {
                 if next_size > limits.max_partition_size
