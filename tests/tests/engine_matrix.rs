@@ -190,11 +190,11 @@ fn ahead_equals_offline(
 }
 
 /// At blocks of 1024 where the GPU is never used, a dense 4 x 4 room runs its second level
-/// whole on the audio thread as its chunk completes (`PartitionPlan::runs_whole`), at a delay
-/// of one partition: against the float64 matrix convolution with whole and ragged calls, and
+/// on the audio thread at a delay of one partition, summed ahead over the period before its
+/// chunk completes (`PartitionPlan::runs_ahead`, `engine::ahead`): against the float64 matrix convolution with whole and ragged calls, and
 /// fed ahead of real time, every call under `assert_no_alloc`, exactly its offline render.
 #[test]
-fn at_blocks_of_1024_a_level_runs_whole_on_the_audio_thread() {
+fn at_blocks_of_1024_a_level_runs_ahead_on_the_audio_thread() {
     let ir_len = 14_400;
     let input_len = 20_000;
     let ir = matrix_ir(4, 4, MatrixFill::Dense, ir_len, RNG_SEED + 11);
@@ -214,7 +214,7 @@ fn at_blocks_of_1024_a_level_runs_whole_on_the_audio_thread() {
         let mut engine = Engine::new(&ir, config).expect("engine");
         let plan = engine.plan().clone();
         assert!(
-            plan.levels.len() >= 2 && plan.runs_whole(1),
+            plan.levels.len() >= 2 && plan.runs_ahead(1),
             "{}",
             plan.describe()
         );

@@ -134,7 +134,7 @@ impl EditorApp {
                             "GPU: {}, {slack_ms:.1} ms of slack",
                             adapter.as_deref().unwrap_or("?")
                         ),
-                        _ if plan.runs_whole(idx) => "audio thread, whole".to_owned(),
+                        _ if plan.runs_ahead(idx) => "audio thread, summed ahead".to_owned(),
                         _ if plan.on_audio_thread(idx) => format!(
                             "audio thread, spread over {} blocks",
                             level.partition_size / plan.quantum

@@ -5,10 +5,9 @@
 //! [`Engine::new`] runs off the audio thread: it plans the partitions, transforms the IR into
 //! per-level spectra, allocates every ring and scratch buffer at its final size (and has the OS
 //! back the pages of those the audio thread writes, [`pages::PageBuf::prefault`], so that its
-//! first calls take no page faults) and, with
-//! [`Executor::Workers`], starts one worker thread per level after the first; with
-//! [`Executor::Gpu`], the levels the GPU can take go to the process's GPU hub instead, each
-//! with its worker thread as a CPU standby.
+//! first calls take no page faults) and, with [`Executor::Workers`], starts one worker thread
+//! per level after the first; with [`Executor::Gpu`], the levels the GPU can take go to the
+//! process's GPU hub instead, each with its worker thread as a CPU standby.
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate or lock.
 //! They wait for a worker result only where the host leaves time: offline mode waits for every
 //! result, and real-time mode waits, within a bound, while the host runs ahead of real time
@@ -19,10 +18,11 @@
 //! (the CPU backend) whose job would cost a worker more than the level ([`plan`]): each
 //! period of such a level is spread over the quanta of its slack ([`spread`]), a steady share
 //! per call. From quanta of 1024 samples (the CPU backend), a later level may also start at a
-//! delay of one partition and run whole in the call in which its chunk completes
-//! ([`PartitionPlan::runs_whole`]): the level before it covers fewer partitions, its period
-//! hands no job over, and its spectra are bounded against the call's time
-//! ([`plan::WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which
+//! delay of one partition, its result due in the call in which its chunk completes
+//! ([`PartitionPlan::runs_ahead`]): the level before it covers fewer partitions and its
+//! period hands no job over. It runs summed ahead ([`ahead`]): that call transforms the chunk
+//! and adds partition 0, the calls of the period before summed the other partitions, and its
+//! spectra are bounded against the calls' time ([`plan::AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which
 //! get the slack as their deadline, with the late policy of [`worker::late_policy`]. With
 //! [`Executor::Inline`] every level runs inside `process()` whole when its chunk completes
 //! (the reference executor).
@@ -84,12 +84,13 @@
 //! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
 //!   for the rest.
 //! - [`spread`]: a level on the audio thread, its period spread over the quanta of its slack.
+//! - [`ahead`]: a level on the audio thread due as its chunk completes, summed ahead.
 //! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
 //! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
 //! - [`config`]: what an engine is built for besides its IR, and where its levels run.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
-//! - [`runner`]: one level and where it runs (whole, spread or on a worker), and what it
-//!   does at each quantum boundary.
+//! - [`runner`]: one level and where it runs (whole, spread, summed ahead or on a worker),
+//!   and what it does at each quantum boundary.
 //! - [`load_policy`]: Auto for the whole process: when the big levels of the engines Auto
 //!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
 //! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
@@ -97,6 +98,7 @@
 //! - [`governor`]: the thread that runs the thermal policy per watched engine and the load
 //!   policy for all of them, through their probes; [`Engine`] starts watching and lets go.
 
+pub mod ahead;
 pub mod config;
 pub mod denormals;
 pub mod direct;
@@ -122,6 +124,7 @@ use rustfft::FftPlanner;
 
 use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
+use ahead::AheadLevel;
 pub use config::{EngineConfig, Executor};
 pub use error::EngineError;
 pub use gpu_placement::{
@@ -316,11 +319,15 @@ impl Engine {
                 ),
                 _ => false,
             });
-            // Level 0, and a level after it run whole as its chunk completes.
-            let inline = (level_idx == 0 && plan.on_audio_thread(0)) || plan.runs_whole(level_idx);
+            // Level 0 runs whole as its chunk completes; a later level due then, summed ahead.
+            let inline = level_idx == 0 && plan.on_audio_thread(0);
             let runner = if inline || executor == Executor::Inline {
                 upols.prefault();
                 LevelRunner::Inline(Box::new(upols))
+            } else if plan.runs_ahead(level_idx) {
+                let mut level = AheadLevel::new(upols, num_inputs, plan.quantum);
+                level.prefault();
+                LevelRunner::Ahead(Box::new(level))
             } else if plan.on_audio_thread(level_idx) {
                 upols.prefault();
                 LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))

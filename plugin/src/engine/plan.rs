@@ -27,7 +27,7 @@
 //! Every level is a uniformly partitioned overlap-save convolver with partition size `P`,
 //! `num_partitions` partitions and IR offset `D`. A level's input chunk `[T - P, T)` is complete
 //! at time `T`; the first output sample it contributes to is `T - P + D + latency`. Levels after
-//! the first have `D >= 2P` (but those run whole, below), so their results are needed
+//! the first have `D >= 2P` (but those summed ahead, below), so their results are needed
 //! `D - P >= P` samples after their input is complete: that slack is the deadline of whichever
 //! executor runs the level. A level of up to [`MAX_SPREAD_PARTITION`] samples starts at
 //! `D = 2P`, and where its slack is under
@@ -37,11 +37,13 @@
 //! [`PlanLimits::for_gpu`]), a level of at most [`CPU_SPREAD_MAX_QUANTA`] quanta whose spectra
 //! fit [`CPU_SPREAD_MAX_BYTES`] stays on the audio thread too, spread the same way: handing
 //! its job to a worker costs more than the level (a stereo 1 s reverb at block 1024 costs
-//! 24 % less so). From a quantum of [`WHOLE_MIN_QUANTUM`] samples, where the GPU is never
-//! used, a level may also start at `D = P` and run whole on the audio thread as its chunk
-//! completes (at most [`WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`] bytes of spectra per sample of
-//! the quantum, span 1): the level before it then covers fewer partitions, and its period
-//! hands no job over. The planner weighs that start beside the others.
+//! 24 % less so). From a quantum of [`AHEAD_MIN_QUANTUM`] samples, where the GPU is never
+//! used, a level may also start at `D = P`, its result due as its chunk completes, and run on
+//! the audio thread summed ahead ([`super::ahead`]: that call transforms the chunk and adds
+//! partition 0, the calls before it summed the other partitions; at most
+//! [`AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`] bytes of spectra per sample of the quantum, span 1):
+//! the level before it then covers fewer partitions, and its period hands no job over. The
+//! planner weighs that start beside the others.
 //!
 //! # The cost model
 //!
@@ -176,21 +178,29 @@ pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// room's `4096x6` (3.9 MiB) cost 15 % more, and 3 to 5 % more even carried in chunks as on a
 /// worker (`super::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
 pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
-/// Smallest quantum from which a level after the first may run whole on the audio thread as
-/// its chunk completes, where the GPU is never used ([`PlanLimits::for_gpu`]): at a delay of
-/// its partition size instead of twice it, so the level before it covers fewer partitions and
-/// its own period hands no job over. Its period then lands in one call, so only hosts of big
-/// blocks get such levels: at 64 samples a call the same period would be a spike.
-pub const WHOLE_MIN_QUANTUM: usize = 1024;
-/// Most bytes of spectra ([`level_spectra_bytes`]) of a level run whole on the audio thread,
-/// per sample of the quantum: 6 MiB at 1024, which bounds its period against the call's time.
-/// On the Zen 4 EPYC VM (2026-12-05, `bench --backend cpu --block 1024`, 9 rounds alternated
-/// with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) run whole, so that level 0
-/// covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo 1 s and
-/// 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to 0.8
-/// ms of the 21.3 ms it has at 48 kHz. 16 KiB (a 4 x 4 room's `16384x5` and a stereo 10 s
-/// tail of `32768x14` whole too) took 13 to 15 % more off but peaked at 2 to 2.4 ms a call.
-pub const WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
+/// Smallest quantum from which a level after the first may start at a delay of its partition
+/// size, its result due as its chunk completes, and run summed ahead on the audio thread
+/// ([`super::ahead`]), where the GPU is never used ([`PlanLimits::for_gpu`]): the level before
+/// it covers fewer partitions and its own period hands no job over. The call that completes
+/// its chunk still takes its transforms and partition 0, so only hosts of big blocks get such
+/// levels. Allowed from 64 (Zen 4 EPYC VM, 2026-12-06, bounded per call), a 4 x 4 room at 128
+/// and a stereo 10 s reverb at 256 took 0.83 and 0.79 of their CPU offline, but at real-time
+/// pace the room cost more (0.042 against 0.038 CPU-s/s: each call meets its spectra colder)
+/// and the calls' p99 rose from 80 to 231 us and from 76 to 332 us.
+pub const AHEAD_MIN_QUANTUM: usize = 1024;
+/// Most bytes of spectra ([`level_spectra_bytes`]) of a level summed ahead on the audio
+/// thread, per sample of the quantum: 6 MiB at 1024. Such a level first ran whole as its chunk
+/// completed: on the Zen 4 EPYC VM (2026-12-05, `bench --backend cpu --block 1024`, 9 rounds
+/// alternated with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) at `D = P`, so
+/// that level 0 covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo
+/// 1 s and 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to
+/// 0.8 ms of the 21.3 ms it has at 48 kHz. Summed ahead (2026-12-06, 11 rounds) the same plans
+/// cost the same (paired ratios 0.995, 0.991 and 0.969) and the paced calls' p99 fell from 834
+/// to 327 us (4 x 4) and from 357 to 217 us (stereo 10 s). Bounding a call's share instead (one
+/// partition and its part of the others) also summed ahead a 4 x 4 room's `16384x5` and a
+/// stereo 10 s reverb's `32768x14`: 0.925 and 0.965 of the CPU (15 rounds), but p99 978 and
+/// 741 us, the big transforms of the call that completes their chunk.
+pub const AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
 
 /// How the engine trades latency against CPU time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -461,8 +471,8 @@ impl PartitionPlan {
     /// whose result is due as its chunk completes (but in the offload mode), every level
     /// with less slack than [`Self::min_worker_slack`], and, where the GPU is never used, the
     /// small levels of [`PlanLimits::cpu_spread_bytes`]; the period of a level after the first
-    /// is spread over the quanta of its slack ([`super::spread`]), or run whole where it has
-    /// less slack than its period ([`Self::runs_whole`]). The others run on workers
+    /// is spread over the quanta of its slack ([`super::spread`]), or summed ahead where it
+    /// has less slack than its period ([`Self::runs_ahead`]). The others run on workers
     /// (or the GPU), or inline with the inline executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
         let level = &self.levels[level_idx];
@@ -470,12 +480,13 @@ impl PartitionPlan {
         !runs_on_worker(first_inline, level, &self.placement())
     }
 
-    /// Whether level `level_idx`, after the first, runs whole on the audio thread as its chunk
-    /// completes: its slack is under both its period and a worker's ([`WHOLE_MIN_QUANTUM`]).
-    pub fn runs_whole(&self, level_idx: usize) -> bool {
+    /// Whether level `level_idx`, after the first, runs summed ahead on the audio thread, its
+    /// result due as its chunk completes: its slack is under both its period and a worker's
+    /// ([`AHEAD_MIN_QUANTUM`]).
+    pub fn runs_ahead(&self, level_idx: usize) -> bool {
         let level = &self.levels[level_idx];
         let first_inline = level_idx == 0 && !self.offloads();
-        runs_whole(first_inline, level, &self.placement())
+        runs_ahead(first_inline, level, &self.placement())
     }
 
     /// Whether this is the offload mode's plan: no level on the audio thread.
@@ -550,9 +561,9 @@ struct Placement {
     cpu_spread_bytes: usize,
     /// [`CostWeights::streams`].
     streams: usize,
-    /// Most bytes of spectra of a level run whole ([`WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE`]);
+    /// Most bytes of spectra of a level summed ahead ([`AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`]);
     /// 0 where none may (a GPU may take levels, the offload mode, small quanta).
-    whole_bytes: usize,
+    ahead_bytes: usize,
 }
 
 impl Placement {
@@ -563,8 +574,8 @@ impl Placement {
         cpu_spread_bytes: usize,
         streams: usize,
     ) -> Self {
-        let whole_bytes = if cpu_spread_bytes > 0 && quantum >= WHOLE_MIN_QUANTUM {
-            WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * quantum
+        let ahead_bytes = if cpu_spread_bytes > 0 && quantum >= AHEAD_MIN_QUANTUM {
+            AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE * quantum
         } else {
             0
         };
@@ -574,7 +585,7 @@ impl Placement {
             quantum,
             cpu_spread_bytes,
             streams,
-            whole_bytes,
+            ahead_bytes,
         }
     }
 }
@@ -594,17 +605,17 @@ fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> b
     !first_inline && slack(level, placement.latency) >= placement.min_worker_slack && !spread_here
 }
 
-/// Whether a level after the first runs whole on the audio thread as its chunk completes: its
-/// slack is under its period (too little to spread it) and under a worker's. Only
-/// [`whole_start`] places such levels.
-fn runs_whole(first_inline: bool, level: &Level, placement: &Placement) -> bool {
+/// Whether a level after the first runs summed ahead on the audio thread, its result due as
+/// its chunk completes ([`super::ahead`]): its slack is under its period (too little to spread
+/// it) and under a worker's. Only [`ahead_start`] places such levels.
+fn runs_ahead(first_inline: bool, level: &Level, placement: &Placement) -> bool {
     let slack = slack(level, placement.latency);
     !first_inline && slack < level.partition_size && slack < placement.min_worker_slack
 }
 
-/// [`runs_whole`] for a level of `partition_size` starting at `ir_offset`, whatever its
+/// [`runs_ahead`] for a level of `partition_size` starting at `ir_offset`, whatever its
 /// partitions: the slack depends on nothing else.
-fn runs_whole_at(
+fn runs_ahead_at(
     first_inline: bool,
     partition_size: usize,
     ir_offset: usize,
@@ -616,7 +627,7 @@ fn runs_whole_at(
         num_partitions: 1,
         ir_offset,
     };
-    runs_whole(first_inline, &probe, placement)
+    runs_ahead(first_inline, &probe, placement)
 }
 
 /// Samples between a level's input chunk completing and its first output sample being needed,
@@ -644,10 +655,10 @@ fn level_start(
     on_grid(earliest, previous_taps, previous_offset)
 }
 
-/// Where a level of `size` run whole ([`runs_whole`]) may start after a level whose partitions
+/// Where a level of `size` summed ahead ([`runs_ahead`]) may start after a level whose partitions
 /// of `previous_taps` start at `previous_offset`: `D >= P`, its result due as its chunk
 /// completes, on the previous level's grid.
-fn whole_start(size: usize, previous_taps: usize, previous_offset: usize) -> usize {
+fn ahead_start(size: usize, previous_taps: usize, previous_offset: usize) -> usize {
     on_grid(size, previous_taps, previous_offset)
 }
 
@@ -685,13 +696,13 @@ fn cheapest_levels(
         weighted_level_cost(level, on_worker, limits.weights)
     };
     // Spans pay where the products fit in cache and the level does not carry in chunks. A
-    // level run whole keeps span 1 and its period within the placement's bound.
+    // level summed ahead keeps span 1 and its spectra within the placement's bound.
     let placement = &limits.placement;
-    let whole_here = runs_whole_at(first_inline, partition_size, offset, placement);
+    let ahead_here = runs_ahead_at(first_inline, partition_size, offset, placement);
     let fits = |level: &Level| {
         let bytes = level_spectra_bytes(level, placement.streams);
-        if whole_here {
-            level.span == 1 && bytes <= placement.whole_bytes
+        if ahead_here {
+            level.span == 1 && bytes <= placement.ahead_bytes
         } else {
             level.span == 1
                 || (level.num_partitions <= SPAN_MAX_PARTITIONS && bytes <= SPAN_MAX_SPECTRA_BYTES)
@@ -718,11 +729,12 @@ fn cheapest_levels(
         for factor in GROWTH_FACTORS {
             let next_size = partition_size * factor;
             let start = level_start(next_size, taps, offset, placement.min_worker_slack);
-            // Where the placement allows, also the next level run whole, as early as that lets.
-            let whole = Some(whole_start(next_size, taps, offset)).filter(|&whole| {
-                placement.whole_bytes > 0
+            // Where the placement allows, also the next level summed ahead, as early as that
+            // lets.
+            let whole = Some(ahead_start(next_size, taps, offset)).filter(|&whole| {
+                placement.ahead_bytes > 0
                     && whole < start
-                    && runs_whole_at(false, next_size, whole, placement)
+                    && runs_ahead_at(false, next_size, whole, placement)
             });
             for next_start in std::iter::once(start).chain(whole) {
                 if next_size > limits.max_partition_size
@@ -742,7 +754,7 @@ fn cheapest_levels(
             }
         }
     }
-    // A level run whole whose every chain breaks its bound has none: the caller's other
+    // A level summed ahead whose every chain breaks its bound has none: the caller's other
     // choices win. The first level always has one (span 1 covering the rest).
     let best = best.unwrap_or((f64::INFINITY, Vec::new()));
     if !first_inline {

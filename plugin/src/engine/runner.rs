@@ -1,11 +1,14 @@
 //! One level of an engine and where it runs: on the audio thread whole when its chunk
 //! completes (level 0, and every level with the inline executor), on the audio thread spread
-//! over its period ([`super::spread`]), or on a worker ([`super::worker`]).
+//! over its period ([`super::spread`]) or summed ahead of its chunk ([`super::ahead`]), or on
+//! a worker ([`super::worker`]).
 //!
-//! Uses the plan, the rings, the FFT levels, the spread levels, the pace and the workers.
+//! Uses the plan, the rings, the FFT levels, the spread and ahead levels, the pace and the
+//! workers.
 
 use std::sync::Arc;
 
+use super::ahead::AheadLevel;
 use super::pace::Wait;
 use super::plan::PartitionPlan;
 use super::rings::{InputRing, OutputRing};
@@ -19,6 +22,9 @@ pub enum LevelRunner {
     Inline(Box<UpolsLevel>),
     /// On the audio thread, spread over the quanta of its period.
     Spread(Box<SpreadLevel>),
+    /// On the audio thread as its chunk completes, its later partitions summed ahead over the
+    /// period before.
+    Ahead(Box<AheadLevel>),
     /// On its worker thread (or the GPU hub).
     Worker(WorkerLevel),
 }
@@ -59,7 +65,7 @@ impl LevelRunner {
     pub fn worker(&self) -> Option<&WorkerLevel> {
         match self {
             Self::Worker(worker) => Some(worker),
-            Self::Inline(_) | Self::Spread(_) => None,
+            Self::Inline(_) | Self::Spread(_) | Self::Ahead(_) => None,
         }
     }
 
@@ -68,6 +74,7 @@ impl LevelRunner {
         match self {
             Self::Inline(level) => level.partition_size(),
             Self::Spread(level) => level.partition_size(),
+            Self::Ahead(level) => level.partition_size(),
             Self::Worker(level) => level.partition_size(),
         }
     }
@@ -98,6 +105,7 @@ impl LevelRunner {
             Self::Inline(level) if chunk_done => level.run(time, inputs, outputs),
             Self::Inline(_) => {}
             Self::Spread(level) => level.run(time, inputs, outputs),
+            Self::Ahead(level) => level.run(time, inputs, outputs),
             Self::Worker(worker) => {
                 // Results due before the next boundary must be taken now.
                 let horizon = time + quantum as u64;
@@ -127,6 +135,7 @@ impl LevelRunner {
         match self {
             Self::Inline(level) => level.window_len() + quantum,
             Self::Spread(level) => level.window_len() + level.partition_size(),
+            Self::Ahead(level) => level.window_len() + quantum,
             Self::Worker(_) => 0,
         }
     }
@@ -136,6 +145,7 @@ impl LevelRunner {
         match self {
             Self::Inline(level) => level.reset(),
             Self::Spread(level) => level.reset(),
+            Self::Ahead(level) => level.reset(),
             Self::Worker(worker) => worker.reset(),
         }
     }
@@ -145,6 +155,7 @@ impl LevelRunner {
         match self {
             Self::Inline(level) => level.poison_scratch(value),
             Self::Spread(level) => level.poison_scratch(value),
+            Self::Ahead(level) => level.poison_scratch(value),
             Self::Worker(_) => {}
         }
     }

@@ -108,7 +108,7 @@ pub fn gather(request: StatusRequest) -> StatusReport {
         .map(|(idx, _)| match idx {
             _ if !plan.on_audio_thread(idx) => "cpu worker",
             0 => "audio thread",
-            _ if plan.runs_whole(idx) => "audio thread, whole as its chunk completes",
+            _ if plan.runs_ahead(idx) => "audio thread, summed ahead of its chunk",
             _ => "audio thread, spread over its period",
         })
         .collect();

@@ -229,7 +229,7 @@ pub(crate) enum Command {
         /// Where levels after the first run (and level 0 in the offload mode): worker threads
         /// (levels of up to 512 samples with too little slack for one run on the audio
         /// thread, spread over their period; with the CPU backend at blocks of 1024, a level
-        /// planned at a delay of one partition runs whole on it as its chunk completes), or
+        /// planned at a delay of one partition runs on it summed ahead of its chunk), or
         /// inline on the audio thread, each whole when its chunk completes (the single-thread
         /// reference).
         #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]

@@ -20,9 +20,9 @@ fn check_invariants(plan: &PartitionPlan) {
             "level {level_idx} late"
         );
         if level_idx > 0 {
-            // A period of slack, or none for a level run whole as its chunk completes.
+            // A period of slack, or none for a level summed ahead, due as its chunk completes.
             assert!(
-                level.ir_offset >= 2 * level.partition_size || plan.runs_whole(level_idx),
+                level.ir_offset >= 2 * level.partition_size || plan.runs_ahead(level_idx),
                 "level {level_idx} slack"
             );
             assert!(level.partition_size > plan.levels[level_idx - 1].partition_size);
@@ -231,14 +231,14 @@ fn invariants_hold_for_many_shapes() {
                     for (idx, level) in plan.levels.iter().enumerate().skip(1) {
                         let slack = plan.slack_samples(level);
                         let short = slack < DEFAULT_MIN_WORKER_SLACK;
-                        if plan.runs_whole(idx) {
+                        if plan.runs_ahead(idx) {
                             // Only for big quanta where the GPU is never used, span 1, and
                             // within the bound on its period.
-                            assert!(!may_use_gpu && plan.quantum >= WHOLE_MIN_QUANTUM);
+                            assert!(!may_use_gpu && plan.quantum >= AHEAD_MIN_QUANTUM);
                             assert!(plan.on_audio_thread(idx) && level.span == 1);
                             assert!(
                                 level_spectra_bytes(level, CostWeights::STEREO.streams)
-                                    <= WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * plan.quantum
+                                    <= AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE * plan.quantum
                             );
                             assert!(slack < level.partition_size, "{}", plan.describe());
                             continue;
@@ -324,7 +324,7 @@ fn without_a_gpu_small_levels_with_a_worker_slack_stay_on_the_audio_thread() {
     );
     assert_eq!(on_gpu.levels, on_cpu.levels);
     assert!(!on_gpu.on_audio_thread(1));
-    assert!(on_cpu.on_audio_thread(1) && !on_cpu.runs_whole(1));
+    assert!(on_cpu.on_audio_thread(1) && !on_cpu.runs_ahead(1));
     assert!(on_cpu.estimated_cost() < on_gpu.estimated_cost());
     // A 10 s one: its 16384 x 28 tail (14 MiB) keeps its worker.
     let long = PartitionPlan::new(480_000, 512, LatencyMode::Zero, cpu);
@@ -342,10 +342,10 @@ fn without_a_gpu_small_levels_with_a_worker_slack_stay_on_the_audio_thread() {
 }
 
 /// From a quantum of 1024 where the GPU is never used, a level after the first may start at a
-/// delay of one partition and run whole on the audio thread as its chunk completes, within
-/// the bound on its spectra; the level before it then covers fewer partitions.
+/// delay of one partition, due as its chunk completes, and run summed ahead on the audio
+/// thread within the bound on its spectra; the level before it then covers fewer partitions.
 #[test]
-fn at_big_blocks_without_a_gpu_a_level_runs_whole_as_its_chunk_completes() {
+fn at_big_blocks_without_a_gpu_a_level_runs_ahead_as_its_chunk_completes() {
     let gpu = PlanLimits::default().for_gpu(true);
     let cpu = PlanLimits::default().for_gpu(false);
     // A dense 4 x 4 room of 2 s: level 0 covers 3 partitions instead of 7.
@@ -355,13 +355,13 @@ fn at_big_blocks_without_a_gpu_a_level_runs_whole_as_its_chunk_completes() {
         room.describe(),
         "q=1024 latency=0 head=1024 | 1024x3@1024 4096x7@4096 16384x4@32768"
     );
-    assert!(room.runs_whole(1) && room.on_audio_thread(1));
+    assert!(room.runs_ahead(1) && room.on_audio_thread(1));
     assert_eq!(room.slack_samples(&room.levels[1]), 0);
     assert!(
         level_spectra_bytes(&room.levels[1], weights.streams)
-            <= WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * 1024
+            <= AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE * 1024
     );
-    assert!(!room.runs_whole(2) && !room.on_audio_thread(2));
+    assert!(!room.runs_ahead(2) && !room.on_audio_thread(2));
     // Not where a GPU may take the levels, nor at a quantum of 512, nor in the offload mode.
     let on_gpu = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, gpu, weights);
     let smaller = PartitionPlan::new_weighted(96_000, 512, LatencyMode::Zero, cpu, weights);
@@ -369,7 +369,7 @@ fn at_big_blocks_without_a_gpu_a_level_runs_whole_as_its_chunk_completes() {
         PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Offload(4096), cpu, weights);
     for plan in [&on_gpu, &smaller, &offload] {
         assert!(
-            (0..plan.levels.len()).all(|idx| !plan.runs_whole(idx)),
+            (0..plan.levels.len()).all(|idx| !plan.runs_ahead(idx)),
             "{}",
             plan.describe()
         );
@@ -380,20 +380,20 @@ fn at_big_blocks_without_a_gpu_a_level_runs_whole_as_its_chunk_completes() {
     let big = PartitionPlan::new_weighted(96_000, 1024, LatencyMode::Zero, cpu, weights);
     for (idx, level) in big.levels.iter().enumerate() {
         assert!(
-            !big.runs_whole(idx)
+            !big.runs_ahead(idx)
                 || level_spectra_bytes(level, weights.streams)
-                    <= WHOLE_MAX_BYTES_PER_QUANTUM_SAMPLE * 1024,
+                    <= AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE * 1024,
             "{}",
             big.describe()
         );
     }
-    // A stereo 1 s reverb at 1024 takes one too: `8192x5` whole for `4096x10` spread.
+    // A stereo 1 s reverb at 1024 takes one too: `8192x5` summed ahead for `4096x10` spread.
     let stereo = PartitionPlan::new(48_000, 1024, LatencyMode::Zero, cpu);
     assert_eq!(
         stereo.describe(),
         "q=1024 latency=0 head=1024 | 1024x7@1024 8192x5@8192"
     );
-    assert!(stereo.runs_whole(1));
+    assert!(stereo.runs_ahead(1));
 }
 
 #[test]
@@ -443,9 +443,9 @@ fn only_a_level_with_a_period_of_slack_is_spread() {
     };
     assert!(runs_on_worker(false, &level(4096 + 2048), &placement));
     assert!(!runs_on_worker(false, &level(2 * 4096), &placement));
-    // With no slack at all it runs whole as its chunk completes; with a worker's, it does not.
-    assert!(runs_whole(false, &level(4096), &placement));
+    // With no slack at all it runs summed ahead; with a worker's, it does not.
+    assert!(runs_ahead(false, &level(4096), &placement));
     assert!(!runs_on_worker(false, &level(4096), &placement));
-    assert!(!runs_whole(false, &level(4096 + 2048), &placement));
-    assert!(!runs_whole(false, &level(2 * 4096), &placement));
+    assert!(!runs_ahead(false, &level(4096 + 2048), &placement));
+    assert!(!runs_ahead(false, &level(2 * 4096), &placement));
 }

@@ -171,7 +171,10 @@ pub fn chunk_bins(kind: Carry, together: bool, num_bins: usize) -> usize {
 }
 
 /// Bins `range` of a one-block spectrum, as an accumulator.
-fn chunk_acc<'a>(spectra: &'a mut SplitSpectra, range: &std::ops::Range<usize>) -> Acc<'a> {
+pub(super) fn chunk_acc<'a>(
+    spectra: &'a mut SplitSpectra,
+    range: &std::ops::Range<usize>,
+) -> Acc<'a> {
     Acc {
         re: &mut spectra.re[range.clone()],
         im: &mut spectra.im[range.clone()],

@@ -40,6 +40,7 @@ use super::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
 use super::split_fft::SplitRealFft;
 
+mod ahead;
 mod carry;
 mod fused;
 mod spectra;
@@ -225,6 +226,8 @@ pub struct UpolsLevel {
     head_spectra: Vec<SplitSpectra>,
     /// Fused head only: per output channel, the next quantum's partition sum.
     pending: Vec<SplitSpectra>,
+    /// Summed ahead only (`ahead.rs`): per output channel, the next period's terms `j >= 1`.
+    ahead: Vec<SplitSpectra>,
 }
 
 impl UpolsLevel {
@@ -330,6 +333,7 @@ impl UpolsLevel {
             carry_chunk_bins: carry::chunk_bins(carry_kind, together, num_bins),
             head_spectra: Vec::new(),
             pending: Vec::new(),
+            ahead: Vec::new(),
             output_buffer: PageBuf::zeroed(num_outputs * partition_size),
         }
     }
@@ -342,7 +346,11 @@ impl UpolsLevel {
         self.real_scratch_buffer.prefault();
         self.output_buffer.prefault();
         let sums = [&mut self.acc].into_iter().chain(&mut self.output_accs);
-        let pending = self.carry.iter_mut().chain(&mut self.pending);
+        let pending = self
+            .carry
+            .iter_mut()
+            .chain(&mut self.pending)
+            .chain(&mut self.ahead);
         sums.chain(pending)
             .chain(&mut self.fdl)
             .for_each(SplitSpectra::prefault);
@@ -707,7 +715,7 @@ impl UpolsLevel {
             fdl.re.fill(0.0);
             fdl.im.fill(0.0);
         }
-        for acc in &mut self.pending {
+        for acc in self.pending.iter_mut().chain(&mut self.ahead) {
             acc.re.fill(0.0);
             acc.im.fill(0.0);
         }
