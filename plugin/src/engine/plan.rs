@@ -194,9 +194,10 @@ pub const AHEAD_MIN_QUANTUM: usize = 1024;
 /// alternated with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) at `D = P`, so
 /// that level 0 covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo
 /// 1 s and 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to
-/// 0.8 ms of the 21.3 ms it has at 48 kHz. Summed ahead (2026-12-06, 11 rounds) the same plans
-/// cost the same (paired ratios 0.995, 0.991 and 0.969) and the paced calls' p99 fell from 834
-/// to 327 us (4 x 4) and from 357 to 217 us (stereo 10 s). Bounding a call's share instead (one
+/// 0.8 ms of the 21.3 ms it has at 48 kHz. Summed ahead (2026-12-06, 7 rounds) the same plans
+/// cost the same (paired ratios 1.02, 1.01 and 0.96) and the paced calls' p99 fell from 0.7 to
+/// 0.8 ms to 0.36 to 0.40 (4 x 4) and from 0.29 to 0.20 to 0.21 ms (stereo 1 s); a stereo
+/// 10 s reverb's from 0.35 to 0.22 ms (before it carried). Bounding a call's share instead (one
 /// partition and its part of the others) also summed ahead a 4 x 4 room's `16384x5` and a
 /// stereo 10 s reverb's `32768x14`: 0.925 and 0.965 of the CPU (15 rounds), but p99 978 and
 /// 741 us, the big transforms of the call that completes their chunk.

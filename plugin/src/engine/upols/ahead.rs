@@ -11,25 +11,33 @@
 //! completes) and still put only one partition's products and its transforms into that call;
 //! the rest of its period is spread over the calls between (`engine::ahead`).
 //!
-//! Each output's sum is added in one order, whatever the host's calls: per chunk of bins, path
-//! by path in routing order and partition by partition for `j >= 1` (two terms per pass), then
-//! each path's `j = 0`. That is the order of a level carrying in chunks (`carry.rs`) run whole,
-//! to the dual kernel's rounding. Its spectra are read once a period: a level summed ahead does
-//! not carry.
+//! It carries as a level run whole carries in chunks (`carry.rs`): odd and even chunks of bins
+//! lead in turn, and a chunk that leads sums, in one walk over its partitions, the next
+//! period's terms `j >= 1` and the period after's terms `j >= 2` (its *later sum*), each `H[j]`
+//! read once for both; in the other periods the chunk only adds `X[next - 1] * H[1]` to the
+//! later sum carried. So its spectra are read about once for two periods. Where the steps fall
+//! and which chunks lead depend only on the time, so each output's sum is added in one order
+//! whatever the host's calls, to the same bits offline and at any pace. The order is not that
+//! of the level run whole, so the two differ by float rounding.
 
 use super::super::mac::Term;
 use super::carry::{CARRY_CHUNK_BINS, Carry, chunk_acc};
 use super::{UpolsLevel, carry_buffers};
 
 impl UpolsLevel {
-    /// Makes the level one summed ahead (the module docs): one ahead sum per output, no
-    /// carrying and no sums of all outputs at once. Allocates; call off the audio thread,
+    /// Makes the level one summed ahead (the module docs): an ahead sum and a later sum per
+    /// output (the latter in `carry`), carrying only that way, and no sums of all outputs at
+    /// once. Allocates; call off the audio thread,
     /// before [`Self::prefault`].
     pub fn enable_ahead(&mut self) {
         self.carry_kind = Carry::None;
         self.together = false;
         self.output_accs = Vec::new();
-        self.carry = Vec::new();
+        debug_assert_eq!(
+            self.span, 1,
+            "a level summed ahead has partitions of one hop"
+        );
+        self.carry = carry_buffers(self.num_outputs(), self.num_bins);
         self.carry_period = None;
         self.carry_chunk_bins = CARRY_CHUNK_BINS.min(self.num_bins);
         self.ahead = carry_buffers(self.num_outputs(), self.num_bins);
@@ -46,27 +54,55 @@ impl UpolsLevel {
     }
 
     /// Chunk `chunk_idx` of output `output_idx`'s terms `j >= 1` of the next period, into its
-    /// ahead sum: per path, `X[next - j] * H[j]` for each partition `j >= 1`, two per pass.
-    /// Call after this period's forward transforms and [`Self::inverse_ahead`]. Returns the
-    /// single-bin products it took. Does not allocate.
+    /// ahead sum (the module docs): where the chunk leads, per path `X[next - j] * H[j]` for
+    /// each partition `j >= 1` and, in the same pass over `H[j]`, `j >= 2`'s terms of the period
+    /// after into its later sum; else that later sum and `X[next - 1] * H[1]`. Call after this
+    /// period's forward transforms and [`Self::inverse_ahead`]. Returns the single-bin products
+    /// it took. Does not allocate.
     pub fn ahead_chunk_step(&mut self, output_idx: usize, chunk_idx: usize) -> usize {
         let start = chunk_idx * self.carry_chunk_bins;
         let range = start..(start + self.carry_chunk_bins).min(self.num_bins);
+        let leads = (self.period + chunk_idx as u64).is_multiple_of(2);
         let mut ahead = std::mem::take(&mut self.ahead);
-        let sum = &mut ahead[output_idx];
+        let mut later = std::mem::take(&mut self.carry);
+        let (sum, later_sum) = (&mut ahead[output_idx], &mut later[output_idx]);
+        let paths = &self.output_paths[output_idx];
+        if leads {
+            later_sum.re[range.clone()].fill(0.0);
+            later_sum.im[range.clone()].fill(0.0);
+        } else {
+            sum.re[range.clone()].copy_from_slice(&later_sum.re[range.clone()]);
+            sum.im[range.clone()].copy_from_slice(&later_sum.im[range.clone()]);
+        }
+        let partitions = if leads { self.num_partitions } else { 2 };
         let mut waiting: Option<Term<'_>> = None;
-        let mut products = 0;
-        for &path_idx in &self.output_paths[output_idx] {
-            for partition_idx in 1..self.num_partitions {
+        for &path_idx in paths {
+            for partition_idx in 1..partitions.min(self.num_partitions) {
                 let x = self.next_input_bins(path_idx, partition_idx, &range);
                 let (_, h) = self.term_bins(path_idx, partition_idx, &range);
-                self.add_term(chunk_acc(sum, &range), &mut waiting, (x, h));
-                products += range.len();
+                if partition_idx == 1 {
+                    self.add_term(chunk_acc(sum, &range), &mut waiting, (x, h));
+                    continue;
+                }
+                // Partition `j` meets `X[t + 2 - j]` in the period after: one period younger.
+                let fdl = &self.fdl[self.paths[path_idx].input_idx];
+                let x_later = fdl.bins(self.slot_of_age(self.age(partition_idx) - 2), &range);
+                let (acc, later_acc) = (chunk_acc(sum, &range), chunk_acc(later_sum, &range));
+                match waiting.take() {
+                    Some(lead) => (self.mac.lead_pair)(acc, [lead], x, later_acc, x_later, h),
+                    None => (self.mac.pair)(acc, [], x, later_acc, x_later, h),
+                }
             }
         }
         self.add_last_term(chunk_acc(sum, &range), waiting);
         self.ahead = ahead;
-        products
+        self.carry = later;
+        let later_terms = if leads {
+            2 * self.num_partitions.saturating_sub(2)
+        } else {
+            0
+        };
+        paths.len() * (1 + later_terms) * range.len()
     }
 
     /// Output `output_idx`'s period as its chunk completes (after this period's forward

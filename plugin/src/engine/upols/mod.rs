@@ -715,7 +715,11 @@ impl UpolsLevel {
             fdl.re.fill(0.0);
             fdl.im.fill(0.0);
         }
-        for acc in self.pending.iter_mut().chain(&mut self.ahead) {
+        // A level summed ahead keeps its later sums in `carry`; they go too.
+        let summed_ahead = !self.ahead.is_empty();
+        let later = self.carry.iter_mut().filter(|_| summed_ahead);
+        let sums = self.pending.iter_mut().chain(&mut self.ahead);
+        for acc in sums.chain(later) {
             acc.re.fill(0.0);
             acc.im.fill(0.0);
         }
