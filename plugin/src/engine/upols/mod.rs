@@ -716,7 +716,7 @@ impl UpolsLevel {
             fdl.im.fill(0.0);
         }
         // A level summed ahead keeps its later sums in `carry`; they go too.
-        let summed_ahead = !self.ahead.is_empty();
+        let summed_ahead = self.sums_ahead();
         let later = self.carry.iter_mut().filter(|_| summed_ahead);
         let sums = self.pending.iter_mut().chain(&mut self.ahead);
         for acc in sums.chain(later) {
