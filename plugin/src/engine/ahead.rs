@@ -159,7 +159,20 @@ mod tests {
     use super::*;
     use crate::engine::routing::Path;
     use crate::engine::upols::LevelShape;
+    use crate::engine::upols::whole_runs::{
+        Matching, SteppedLevel, WholeRunCheck, check_against_whole_runs,
+    };
     use crate::rng::Rng;
+
+    impl SteppedLevel for AheadLevel {
+        fn run(&mut self, time: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
+            AheadLevel::run(self, time, inputs, outputs);
+        }
+
+        fn reset(&mut self) {
+            AheadLevel::reset(self);
+        }
+    }
 
     /// A level summed ahead over quanta of `quantum` gives what it gives run whole as each
     /// chunk completes (to float rounding: the terms go in another order), its output in the
@@ -171,7 +184,7 @@ mod tests {
         const P: usize = 256;
         for quantum in [64, P] {
             let mut rng = Rng::new(5);
-            let (num_inputs, num_outputs) = (3, 2);
+            let num_inputs = 3;
             let paths = [(0, 0), (1, 1), (2, 0), (0, 1)].map(|(input_idx, output_idx)| Path {
                 input_idx,
                 output_idx,
@@ -188,54 +201,22 @@ mod tests {
                 ir_offset: P,
                 output_delay: P,
                 num_inputs,
-                num_outputs,
+                num_outputs: 2,
             };
             let mut planner = FftPlanner::new();
             let mut new = || UpolsLevel::new(&mut planner, shape, &paths, &path_taps, &shared);
             let mut whole = new();
             let mut ahead = AheadLevel::new(new(), num_inputs, quantum);
-            let mut inputs: Vec<InputRing> =
-                (0..num_inputs).map(|_| InputRing::new(4 * P)).collect();
-            let rings = || {
-                (0..num_outputs)
-                    .map(|_| OutputRing::new(4 * P))
-                    .collect::<Vec<_>>()
+            let check = WholeRunCheck {
+                num_inputs,
+                quantum,
+                num_quanta: (16 * P / quantum) as u64,
+                // Mid-period.
+                reset_after: Some((9 * P / quantum) as u64 + 1),
+                // Sums of 4 x 1024 products below 1 in magnitude, in two orders.
+                matching: Matching::Within(1e-4),
             };
-            let (mut whole_out, mut ahead_out) = (rings(), rings());
-            let (mut a, mut b) = (vec![0.0; quantum], vec![0.0; quantum]);
-            let mut any = false;
-            for quantum_idx in 0..(16 * P / quantum) as u64 {
-                let start = quantum_idx * quantum as u64;
-                for (whole, ahead) in whole_out.iter_mut().zip(&mut ahead_out) {
-                    a.fill(0.0);
-                    b.fill(0.0);
-                    whole.drain_add(start, &mut a);
-                    ahead.drain_add(start, &mut b);
-                    for (x, y) in a.iter().zip(&b) {
-                        // Sums of 4 x 1024 products below 1 in magnitude, in two orders.
-                        assert!((x - y).abs() <= 1e-4, "quantum {quantum_idx}: {x} vs {y}");
-                    }
-                    any |= a.iter().any(|&s| s != 0.0);
-                }
-                if quantum_idx == (9 * P / quantum) as u64 + 1 {
-                    // Both start again from silence at the same time, mid-period, as an
-                    // engine's reset clears its rings.
-                    whole.reset();
-                    ahead.reset();
-                    (whole_out, ahead_out) = (rings(), rings());
-                }
-                for ring in &mut inputs {
-                    for offset in 0..quantum as u64 {
-                        ring.write(start + offset, rng.bipolar());
-                    }
-                }
-                let time = start + quantum as u64;
-                if time.is_multiple_of(P as u64) {
-                    whole.run(time, &inputs, &mut whole_out);
-                }
-                ahead.run(time, &inputs, &mut ahead_out);
-            }
-            assert!(any);
+            check_against_whole_runs(&mut whole, &mut ahead, &check, &mut rng);
         }
     }
 }

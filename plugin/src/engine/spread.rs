@@ -268,7 +268,20 @@ mod tests {
     use super::*;
     use crate::engine::routing::Path;
     use crate::engine::upols::LevelShape;
+    use crate::engine::upols::whole_runs::{
+        Matching, SteppedLevel, WholeRunCheck, check_against_whole_runs,
+    };
     use crate::rng::Rng;
+
+    impl SteppedLevel for SpreadLevel {
+        fn run(&mut self, time: u64, inputs: &[InputRing], outputs: &mut [OutputRing]) {
+            SpreadLevel::run(self, time, inputs, outputs);
+        }
+
+        fn reset(&mut self) {
+            SpreadLevel::reset(self);
+        }
+    }
 
     fn level(
         paths: &[Path],
@@ -303,20 +316,10 @@ mod tests {
         let mut rng = Rng::new(7);
         let (num_inputs, num_outputs) = (3, 2);
         // Output 0 from inputs 0 and 2, output 1 from input 1; no path from input 2 to 1.
-        let paths = [
-            Path {
-                input_idx: 0,
-                output_idx: 0,
-            },
-            Path {
-                input_idx: 1,
-                output_idx: 1,
-            },
-            Path {
-                input_idx: 2,
-                output_idx: 0,
-            },
-        ];
+        let paths = [(0, 0), (1, 1), (2, 0)].map(|(input_idx, output_idx)| Path {
+            input_idx,
+            output_idx,
+        });
         let taps: Vec<Vec<f32>> = (0..paths.len())
             .map(|_| (0..1400).map(|_| rng.bipolar()).collect())
             .collect();
@@ -326,39 +329,15 @@ mod tests {
             num_inputs,
             64,
         );
-        let mut inputs: Vec<InputRing> = (0..num_inputs).map(|_| InputRing::new(1024)).collect();
-        let mut whole_out: Vec<OutputRing> =
-            (0..num_outputs).map(|_| OutputRing::new(1024)).collect();
-        let mut spread_out: Vec<OutputRing> =
-            (0..num_outputs).map(|_| OutputRing::new(1024)).collect();
-        let (mut a, mut b) = (vec![0.0; 64], vec![0.0; 64]);
-        let mut any = false;
-        for quantum_idx in 0..200u64 {
-            let start = quantum_idx * 64;
-            // What is due in this quantum was added by earlier boundaries.
-            for (whole, spread) in whole_out.iter_mut().zip(&mut spread_out) {
-                a.fill(0.0);
-                b.fill(0.0);
-                whole.drain_add(start, &mut a);
-                spread.drain_add(start, &mut b);
-                for (x, y) in a.iter().zip(&b) {
-                    // Sums of 3 x 1400 products below 1 in magnitude, in two orders.
-                    assert!((x - y).abs() <= 1e-4, "quantum {quantum_idx}: {x} vs {y}");
-                }
-                any |= a.iter().any(|&s| s != 0.0);
-            }
-            for ring in &mut inputs {
-                for offset in 0..64 {
-                    ring.write(start + offset, rng.bipolar());
-                }
-            }
-            let time = start + 64;
-            if time.is_multiple_of(256) {
-                whole.run(time, &inputs, &mut whole_out);
-            }
-            spread.run(time, &inputs, &mut spread_out);
-        }
-        assert!(any);
+        let check = WholeRunCheck {
+            num_inputs,
+            quantum: 64,
+            num_quanta: 200,
+            reset_after: None,
+            // Sums of 3 x 1400 products below 1 in magnitude, in two orders.
+            matching: Matching::Within(1e-4),
+        };
+        check_against_whole_runs(&mut whole, &mut spread, &check, &mut rng);
     }
 
     /// A dense level of `P = 1024` and 8 or 16 partitions, big enough to carry in chunks
@@ -395,45 +374,14 @@ mod tests {
             assert_eq!(level.sums_outputs_together(), together);
             assert!(level.num_carry_chunks() >= 2);
             let mut spread = SpreadLevel::new(level, num_inputs, Q);
-            let mut inputs: Vec<InputRing> =
-                (0..num_inputs).map(|_| InputRing::new(4 * P)).collect();
-            let rings = || {
-                (0..num_outputs)
-                    .map(|_| OutputRing::new(4 * P))
-                    .collect::<Vec<_>>()
+            let check = WholeRunCheck {
+                num_inputs,
+                quantum: Q,
+                num_quanta: (12 * P / Q) as u64,
+                reset_after: Some((7 * P / Q) as u64),
+                matching: Matching::Bits,
             };
-            let (mut whole_out, mut spread_out) = (rings(), rings());
-            let (mut a, mut b) = (vec![0.0; Q], vec![0.0; Q]);
-            let mut any = false;
-            for quantum_idx in 0..(12 * P / Q) as u64 {
-                let start = quantum_idx * Q as u64;
-                for (whole, spread) in whole_out.iter_mut().zip(&mut spread_out) {
-                    a.fill(0.0);
-                    b.fill(0.0);
-                    whole.drain_add(start, &mut a);
-                    spread.drain_add(start, &mut b);
-                    assert_eq!(a, b, "quantum {quantum_idx}");
-                    any |= a.iter().any(|&s| s != 0.0);
-                }
-                if quantum_idx == (7 * P / Q) as u64 {
-                    // Both start again from silence at the same time, as an engine's reset
-                    // clears its rings.
-                    whole.reset();
-                    spread.reset();
-                    (whole_out, spread_out) = (rings(), rings());
-                }
-                for ring in &mut inputs {
-                    for offset in 0..Q as u64 {
-                        ring.write(start + offset, rng.bipolar());
-                    }
-                }
-                let time = start + Q as u64;
-                if time.is_multiple_of(P as u64) {
-                    whole.run(time, &inputs, &mut whole_out);
-                }
-                spread.run(time, &inputs, &mut spread_out);
-            }
-            assert!(any);
+            check_against_whole_runs(&mut whole, &mut spread, &check, &mut rng);
         }
     }
 }

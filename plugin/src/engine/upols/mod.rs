@@ -749,3 +749,5 @@ impl UpolsLevel {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub mod whole_runs;
