@@ -59,6 +59,7 @@ use super::rings::OutputRing;
 use super::upols::{GpuSpecSource, UpolsLevel};
 pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
 use gpu::GpuFeed;
+use job_runner::JobRunner;
 pub use gpu::{GPU_RETRY_AFTER, GPU_RETRY_MAX, GpuHome, HELD_REASON, MAX_GPU_RETURNS};
 pub use input_history::InputHistory;
 pub use late_policy::{DEGRADED_AFTER_LATES, LATE_FADE_SAMPLES, LateStats, LevelStats};
@@ -264,9 +265,13 @@ impl WorkerLevel {
             gpu_not_back: Mutex::new(None),
         });
         let thread_shared = Arc::clone(&shared);
+        // Its buffers are cut here, in the build's order, not on the new thread: cut there,
+        // they raced the engine's last buffers for the pool's room (`pages`), and a stereo
+        // reverb's peak memory changed by a huge page from run to run.
+        let runner = JobRunner::new(&level, num_inputs);
         let thread = std::thread::Builder::new()
             .name(format!("longtail-level-{partition_size}"))
-            .spawn(move || worker_main(level, thread_shared, level_idx, home))?;
+            .spawn(move || worker_main(level, runner, thread_shared, level_idx, home))?;
         Ok(Self {
             shared,
             thread: Some(thread),

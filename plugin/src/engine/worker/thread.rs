@@ -20,6 +20,7 @@ use crate::engine::upols::{GpuSpecSource, UpolsLevel};
 /// while the level is on the GPU (see [`super::gpu`] and [`super::gpu::way_back`]).
 pub(crate) fn worker_main(
     mut level: UpolsLevel,
+    mut runner: JobRunner,
     shared: Arc<Shared>,
     level_idx: usize,
     home: Option<(GpuHome, GpuSpecSource)>,
@@ -27,7 +28,6 @@ pub(crate) fn worker_main(
     let _ftz = crate::engine::denormals::ScopedFtz::enable();
     raise_priority(level_idx);
     let partition_size = shared.partition_size;
-    let mut runner = JobRunner::new(&level, shared.num_inputs);
     let mut next_job = 0u64;
     let mut returns = home.map(|(home, source)| Returns::new(home, source));
 
