@@ -21,8 +21,10 @@
 //! by the whole process: a block lives while a buffer cut from it does and goes back to the OS
 //! with the last (the pool holds only a weak reference to the block it is filling). A buffer of
 //! half a huge page or more ([`OWN_BLOCK_BYTES`]) gets a block of its own, its length rounded up
-//! to 4 KiB only: its last part, short of a huge page, stays in small pages. Only threads that
-//! build engines take the pool's lock, never the audio thread.
+//! to 4 KiB only: its last part, short of a huge page, stays in small pages. An engine's rings,
+//! cut last, take the heap rather than open a block ([`PageBuf::resident_in_room`]). Only
+//! threads that build engines take the pool's lock, never the audio thread, and they cut in
+//! the build's order, so that an engine's buffers lie the same way in every run.
 //!
 //! So a buffer of 1 to 2 MiB (a stereo 10 s reverb's last level holds 1.8 MB spectra) lies in
 //! small pages. Rounded up to a whole huge page (its rest taking smaller buffers), a lone stereo
@@ -70,6 +72,34 @@ pub const OWN_BLOCK_BYTES: usize = HUGE_PAGE / 2;
 
 /// Alignment of the buffers cut from a block: a cache line.
 const CUT_ALIGN: usize = 64;
+
+/// Where the pool puts a buffer of `bytes` (a multiple of [`CUT_ALIGN`]), given the room left
+/// in the block being filled (none without one) and whether the buffer may open a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+enum Cut {
+    /// A block of its own ([`OWN_BLOCK_BYTES`]).
+    Own,
+    /// The block being filled.
+    Filling,
+    /// A new shared block, which it starts filling.
+    NewBlock,
+    /// The heap ([`PageBuf::resident_in_room`]).
+    Heap,
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn cut_for(bytes: usize, room: Option<usize>, may_open: bool) -> Cut {
+    if bytes >= OWN_BLOCK_BYTES {
+        Cut::Own
+    } else if room.is_some_and(|room| room >= bytes) {
+        Cut::Filling
+    } else if may_open {
+        Cut::NewBlock
+    } else {
+        Cut::Heap
+    }
+}
 
 /// What the pool holds now, for the soak's leak checks: the bytes of the buffers alive in it,
 /// and the bytes of the blocks mapped for them. The second may grow while the first does not:
@@ -141,6 +171,12 @@ unsafe impl<T: Zeroable + Sync> Sync for PageBuf<T> {}
 impl<T: Zeroable> PageBuf<T> {
     /// `len` zeros. Allocates (and may map memory); call off the audio thread.
     pub fn zeroed(len: usize) -> Self {
+        Self::zeroed_opening(len, true)
+    }
+
+    /// [`Self::zeroed`], but where the block being filled lacks room for it (and it is under
+    /// [`OWN_BLOCK_BYTES`]) from the heap, unless `may_open`.
+    fn zeroed_opening(len: usize, may_open: bool) -> Self {
         // A length past what any buffer can hold panics here, as `vec!` would.
         let bytes = len
             .checked_mul(size_of::<T>())
@@ -148,7 +184,7 @@ impl<T: Zeroable> PageBuf<T> {
             .expect("buffer length overflows");
         let storage = if bytes >= POOLED_MIN_BYTES
             && align_of::<T>() <= CUT_ALIGN
-            && let Some((block, ptr)) = pool::cut(bytes)
+            && let Some((block, ptr)) = pool::cut(bytes, may_open)
         {
             LIVE_BYTES.fetch_add(bytes, Ordering::Relaxed);
             Storage::Pooled {
@@ -177,6 +213,18 @@ impl<T: Zeroable> PageBuf<T> {
     /// Allocates (and may map memory); call off the audio thread.
     pub fn resident(len: usize) -> Self {
         let mut buf = Self::zeroed(len);
+        buf.prefault();
+        buf
+    }
+
+    /// [`Self::resident`] for an engine's last buffers (its rings): cut from the room left in
+    /// the block being filled, else from the heap, never opening a block. A block's huge page
+    /// is backed whole at its first write, so a block opened by the last buffers of a build
+    /// held 2 MiB for them: a stereo 10 s engine's second output ring (64 KiB) did, and took
+    /// the harness's peak from 51.7 to 53.5 MB, over zita-convolver's 52 (2026-12-06, EPYC VM,
+    /// `docs/benchmarks.md`). On the heap such a buffer costs its own small pages.
+    pub fn resident_in_room(len: usize) -> Self {
+        let mut buf = Self::zeroed_opening(len, false);
         buf.prefault();
         buf
     }
@@ -275,7 +323,7 @@ mod pool {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-    use super::{CUT_ALIGN, HUGE_PAGE, OWN_BLOCK_BYTES, PAGE};
+    use super::{CUT_ALIGN, Cut, HUGE_PAGE, PAGE, cut_for};
 
     /// Mapped memory, `size` bytes at `base`, aligned to a huge page.
     pub struct Block {
@@ -307,20 +355,22 @@ mod pool {
         MAPPED_BYTES.load(Ordering::Relaxed)
     }
 
-    /// Cuts `bytes` from the block being filled, or from a new one; `None` where the OS
+    /// Cuts `bytes` from the block being filled, or from a new one where `may_open` or the
+    /// buffer gets one of its own ([`cut_for`]); `None` where it may not open one or the OS
     /// maps nothing (the caller then takes the heap).
-    pub fn cut(bytes: usize) -> Option<(Arc<Block>, NonNull<u8>)> {
+    pub fn cut(bytes: usize, may_open: bool) -> Option<(Arc<Block>, NonNull<u8>)> {
         let bytes = bytes.next_multiple_of(CUT_ALIGN);
-        if bytes >= OWN_BLOCK_BYTES {
+        if cut_for(bytes, None, may_open) == Cut::Own {
             let block = Arc::new(Block::map(bytes.next_multiple_of(PAGE))?);
             let ptr = block.base;
             return Some((block, ptr));
         }
         let mut filling = FILLING.lock().unwrap_or_else(PoisonError::into_inner);
         let current = filling.block.upgrade();
-        let block = match current {
-            Some(block) if block.size - filling.used >= bytes => block,
-            _ => {
+        let room = current.as_ref().map(|block| block.size - filling.used);
+        let block = match (cut_for(bytes, room, may_open), current) {
+            (Cut::Filling, Some(block)) => block,
+            (Cut::NewBlock, _) => {
                 let block = Arc::new(Block::map(HUGE_PAGE)?);
                 *filling = Filling {
                     block: Arc::downgrade(&block),
@@ -328,6 +378,7 @@ mod pool {
                 };
                 block
             }
+            _ => return None,
         };
         // SAFETY: `used + bytes <= size`: inside the block.
         let ptr = unsafe { NonNull::new_unchecked(block.base.as_ptr().add(filling.used)) };
@@ -395,7 +446,7 @@ mod pool {
     pub enum Block {}
 
     /// No pool here: every buffer takes the heap.
-    pub fn cut(_bytes: usize) -> Option<(Arc<Block>, NonNull<u8>)> {
+    pub fn cut(_bytes: usize, _may_open: bool) -> Option<(Arc<Block>, NonNull<u8>)> {
         None
     }
 
@@ -427,6 +478,20 @@ mod tests {
         assert!(!bufs[0].is_pooled());
         assert_eq!(bufs[2].is_pooled(), cfg!(target_os = "linux"));
         assert_eq!(bufs[3].is_pooled(), cfg!(target_os = "linux"));
+    }
+
+    /// A big buffer gets a block of its own; a smaller one the room left in the block being
+    /// filled, else a new block where it may open one, else the heap.
+    #[test]
+    fn a_buffer_opens_a_block_only_where_it_may() {
+        let small = 4 * CUT_ALIGN;
+        for may_open in [false, true] {
+            assert_eq!(cut_for(OWN_BLOCK_BYTES, None, may_open), Cut::Own);
+            assert_eq!(cut_for(small, Some(small), may_open), Cut::Filling);
+            let opened = if may_open { Cut::NewBlock } else { Cut::Heap };
+            assert_eq!(cut_for(small, Some(small - CUT_ALIGN), may_open), opened);
+            assert_eq!(cut_for(small, None, may_open), opened);
+        }
     }
 
     /// A pooled buffer made resident has every page backed before its first write on the

@@ -1,8 +1,9 @@
 //! Sample rings shared by the engine's head and levels.
 //!
 //! Both rings are allocated once, at their maximum size, when the engine is built (off the audio
-//! thread), in huge pages where they are big enough ([`PageBuf`]); on the audio thread they only
-//! read, write and clear in place.
+//! thread), in huge pages where they are big enough and the block being filled has room for them
+//! ([`PageBuf::resident_in_room`]: cut last, they never open a block); on the audio thread they
+//! only read, write and clear in place.
 
 use super::pages::PageBuf;
 
@@ -21,7 +22,7 @@ impl InputRing {
     pub fn new(min_len: usize) -> Self {
         let len = min_len.max(1).next_power_of_two();
         Self {
-            data: PageBuf::resident(2 * len),
+            data: PageBuf::resident_in_room(2 * len),
             mask: len - 1,
         }
     }
@@ -94,7 +95,7 @@ impl OutputRing {
     pub fn new(max_ahead: usize) -> Self {
         let len = (max_ahead + 1).next_power_of_two();
         Self {
-            data: PageBuf::resident(len),
+            data: PageBuf::resident_in_room(len),
             mask: len - 1,
         }
     }
