@@ -208,7 +208,6 @@ mod tests {
             let mut whole = new();
             let mut ahead = AheadLevel::new(new(), num_inputs, quantum);
             let check = WholeRunCheck {
-                num_inputs,
                 quantum,
                 num_quanta: (16 * P / quantum) as u64,
                 // Mid-period.

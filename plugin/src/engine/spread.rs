@@ -330,7 +330,6 @@ mod tests {
             64,
         );
         let check = WholeRunCheck {
-            num_inputs,
             quantum: 64,
             num_quanta: 200,
             reset_after: None,
@@ -375,7 +374,6 @@ mod tests {
             assert!(level.num_carry_chunks() >= 2);
             let mut spread = SpreadLevel::new(level, num_inputs, Q);
             let check = WholeRunCheck {
-                num_inputs,
                 quantum: Q,
                 num_quanta: (12 * P / Q) as u64,
                 reset_after: Some((7 * P / Q) as u64),

@@ -22,7 +22,6 @@ pub enum Matching {
 
 /// What [`check_against_whole_runs`] runs.
 pub struct WholeRunCheck {
-    pub num_inputs: usize,
     pub quantum: usize,
     pub num_quanta: u64,
     /// Both levels and their rings start again from silence after this quantum's output was
@@ -43,8 +42,8 @@ pub fn check_against_whole_runs(
     rng: &mut Rng,
 ) {
     let (partition_size, quantum) = (whole.partition_size(), check.quantum);
-    let num_outputs = whole.num_outputs();
-    let mut inputs: Vec<InputRing> = (0..check.num_inputs)
+    let (num_inputs, num_outputs) = (whole.fdl.len(), whole.num_outputs());
+    let mut inputs: Vec<InputRing> = (0..num_inputs)
         .map(|_| InputRing::new(4 * partition_size))
         .collect();
     let rings = || {
