@@ -18,6 +18,8 @@
 //!
 //! - this file: the host's calls (`activate()`, `process()`, state, editor);
 //! - [`params`]: the parameters and what the state persists; [`layouts`]: the buses offered;
+//! - `activation`: one activation's state on the audio thread and its exchange of engines
+//!   with the preparation thread;
 //! - [`processor`]: the audio thread's signal path (wet width, mix, gain, crossfaded engine
 //!   swaps) and [`passthrough`], the dry path where no engine can run;
 //! - [`preparer`]: the preparation thread that builds engines off the audio thread;
@@ -30,6 +32,8 @@
 //!   the settings file (folders, favourites) every instance shares;
 //! - [`editor`]: the egui editor, one file per tab;
 //! - [`thermal`]: CPU and GPU thermal probes, one file per source, and the thermal policy;
+//! - [`guard`]: what keeps a fault from taking the host down: `deactivate()`'s fence through
+//!   nice-plug's shared task thread, and host calls that catch a panic and fail soft;
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
 //! - [`render`]: offline renders, shared by the tests and the command line;
 //! - [`tools`]: what only `longtail-cli` uses (bench, soak, status, demo), not the plugin;
@@ -39,9 +43,11 @@
 // Proving that engines holding a GPU hub handle are Send walks wgpu's deep types.
 #![recursion_limit = "256"]
 
+mod activation;
 pub mod cpu_time;
 pub mod editor;
 pub mod engine;
+pub mod guard;
 pub mod ir;
 pub mod layouts;
 pub mod library;
@@ -64,9 +70,11 @@ use std::time::Instant;
 
 use nice_plug::prelude::*;
 
-use engine::{Engine, EngineConfig, Executor, LatencyMode, MAX_CHANNELS, PlanLimits};
+use activation::{Active, EngineKey};
+use engine::{Engine, EngineConfig, LatencyMode, MAX_CHANNELS, PlanLimits};
+use guard::fence::{FENCE_LIMIT, FenceOutcome, Task, TaskFence};
+use guard::unwind;
 use ir::edit::EditSettings;
-use ir::mapping::ChannelFormat;
 use ir::store::IrFileState;
 use meters::Meter;
 use monitor::{EngineMonitor, LoadMeter};
@@ -106,54 +114,18 @@ pub struct Longtail {
     instance_idx: u64,
     /// The input and output meters (the audio thread's half), sized in `activate()`.
     meters: [Meter; 2],
+    /// Drains this instance's tasks from nice-plug's shared task thread in `deactivate()`
+    /// (see [`guard::fence`]); made from the executor nice-plug hands `editor()`.
+    fence: Option<TaskFence>,
+    /// The plugin API of the last activation.
+    plugin_api: Option<PluginApi>,
+    /// A panic on the audio thread was caught (see [`guard::unwind`]): silence until the next
+    /// activation.
+    faulted: bool,
 }
 
 /// Instances created in this process so far.
 static NUM_INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// What an engine is built from, besides the activation's configuration.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct EngineKey {
-    source: IrSource,
-    edits: EditSettings,
-    latency_mode: LatencyMode,
-    executor: Executor,
-    format: ChannelFormat,
-}
-
-/// State of one activation. Built in `activate()`, used on the audio thread.
-struct Active {
-    processor: Processor,
-    /// Session sample rate, in Hz.
-    sample_rate: u32,
-    /// Configuration of every engine of this activation (the latency mode comes from the key).
-    config: EngineConfig,
-    /// Offline rendering (`ProcessMode::Offline`): engines wait for workers, no stagger.
-    offline: bool,
-    /// What the playing engine was built from.
-    current: EngineKey,
-    /// What the preparation thread is building, if anything.
-    pending: Option<EngineKey>,
-    /// A key the preparation thread could not build; not asked again until the settings change.
-    failed: Option<EngineKey>,
-    /// The settings seen in the last block: edit changes wait for [`EDIT_DEBOUNCE_MS`] of
-    /// stillness before a rebuild.
-    last_desired: EngineKey,
-    /// Samples processed since `last_desired` last changed.
-    stable_samples: usize,
-    /// [`EDIT_DEBOUNCE_MS`] in samples.
-    debounce_samples: usize,
-    /// An engine that could not be retired yet (the retire ring was full).
-    retire_backlog: Option<Box<Engine>>,
-    /// Per-sample mix values of the current block.
-    mix_buffer: Vec<f32>,
-    /// Per-sample wet width values of the current block.
-    width_buffer: Vec<f32>,
-    /// Per-sample output gain of the current block.
-    gain_buffer: Vec<f32>,
-    /// Callback load histogram for the editor.
-    load_meter: LoadMeter,
-}
 
 impl Default for Longtail {
     fn default() -> Self {
@@ -167,6 +139,9 @@ impl Default for Longtail {
             generation: 0,
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             meters: Default::default(),
+            fence: None,
+            plugin_api: None,
+            faulted: false,
         }
     }
 }
@@ -250,146 +225,9 @@ impl Longtail {
         monitor.publish_engine(0, 0, LatencyMode::Zero, 0, 0);
         monitor.active.store(true, Relaxed);
     }
-}
 
-impl Active {
-    /// Hands `engine` to the preparation thread to be dropped, or keeps it for a later try.
-    fn retire(&mut self, preparer: &mut Preparer, engine: Box<Engine>) {
-        if let Err(engine) = preparer.retire(engine) {
-            debug_assert!(self.retire_backlog.is_none());
-            self.retire_backlog = Some(engine);
-        }
-    }
-
-    /// Exchanges engines with the preparation thread. Audio thread; never allocates or waits.
-    fn service_preparer(
-        &mut self,
-        preparer: &mut Preparer,
-        desired: EngineKey,
-        generation: u64,
-        stagger_idx: Option<u64>,
-        num_frames: usize,
-    ) {
-        if desired == self.last_desired {
-            self.stable_samples = self.stable_samples.saturating_add(num_frames);
-        } else {
-            self.last_desired = desired;
-            self.stable_samples = 0;
-        }
-        if let Some(engine) = self.retire_backlog.take() {
-            self.retire(preparer, engine);
-        }
-        // Nothing more leaves the processor while an engine waits to be retired: there is one
-        // backlog slot, and an engine must never be dropped here.
-        if self.retire_backlog.is_none()
-            && let Some(engine) = self.processor.take_finished()
-        {
-            self.retire(preparer, engine);
-        }
-        while self.retire_backlog.is_none() {
-            let Some(prepared) = preparer.take_ready() else {
-                break;
-            };
-            let key = EngineKey {
-                source: prepared.request.source,
-                edits: prepared.request.edits,
-                latency_mode: prepared.request.config.latency_mode,
-                executor: prepared.request.config.executor,
-                format: prepared.request.format,
-            };
-            let current_generation = prepared.request.generation == generation;
-            match prepared.engine {
-                Some(engine) if current_generation && Some(key) == self.pending => {
-                    self.pending = None;
-                    self.current = key;
-                    // The engine this activation plays now, so a restart keeps it.
-                    self.config = prepared.request.config;
-                    if let Some(outgoing) = self.processor.begin_swap(engine) {
-                        self.retire(preparer, outgoing);
-                    }
-                }
-                None if current_generation && Some(key) == self.pending => {
-                    // Could not be built: keep playing, and do not ask again for these settings.
-                    self.pending = None;
-                    self.failed = Some(key);
-                }
-                engine => {
-                    // An answer for an older activation, or for a request this activation no
-                    // longer waits for: drop it off the audio thread. A current-generation
-                    // answer ends the request either way, so the next block may ask again.
-                    if current_generation {
-                        self.pending = None;
-                    }
-                    if let Some(engine) = engine {
-                        self.retire(preparer, engine);
-                    }
-                }
-            }
-        }
-        // Only the edits changed (a knob): wait until they stay put before rebuilding.
-        let only_edits_changed = desired.source == self.current.source
-            && desired.latency_mode == self.current.latency_mode
-            && desired.format == self.current.format;
-        let settled = !only_edits_changed || self.stable_samples >= self.debounce_samples;
-        if desired != self.current
-            && Some(desired) != self.failed
-            && settled
-            && self.pending.is_none()
-            && self.retire_backlog.is_none()
-        {
-            let request = Request {
-                source: desired.source,
-                edits: desired.edits,
-                sample_rate: self.sample_rate,
-                config: EngineConfig {
-                    latency_mode: desired.latency_mode,
-                    executor: desired.executor,
-                    ..self.config
-                },
-                format: desired.format,
-                generation,
-                stagger_idx,
-            };
-            if preparer.request(request) {
-                self.pending = Some(desired);
-            }
-        }
-    }
-}
-
-impl Plugin for Longtail {
-    const NAME: &'static str = "Longtail";
-    const VENDOR: &'static str = "Longtail developers";
-    const URL: &'static str = "";
-    const EMAIL: &'static str = "";
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-
-    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = layouts::AUDIO_IO_LAYOUTS;
-
-    const SAMPLE_ACCURATE_AUTOMATION: bool = true;
-
-    type Editor = editor::Editor;
-    type SysExMessage = ();
-    type BackgroundTask = ();
-
-    fn setup_logger() -> Option<bool> {
-        // Silent unless LONGTAIL_LOG says where to write (see `logging`); `Some` keeps
-        // nice-plug from installing its own logger, which writes to the host's stderr.
-        Some(logging::init())
-    }
-
-    fn params(&self) -> Arc<dyn Params> {
-        self.params.clone()
-    }
-
-    fn editor(&mut self, _async_executor: AsyncExecutor<Self>) -> Option<Self::Editor> {
-        if editor::HEADLESS.load(Relaxed) {
-            return None;
-        }
-        editor::create(Arc::clone(&self.params), Arc::clone(&self.monitor))
-    }
-
-    fn activate(
+    /// `activate()`'s work: builds the engine (or the pass-through) for this layout and rate.
+    fn activate_engine(
         &mut self,
         audio_io_layout: &AudioIOLayout,
         buffer_config: &BufferConfig,
@@ -527,7 +365,8 @@ impl Plugin for Longtail {
         true
     }
 
-    fn reset(&mut self) {
+    /// `reset()`'s work: clears the meters and the signal path. Audio thread.
+    fn clear(&mut self) {
         let [input, output] = &mut self.meters;
         input.reset(&self.monitor.input_levels);
         output.reset(&self.monitor.output_levels);
@@ -536,10 +375,17 @@ impl Plugin for Longtail {
         }
     }
 
-    fn process(
+    /// After a panic caught on the audio thread: silence until the next activation, and the
+    /// editor says so. Atomics only.
+    fn fault(&mut self) {
+        self.faulted = true;
+        self.monitor.faulted.store(true, Relaxed);
+    }
+
+    /// `process()`'s work. Audio thread.
+    fn process_block(
         &mut self,
         buffer: &mut Buffer,
-        _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
         let num_inputs = (self.monitor.num_inputs.load(Relaxed) as usize).min(buffer.channels());
@@ -641,9 +487,129 @@ impl Plugin for Longtail {
             ProcessStatus::Tail(active.processor.engine().tail_samples() as u32)
         }
     }
+}
+
+impl Plugin for Longtail {
+    const NAME: &'static str = "Longtail";
+    const VENDOR: &'static str = "Longtail developers";
+    const URL: &'static str = "";
+    const EMAIL: &'static str = "";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = layouts::AUDIO_IO_LAYOUTS;
+
+    const SAMPLE_ACCURATE_AUTOMATION: bool = true;
+
+    type Editor = editor::Editor;
+    type SysExMessage = ();
+    type BackgroundTask = Task;
+
+    fn setup_logger() -> Option<bool> {
+        // Silent unless LONGTAIL_LOG says where to write (see `logging`); `Some` keeps
+        // nice-plug from installing its own logger, which writes to the host's stderr.
+        Some(logging::init())
+    }
+
+    fn params(&self) -> Arc<dyn Params> {
+        self.params.clone()
+    }
+
+    fn task_executor(&mut self) -> TaskExecutor<Self> {
+        // The plugin's only task is `deactivate()`'s fence.
+        Box::new(Task::run)
+    }
+
+    fn editor(&mut self, async_executor: AsyncExecutor<Self>) -> Option<Self::Editor> {
+        // nice-plug calls this once, as the instance is made, in every wrapper.
+        self.fence = Some(TaskFence::new(move |task| {
+            async_executor.execute_background(task);
+        }));
+        if editor::HEADLESS.load(Relaxed) {
+            return None;
+        }
+        let (params, monitor) = (Arc::clone(&self.params), Arc::clone(&self.monitor));
+        unwind::catch(|| editor::create(params, monitor)).unwrap_or_else(|message| {
+            nice_error!("Longtail cannot create its editor: {message}");
+            None
+        })
+    }
+
+    fn activate(
+        &mut self,
+        audio_io_layout: &AudioIOLayout,
+        buffer_config: &BufferConfig,
+        context: &mut impl ActivateContext<Self>,
+    ) -> bool {
+        self.plugin_api = Some(context.plugin_api());
+        if self.faulted {
+            // A panic left the signal path in an unknown state: build it anew.
+            self.active = None;
+            self.faulted = false;
+            self.monitor.faulted.store(false, Relaxed);
+        }
+        let built = unwind::catch(|| self.activate_engine(audio_io_layout, buffer_config, context));
+        match built {
+            Ok(activated) => activated,
+            Err(message) => {
+                // A bug of ours: play the dry signal, say why, and keep the host running.
+                let reason = format!("Longtail failed while activating ({message})");
+                nice_error!("{reason}");
+                let num_inputs = self.monitor.num_inputs.load(Relaxed) as usize;
+                let num_outputs = self.monitor.num_outputs.load(Relaxed) as usize;
+                unwind::catch(|| {
+                    self.activate_pass_through(
+                        num_inputs,
+                        num_outputs,
+                        buffer_config,
+                        reason,
+                        context,
+                    );
+                })
+                .is_ok()
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        if unwind::catch_quietly(|| self.clear()).is_none() {
+            self.fault();
+        }
+    }
+
+    fn process(
+        &mut self,
+        buffer: &mut Buffer,
+        _aux: &mut AuxiliaryBuffers,
+        context: &mut impl ProcessContext<Self>,
+    ) -> ProcessStatus {
+        if !self.faulted {
+            if let Some(status) = unwind::catch_quietly(|| self.process_block(buffer, context)) {
+                return status;
+            }
+            self.fault();
+        }
+        for channel in buffer.as_slice() {
+            channel.fill(0.0);
+        }
+        ProcessStatus::Normal
+    }
 
     fn deactivate(&mut self) {
         // Buffers stay allocated: a host that reactivates with the same settings reuses them.
+        // A VST3 host may release the instance right after this call: first drain this
+        // instance's tasks from nice-plug's shared task thread (see `guard::fence`).
+        if self.plugin_api == Some(PluginApi::Vst3)
+            && let Some(fence) = &self.fence
+        {
+            match unwind::catch(|| fence.wait(FENCE_LIMIT)) {
+                Ok(FenceOutcome::Drained(_)) => {}
+                Ok(outcome) => nice_error!(
+                    "Longtail could not drain its tasks before deactivation ({outcome:?}): \
+                     nice-plug's task thread is stuck or has ended"
+                ),
+                Err(message) => nice_error!("Longtail's deactivation failed: {message}"),
+            }
+        }
     }
 }
 

@@ -45,6 +45,9 @@ pub struct EngineMonitor {
     pub dropped_chunks: AtomicU64,
     /// Some level has been late several times in a row.
     pub degraded: AtomicBool,
+    /// A panic in the audio thread's code was caught (`guard::unwind`): the plugin plays
+    /// silence until the host activates it again.
+    pub faulted: AtomicBool,
     /// Times the playing engine waited for a result while the host ran ahead of real time
     /// (`engine::pace`), and the longest wait in nanoseconds.
     pub waits: AtomicU64,

@@ -572,6 +572,13 @@ impl EditorApp {
         if let Ok(errors) = self.monitor.errors.lock() {
             messages.extend(errors.iter().cloned());
         }
+        if self.monitor.faulted.load(Relaxed) {
+            messages.push(
+                "Longtail met an internal error while playing and is silent until the host \
+                 activates it again (switch the plugin off and on, or reload the project)."
+                    .to_owned(),
+            );
+        }
         if self.monitor.degraded.load(Relaxed) {
             messages.push(
                 "Some results of the background workers are late: the tail may drop out. A \

@@ -9,8 +9,9 @@
 //! unloads. Dropping the window is the one step a host always takes first, and it happens on the
 //! host's GUI thread after the window's own thread has ended, so no job can start after it.
 //!
-//! Everything else is passed through to nice-plug-egui unchanged. Generic over the app, so this
-//! file needs nothing of the editor's.
+//! Opening and closing catch a panic (`crate::guard::unwind`): a failed open is an error to the
+//! host, a failed close a logged message. Everything else is passed through to nice-plug-egui
+//! unchanged. Generic over the app, so this file needs nothing of the editor's.
 
 use std::error::Error;
 use std::sync::Arc;
@@ -62,9 +63,14 @@ impl Window {
 impl Drop for Window {
     fn drop(&mut self) {
         // Closes the window and ends its thread (baseview joins it): nothing starts a thread
-        // after this.
-        drop(self.egui.take());
-        (self.on_closed)();
+        // after this. The host's close call: a panic must not unwind into it.
+        let egui = self.egui.take();
+        if let Err(message) = crate::guard::unwind::catch(|| drop(egui)) {
+            nice_plug::nice_error!("Longtail's editor failed while closing: {message}");
+        }
+        if let Err(message) = crate::guard::unwind::catch(|| (self.on_closed)()) {
+            nice_plug::nice_error!("Longtail's editor threads failed to end: {message}");
+        }
     }
 }
 
@@ -79,13 +85,17 @@ impl<A: NiceEguiApp> nice_plug::editor::Editor for Editor<A> {
         gui_context: GuiContext,
         host: Option<HostMethods>,
     ) -> Result<SpawnedEditor<Handle>, Box<dyn Error>> {
-        let spawned = self.egui.spawn(
-            parent,
-            wait_for_parent,
-            fallback_scale_factor,
-            gui_context,
-            host,
-        )?;
+        // The host's open call: a panic becomes an error, which nice-plug reports to the host.
+        let spawned = crate::guard::unwind::catch(|| {
+            self.egui.spawn(
+                parent,
+                wait_for_parent,
+                fallback_scale_factor,
+                gui_context,
+                host,
+            )
+        })
+        .map_err(|message| format!("the editor failed to open: {message}"))??;
         Ok(SpawnedEditor {
             handle: Handle(spawned.handle),
             window: Window {

@@ -302,7 +302,12 @@ impl IrFileState {
 
 impl<'a> PersistentField<'a, SavedIrFile> for Arc<IrFileState> {
     fn set(&self, new_value: SavedIrFile) {
-        self.restore(new_value);
+        // The host's state call: a bug in the restore must not unwind into it.
+        if let Err(message) = crate::guard::unwind::catch(|| self.restore(new_value)) {
+            self.set_status(format!(
+                "The project's IR could not be restored ({message}): kept the current IR"
+            ));
+        }
     }
 
     fn map<F, R>(&self, f: F) -> R

@@ -19,6 +19,7 @@ use super::{SoakOptions, SoakReport};
 use crate::Longtail;
 use crate::engine::LatencyMode;
 use crate::engine::plan::OFFLOAD_LATENCIES;
+use crate::guard::fence::Task;
 use crate::ir::builtin::BuiltinIr;
 use crate::params::LatencyModeParam;
 use crate::processor::Health;
@@ -366,9 +367,14 @@ impl ProcessContext<Longtail> for Context {
         PluginApi::Clap
     }
 
-    fn execute_background(&self, _task: ()) {}
+    // No task thread here: the plugin's tasks (fences) run at once.
+    fn execute_background(&self, task: Task) {
+        task.run();
+    }
 
-    fn execute_gui(&self, _task: ()) {}
+    fn execute_gui(&self, task: Task) {
+        task.run();
+    }
 
     fn transport(&self) -> &Transport {
         &self.transport
@@ -402,7 +408,9 @@ impl ActivateContext<Longtail> for Context {
         PluginApi::Clap
     }
 
-    fn execute(&self, _task: ()) {}
+    fn execute(&self, task: Task) {
+        task.run();
+    }
 
     fn set_latency_samples(&self, samples: u32) {
         self.latency_samples.set(samples);

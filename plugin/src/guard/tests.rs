@@ -1,0 +1,150 @@
+//! The plugin's host calls fail soft: a panic inside `process()` becomes silence until the next
+//! activation, which builds the signal path anew; `deactivate()` on VST3 runs its fence.
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering::Relaxed;
+
+use nice_plug::context::process::SendEventError;
+use nice_plug::prelude::*;
+
+use super::fence::Task;
+use super::unwind::without_panic_hook;
+use crate::Longtail;
+
+/// A host of a few lines: VST3, no events, tasks run at once, the latency recorded.
+struct Host {
+    transport: Transport,
+    latency: Cell<u32>,
+    tasks_run: Cell<usize>,
+}
+
+impl Host {
+    fn run(&self, task: Task) {
+        self.tasks_run.set(self.tasks_run.get() + 1);
+        task.run();
+    }
+}
+
+impl ProcessContext<Longtail> for Host {
+    fn plugin_api(&self) -> PluginApi {
+        PluginApi::Vst3
+    }
+
+    fn execute_background(&self, task: Task) {
+        self.run(task);
+    }
+
+    fn execute_gui(&self, task: Task) {
+        self.run(task);
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    fn next_event(&mut self) -> Option<PluginNoteEvent<Longtail>> {
+        None
+    }
+
+    fn try_send_event(
+        &mut self,
+        event: PluginNoteEvent<Longtail>,
+    ) -> Result<(), (PluginNoteEvent<Longtail>, SendEventError)> {
+        Err((event, SendEventError::NoOutputBuffer))
+    }
+
+    fn set_latency_samples(&self, samples: u32) {
+        self.latency.set(samples);
+    }
+
+    fn request_restart(&self) {}
+
+    fn set_current_voice_capacity(&self, _capacity: u32) {}
+}
+
+impl ActivateContext<Longtail> for Host {
+    fn plugin_api(&self) -> PluginApi {
+        PluginApi::Vst3
+    }
+
+    fn execute(&self, task: Task) {
+        self.run(task);
+    }
+
+    fn set_latency_samples(&self, samples: u32) {
+        self.latency.set(samples);
+    }
+
+    fn set_current_voice_capacity(&self, _capacity: u32) {}
+}
+
+const RATE: u32 = 48_000;
+const BLOCK: usize = 256;
+
+/// Plays one block of a click train through `plugin` and returns it.
+fn play(plugin: &mut Longtail, host: &mut Host) -> [Vec<f32>; 2] {
+    let mut left: Vec<f32> = (0..BLOCK).map(|i| f32::from(i % 64 == 0)).collect();
+    let mut right = left.clone();
+    let mut buffer = Buffer::default();
+    // SAFETY: both slices outlive `buffer` and hold BLOCK samples.
+    unsafe {
+        buffer.set_slices(BLOCK, |slices| {
+            slices.clear();
+            slices.push(&mut left);
+            slices.push(&mut right);
+        });
+    }
+    let mut aux = AuxiliaryBuffers {
+        inputs: &mut [],
+        outputs: &mut [],
+    };
+    plugin.process(&mut buffer, &mut aux, host);
+    drop(buffer);
+    [left, right]
+}
+
+fn activate(plugin: &mut Longtail, host: &mut Host) {
+    let config = BufferConfig {
+        sample_rate: RATE as f32,
+        min_buffer_size: None,
+        max_buffer_size: BLOCK as u32,
+        process_mode: ProcessMode::Offline,
+    };
+    assert!(plugin.activate(&Longtail::AUDIO_IO_LAYOUTS[0], &config, host));
+    // The wrappers' part: every smoother at its value.
+    for (_, param, _) in plugin.params.param_map() {
+        // SAFETY: the pointer points into `plugin.params`, which lives through the call.
+        unsafe { param._internal_update_smoother(RATE as f32, true) };
+    }
+    plugin.reset();
+}
+
+#[test]
+fn a_panic_in_process_plays_silence_until_the_next_activation() {
+    let mut host = Host {
+        transport: Transport::new(RATE as f32),
+        latency: Cell::new(0),
+        tasks_run: Cell::new(0),
+    };
+    let mut plugin = Longtail::default();
+    plugin.fence = Some(super::fence::TaskFence::new(Task::run));
+    activate(&mut plugin, &mut host);
+    let heard = |out: &[Vec<f32>; 2]| out.iter().flatten().any(|&s| s != 0.0);
+    assert!(heard(&play(&mut plugin, &mut host)));
+
+    // A fault of ours: the mix buffer gone, so the next block indexes past its end.
+    plugin.active.as_mut().expect("active").mix_buffer = Vec::new();
+    let out = without_panic_hook(|| play(&mut plugin, &mut host));
+    assert!(!heard(&out), "a block that panicked must be silence");
+    assert!(plugin.monitor.faulted.load(Relaxed));
+    // Silence from then on, without running the broken path again.
+    assert!(!heard(&play(&mut plugin, &mut host)));
+    plugin.reset();
+    assert!(!heard(&play(&mut plugin, &mut host)));
+
+    plugin.deactivate();
+    activate(&mut plugin, &mut host);
+    assert!(!plugin.monitor.faulted.load(Relaxed));
+    assert!(heard(&play(&mut plugin, &mut host)));
+    plugin.deactivate();
+}
