@@ -46,7 +46,7 @@ pub struct EngineMonitor {
     /// Some level has been late several times in a row.
     pub degraded: AtomicBool,
     /// Times the playing engine waited for a result while the host ran ahead of real time
-    /// (`engine::pace`), and the longest wait in nanoseconds.
+    /// (`engine::realtime::pace`), and the longest wait in nanoseconds.
     pub waits: AtomicU64,
     pub wait_max_ns: AtomicU64,
     /// CPU time the workers spent computing, in nanoseconds.

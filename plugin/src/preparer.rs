@@ -232,7 +232,7 @@ impl Preparer {
         let thread = std::thread::Builder::new()
             .name("longtail-prepare".into())
             .spawn(move || {
-                let _ftz = crate::engine::denormals::ScopedFtz::enable();
+                let _ftz = crate::engine::realtime::denormals::ScopedFtz::enable();
                 while !thread_stop.load(Ordering::Acquire) {
                     // Drop what the audio thread retired (its workers stop and are joined).
                     while let Ok(engine) = retire_rx.pop() {

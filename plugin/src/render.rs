@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use crate::cpu_time;
-use crate::engine::denormals::ScopedFtz;
+use crate::engine::realtime::denormals::ScopedFtz;
 use crate::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
 use crate::ir::Ir;
 use crate::ir::mapping::ChannelFormat;

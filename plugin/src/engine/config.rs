@@ -3,7 +3,7 @@
 //!
 //! Uses the plan's latency modes and limits and the GPU placement's policy.
 
-use super::gpu_placement::GpuPolicy;
+use super::placement::gpu_placement::GpuPolicy;
 use super::plan::{LatencyMode, PlanLimits};
 
 /// What an engine is built for besides its IR.
@@ -26,7 +26,8 @@ pub struct EngineConfig {
 
 /// Where the levels after the first one run (and level 0 in the offload mode). Level 0 and
 /// the head otherwise run on the audio thread, and so do the levels with too little slack for
-/// a worker, spread over their period ([`spread`](super::spread); whole with [`Executor::Inline`]).
+/// a worker, spread over their period ([`spread`](super::runner::spread); whole with
+/// [`Executor::Inline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Executor {
     /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).

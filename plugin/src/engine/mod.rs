@@ -4,8 +4,8 @@
 //!
 //! [`Engine::new`] runs off the audio thread: it plans the partitions, transforms the IR into
 //! per-level spectra, allocates every ring and scratch buffer at its final size (and has the OS
-//! back the pages of those the audio thread writes, [`pages::PageBuf::prefault`], so that its
-//! first calls take no page faults) and, with [`Executor::Workers`], starts one worker thread
+//! back the pages of those the audio thread writes, [`memory::pages::PageBuf::prefault`], so that
+//! its first calls take no page faults) and, with [`Executor::Workers`], starts one worker thread
 //! per level after the first; with [`Executor::Gpu`], the levels the GPU can take go to the
 //! process's GPU hub instead, each with its worker thread as a CPU standby.
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate or lock.
@@ -16,12 +16,12 @@
 //! latency's slack and goes to a worker like the rest), and so do the later levels whose
 //! `D - P` samples of slack are too few for a worker ([`PlanLimits::min_worker_slack`]), or
 //! (the CPU backend) whose job would cost a worker more than the level ([`plan`]): each
-//! period of such a level is spread over the quanta of its slack ([`spread`]), a steady share
-//! per call. From quanta of 1024 samples (the CPU backend), a later level may also start at a
+//! period of such a level is spread over the quanta of its slack ([`runner::spread`]), a steady
+//! share per call. From quanta of 1024 samples (the CPU backend), a later level may also start at a
 //! delay of one partition, its result due in the call in which its chunk completes
 //! ([`PartitionPlan::runs_ahead`]): the level before it covers fewer partitions and its
-//! period hands no job over. It runs summed ahead ([`ahead`]): that call transforms the chunk
-//! and adds partition 0, the calls of the period before summed the other partitions, and its
+//! period hands no job over. It runs summed ahead ([`runner::ahead`]): that call transforms the
+//! chunk and adds partition 0, the calls of the period before summed the other partitions, and its
 //! spectra are bounded against the calls' time ([`plan::AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which
 //! get the slack as their deadline, with the late policy of [`worker::late_policy`]. With
 //! [`Executor::Inline`] every level runs inside `process()` whole when its chunk completes
@@ -29,16 +29,16 @@
 
 //! # Signal flow
 //!
-//! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]), as
-//! long as the head and the levels on the audio thread need, and, where levels run on workers, into
-//! the [`worker::InputHistory`] they read in place. Each output sample is the sum of the head (taps
-//! `[0, q)`, zero-latency mode only; see [`head`]), whatever the audio thread's levels have added
-//! and the worker levels' small results for that time to the output channel's accumulator
-//! ([`rings::OutputRing`]), and the worker levels' big results for that time, in level order, read
-//! straight from their slots ([`worker::player`]). Every `q` samples, each level whose partition
-//! size divides the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker)
-//! and adds its block `D + latency` samples after its input; a worker result is taken at the
-//! boundary before its first sample.
+//! Input samples go into one mirrored history ring per input channel
+//! ([`memory::rings::InputRing`]), as long as the head and the levels on the audio thread need,
+//! and, where levels run on workers, into the [`worker::InputHistory`] they read in place. Each
+//! output sample is the sum of the head (taps `[0, q)`, zero-latency mode only; see [`head`]),
+//! whatever the audio thread's levels have added and the worker levels' small results for that time
+//! to the output channel's accumulator ([`memory::rings::OutputRing`]), and the worker levels' big
+//! results for that time, in level order, read straight from their slots ([`worker::player`]).
+//! Every `q` samples, each level whose partition size divides the current time runs
+//! ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds its block `D + latency`
+//! samples after its input; a worker result is taken at the boundary before its first sample.
 //!
 //! In zero-latency mode, level 0 also holds the spectrum of the head taps (the *fused head*,
 //! [`upols::UpolsLevel::run_fused`]). A quantum that one call delivers whole is then computed
@@ -69,54 +69,38 @@
 //! Each part uses only the parts listed before it (and this module uses them all), so no two
 //! parts import from each other:
 //!
-//! - [`denormals`]: the scope that flushes denormal floats to zero, on every thread that
-//!   convolves.
-//! - [`pages`]: buffers streamed every period, packed into huge pages.
+//! - [`realtime`]: what every thread that convolves asks of the OS and the host: denormals
+//!   flushed to zero, real-time priorities for the workers and the GPU hub, and how far ahead
+//!   of real time the host runs ([`pace`]: how long a call may wait).
+//! - [`memory`]: buffers streamed every period, packed into huge pages, and the input history
+//!   and output accumulator rings.
 //! - [`routing`]: the paths and their summed taps.
 //! - [`error`]: why an engine could not be built.
-//! - [`plan`]: the partition plan (quantum, head, levels, latency).
-//! - [`rings`]: the input history and output accumulator rings.
-//! - [`direct`]: the zero-latency head's direct-form FIR.
-//! - [`mac`]: the spectral multiply-accumulate kernels.
-//! - [`split_fft`]: a level's real FFTs, between samples and split spectra.
-//! - [`upols`]: one FFT level (uniformly partitioned overlap-save; a matrix's may cut its IR
-//!   into partitions of two periods, run in FFTs of three).
-//! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
-//!   for the rest.
-//! - [`spread`]: a level on the audio thread, its period spread over the quanta of its slack.
-//! - [`ahead`]: a level on the audio thread due as its chunk completes, summed ahead.
-//! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
-//! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
+//! - [`plan`]: the partition plan (quantum, head, levels, latency), where each level runs, and
+//!   the cost model.
 //! - [`config`]: what an engine is built for besides its IR, and where its levels run.
+//! - [`upols`]: one FFT level (uniformly partitioned overlap-save; a matrix's may cut its IR
+//!   into partitions of two periods, run in FFTs of three), with its real FFTs and its
+//!   spectral multiply-accumulate kernels.
+//! - [`head`]: the zero-latency head: a direct-form FIR for its first taps, a small FFT level
+//!   for the rest.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
-//! - [`runner`]: one level and where it runs (whole, spread, summed ahead or on a worker),
-//!   and what it does at each quantum boundary.
-//! - [`load_policy`]: Auto for the whole process: when the big levels of the engines Auto
-//!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
-//! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
-//!   and load policies' lever.
-//! - [`governor`]: the thread that runs the thermal policy per watched engine and the load
-//!   policy for all of them, through their probes; [`Engine`] starts watching and lets go.
+//! - [`runner`]: one level and where it runs (whole, spread over the quanta of its slack,
+//!   summed ahead or on a worker), and what it does at each quantum boundary.
+//! - [`placement`]: where the levels run while the engine plays: which levels the GPU takes
+//!   (and the CPU's cost it is compared with), Auto for the whole process, what other threads
+//!   see of an engine ([`BackendProbe`]) and the thread that runs the thermal and load
+//!   policies through it; [`Engine`] starts watching and lets go.
 
-pub mod ahead;
 pub mod config;
-pub mod denormals;
-pub mod direct;
 pub mod error;
-pub mod governor;
-pub mod gpu_placement;
 pub mod head;
-pub mod load_policy;
-pub mod mac;
-pub mod pace;
-pub mod pages;
+pub mod memory;
+pub mod placement;
 pub mod plan;
-pub mod probe;
-pub mod rings;
+pub mod realtime;
 pub mod routing;
 pub mod runner;
-pub mod split_fft;
-pub mod spread;
 pub mod upols;
 pub mod worker;
 
@@ -124,23 +108,26 @@ use rustfft::FftPlanner;
 
 use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
-use ahead::AheadLevel;
 pub use config::{EngineConfig, Executor};
 pub use error::EngineError;
-pub use gpu_placement::{
+use head::{Head, HeadShape};
+use memory::rings::{InputRing, OutputRing};
+use placement::governor;
+pub use placement::gpu_placement::{
     AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, GpuPolicy, Workload, cpu_costs,
     cpu_partition_cost_ns, gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
 };
-use gpu_placement::{gpu_fits, results_on_time};
-use head::{Head, HeadShape};
-pub use pace::{HostPace, Wait};
+use placement::gpu_placement::{gpu_fits, results_on_time};
+pub use placement::probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
+use placement::probe::{ProbeInner, ProbeLevel};
 pub use plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
-pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
-use probe::{ProbeInner, ProbeLevel};
-use rings::{InputRing, OutputRing};
+// The host's pace keeps its short path (`engine::pace`): the plugin's docs and the tests name it.
+pub use realtime::pace;
+pub use realtime::pace::{HostPace, Wait};
 pub use routing::{MAX_CHANNELS, Path, route, route_plain};
 use runner::LevelRunner;
-use spread::SpreadLevel;
+use runner::ahead::AheadLevel;
+use runner::spread::SpreadLevel;
 use upols::UpolsLevel;
 pub use worker::LateStats;
 use worker::{GpuHome, WorkerLevel};
@@ -445,9 +432,9 @@ impl Engine {
                 .collect(),
         }));
         // Every Auto engine with a way to the GPU is watched, small ones included: together
-        // they may load the CPU ([`load_policy`]). With no hub yet this costs the governor's
-        // poll and nothing else: the adapters are looked up (loading the drivers) only when a
-        // policy is about to send work to the GPU, and the hub opens only when the load
+        // they may load the CPU ([`placement::load_policy`]). With no hub yet this costs the
+        // governor's poll and nothing else: the adapters are looked up (loading the drivers) only
+        // when a policy is about to send work to the GPU, and the hub opens only when the load
         // policy or a level's way there needs it.
         if executor == Executor::Gpu(GpuPolicy::Auto) && probe.can_use_gpu() {
             governor::watch(&probe);

@@ -2,8 +2,8 @@
 //! one more partition in the frequency domain for quanta that a host call delivers whole, each
 //! quantum's partition sum prepared a quantum ahead on the audio thread.
 
-use super::super::rings::{InputRing, OutputRing};
 use super::{Carry, SplitSpectra, UpolsLevel, transform_partitions};
+use crate::engine::memory::rings::{InputRing, OutputRing};
 
 impl UpolsLevel {
     /// Makes this level (level 0 of a zero-latency plan, `D = P`) able to compute the head taps

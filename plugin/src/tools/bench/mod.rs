@@ -140,7 +140,7 @@ pub struct BenchResult {
     pub late_blocks: u64,
     pub dropped_chunks: u64,
     /// Times a call waited for a worker result while the host ran ahead of real time (see
-    /// `engine::pace`), and the longest wait in us.
+    /// `engine::realtime::pace`), and the longest wait in us.
     pub waits: u64,
     pub wait_max_us: f64,
     /// Times the measuring thread woke a worker (a system call each), per second of audio.
@@ -422,7 +422,7 @@ fn run_on_thread(
     first_instance: usize,
     start: Option<&Barrier>,
 ) -> Result<BenchResult, EngineError> {
-    let _ftz = crate::engine::denormals::ScopedFtz::enable();
+    let _ftz = crate::engine::realtime::denormals::ScopedFtz::enable();
     let num_channels = input.len();
     let num_outputs = ir.layout.matrix_outputs().unwrap_or(num_channels);
     let ir_taps = ir.len();
@@ -498,7 +498,7 @@ fn run_on_thread(
 
     let realtime = config
         .audio_priority
-        .and_then(crate::engine::worker::RealtimeGuard::raise);
+        .and_then(crate::engine::realtime::priority::RealtimeGuard::raise);
     let steal_start = steal_ms();
     let hub_cpu = |engines: &[Engine]| engines.iter().find_map(|e| e.gpu_stats()?.thread_cpu_s);
     let hub_start = hub_cpu(&engines);

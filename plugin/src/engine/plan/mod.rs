@@ -32,14 +32,14 @@
 //! executor runs the level. A level of up to [`MAX_SPREAD_PARTITION`] samples starts at
 //! `D = 2P`, and where its slack is under
 //! [`PlanLimits::min_worker_slack`] it runs on the audio thread, its period spread over the
-//! quanta of its slack ([`super::spread`]); bigger levels start where they have a worker's
+//! quanta of its slack ([`super::runner::spread`]); bigger levels start where they have a worker's
 //! slack, and run on workers (or the GPU). Where the GPU is never used (the CPU backend,
 //! [`PlanLimits::for_gpu`]), a level of at most [`CPU_SPREAD_MAX_QUANTA`] quanta whose spectra
 //! fit [`CPU_SPREAD_MAX_BYTES`] stays on the audio thread too, spread the same way: handing
 //! its job to a worker costs more than the level (a stereo 1 s reverb at block 1024 costs
 //! 24 % less so). From a quantum of [`AHEAD_MIN_QUANTUM`] samples, where the GPU is never
 //! used, a level may also start at `D = P`, its result due as its chunk completes, and run on
-//! the audio thread summed ahead ([`super::ahead`]: that call transforms the chunk and adds
+//! the audio thread summed ahead ([`super::runner::ahead`]: that call transforms the chunk and adds
 //! partition 0, the calls before it summed the other partitions; at most
 //! [`AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`] bytes of spectra per sample of the quantum, span 1):
 //! the level before it then covers fewer partitions, and its period hands no job over. The
@@ -151,7 +151,7 @@ pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 /// paired ratios), resident memory the same. A dense matrix holds far more per partition: a
 /// 16 x 16 x 4 s one took 17 % less CPU but 80 MB more memory, so matrices keep the default.
 /// Of those 80 MB, 25 are the bigger level's buffers and the rest is the huge-page pool's
-/// (`super::pages`): its `32768 x 4` level keeps each path's real and imaginary spectra in
+/// (`super::memory::pages`): its `32768 x 4` level keeps each path's real and imaginary spectra in
 /// buffers of 0.5 MiB and 48 bytes, three of which fill a shared 2 MiB block, leaving a
 /// quarter of every block unused (mapped 555 MB for 456 MB of buffers, against 457 for 431).
 /// Shared blocks of four huge pages took that back (477 MB mapped; resident after the build
@@ -176,12 +176,12 @@ pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// 1 s reverb's `4096x10` level (1.3 MiB) took 24 % off at block 1024 and its `2048x22` 31 %
 /// at 256; a 10 s one's `4096x6` (0.8 MiB) 5 % at 1024 and `2048x14` 6 % at 256. A 4 x 4
 /// room's `4096x6` (3.9 MiB) cost 15 % more, and 3 to 5 % more even carried in chunks as on a
-/// worker (`super::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
+/// worker (`super::runner::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
 pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
 /// Smallest quantum from which a level after the first may start at a delay of its partition
 /// size, its result due as its chunk completes, and run summed ahead on the audio thread
-/// ([`super::ahead`]), where the GPU is never used ([`PlanLimits::for_gpu`]): the level before
-/// it covers fewer partitions and its own period hands no job over. The call that completes
+/// ([`super::runner::ahead`]), where the GPU is never used ([`PlanLimits::for_gpu`]): the level
+/// before it covers fewer partitions and its own period hands no job over. The call that completes
 /// its chunk still takes its transforms and partition 0, so only hosts of big blocks get such
 /// levels. Allowed from 64 (Zen 4 EPYC VM, 2026-12-06, bounded per call), a 4 x 4 room at 128
 /// and a stereo 10 s reverb at 256 took 0.83 and 0.79 of their CPU offline, but at real-time
@@ -472,7 +472,7 @@ impl PartitionPlan {
     /// whose result is due as its chunk completes (but in the offload mode), every level
     /// with less slack than [`Self::min_worker_slack`], and, where the GPU is never used, the
     /// small levels of [`PlanLimits::cpu_spread_bytes`]; the period of a level after the first
-    /// is spread over the quanta of its slack ([`super::spread`]), or summed ahead where it
+    /// is spread over the quanta of its slack ([`super::runner::spread`]), or summed ahead where it
     /// has less slack than its period ([`Self::runs_ahead`]). The others run on workers
     /// (or the GPU), or inline with the inline executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
@@ -607,8 +607,8 @@ fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> b
 }
 
 /// Whether a level after the first runs summed ahead on the audio thread, its result due as
-/// its chunk completes ([`super::ahead`]): its slack is under its period (too little to spread
-/// it) and under a worker's. Only [`ahead_start`] places such levels.
+/// its chunk completes ([`super::runner::ahead`]): its slack is under its period (too little to
+/// spread it) and under a worker's. Only [`ahead_start`] places such levels.
 fn runs_ahead(first_inline: bool, level: &Level, placement: &Placement) -> bool {
     let slack = slack(level, placement.latency);
     !first_inline && slack < level.partition_size && slack < placement.min_worker_slack
