@@ -218,7 +218,7 @@ impl Preparer {
     /// engine it builds to `monitor`. Allocates; call off the audio thread.
     pub fn spawn(
         files: Arc<IrFileState>,
-        monitor: Arc<crate::monitor::EngineMonitor>,
+        monitor: Arc<crate::audio::monitor::EngineMonitor>,
     ) -> std::io::Result<Self> {
         let (requests, mut request_rx) = RingBuffer::<Request>::new(RING_CAPACITY);
         let (mut ready_tx, ready) = RingBuffer::<Prepared>::new(RING_CAPACITY);

@@ -8,13 +8,13 @@
 
 use std::time::{Duration, Instant};
 
+use longtail::audio::processor::{Controls, Processor};
 use longtail::engine::plan::{MAX_SPREAD_PARTITION, OFFLOAD_LATENCIES};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route_plain};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::edit::EditSettings;
 use longtail::preparer::{IrSource, Preparer, Request};
-use longtail::processor::{Controls, Processor};
 use longtail_tests::{
     Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
 };
@@ -360,7 +360,7 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
 
 #[test]
 fn publishing_to_a_busy_editor_never_allocates_or_waits() {
-    use longtail::monitor::{EngineMonitor, LoadMeter};
+    use longtail::audio::monitor::{EngineMonitor, LoadMeter};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
