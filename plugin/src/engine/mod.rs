@@ -108,14 +108,14 @@ use rustfft::FftPlanner;
 
 use crate::ir::Ir;
 use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
-pub use config::{EngineConfig, Executor};
+pub use config::{EngineConfig, Executor, GpuPolicy};
 pub use error::EngineError;
 use head::{Head, HeadShape};
 use memory::rings::{InputRing, OutputRing};
 use placement::governor;
 pub use placement::gpu_placement::{
-    AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, GpuPolicy, Workload, cpu_costs,
-    cpu_partition_cost_ns, gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
+    AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, Workload, cpu_costs, cpu_partition_cost_ns,
+    gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
 };
 use placement::gpu_placement::{gpu_fits, results_on_time};
 pub use placement::probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};

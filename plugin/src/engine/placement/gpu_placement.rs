@@ -1,4 +1,4 @@
-//! Where the GPU takes levels: the [`GpuPolicy`], opening the hub for an engine
+//! Where the GPU takes levels for a [`GpuPolicy`]: opening the hub for an engine
 //! ([`open_gpu`], which also has the hub's thread raise its priority), the rules that place a
 //! level on the GPU or let it go back, and the costs the Auto policy compares the GPU's with
 //! ([`cpu_costs`]: transforms and multiply-adds apart, weighed by an engine's
@@ -10,26 +10,10 @@
 
 use rustfft::FftPlanner;
 
+use crate::engine::config::GpuPolicy;
 use crate::engine::plan::PartitionPlan;
 use crate::engine::routing::Path;
 use crate::engine::upols::{self, UpolsLevel};
-
-/// When the GPU takes levels ([`Executor::Gpu`](crate::engine::Executor::Gpu)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuPolicy {
-    /// Only when it pays: a real GPU (not a CPU adapter such as lavapipe) that opened and
-    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`] path-samples of IR. Smaller
-    /// engines start on the CPU with a way to the GPU, and go there when the Auto engines of
-    /// the process together load the CPU and the GPU costs less ([`super::load_policy`]).
-    Auto,
-    /// Every level of at least [`GPU_MIN_PARTITION`] samples on the GPU whenever one can be
-    /// opened, whatever the calibration says; `allow_cpu_adapter` accepts lavapipe (tests, or
-    /// `LONGTAIL_GPU_ALLOW_CPU=1`). Levels still fall back to the CPU when it fails or is late.
-    Forced {
-        /// Accept a CPU adapter.
-        allow_cpu_adapter: bool,
-    },
-}
 
 /// Smallest partition the GPU takes: below it, dispatch and transfer overhead outweigh the
 /// FFT work (the DESIGN's GPU threshold; the calibration decides the slack side).
