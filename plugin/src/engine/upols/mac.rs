@@ -325,7 +325,11 @@ pub fn spectral_mac_terms<const K: usize>(
 macro_rules! simd_kernels {
     ($name:ident, $features:literal) => {
         mod $name {
-            use super::{Acc, MacKernels, Spectrum, Term, mac_pair_body, mac_terms_body};
+            // Named in full: read without the macro expanded, `super` would be the parent of
+            // this file, not this file.
+            use crate::engine::upols::mac::{
+                Acc, MacKernels, Spectrum, Term, mac_pair_body, mac_terms_body,
+            };
 
             /// The kernels of this build.
             ///
