@@ -91,6 +91,11 @@
 //!   (and the CPU's cost it is compared with), Auto for the whole process, what other threads
 //!   see of an engine ([`BackendProbe`]) and the thread that runs the thermal and load
 //!   policies through it; [`Engine`] starts watching and lets go.
+//!
+//! This module keeps the engine at play ([`Engine::process`], [`Engine::reset`], its counters
+//! and test hooks); `builder.rs` builds it ([`Engine::new`]) in steps: it checks the
+//! configuration, routes and plans, opens the GPU, places each level, sizes the rings and makes
+//! the probe.
 
 mod builder;
 pub mod config;
