@@ -85,16 +85,31 @@
 //! The constants are measured, in units of one flop: a real FFT of size `N` costs about
 //! `2.5 N log2 N`, a complex MAC 8, and a worker wake-up and context switch on a 2-core VM
 //! about 10 µs, 1e5 flops at the FFT's speed.
+//!
+//! # Parts
+//!
+//! This module holds the plan's types ([`PartitionPlan`], [`PlanLimits`], [`LatencyMode`]) and
+//! its constants. Each part uses only the parts listed before it:
+//!
+//! - `level.rs`: one level's shape ([`Level`]) and the bytes of spectra it holds.
+//! - `cost.rs`: the cost model above, per level ([`weighted_level_cost`]).
+//! - `placement.rs`: where a level runs (the audio thread or a worker) by its slack, and where
+//!   a level may start.
+//! - `search.rs`: the memoised search for the cheapest chain of levels.
 
 use std::collections::HashMap;
 
 mod cost;
 mod level;
+mod placement;
+mod search;
 
 pub use cost::{
     CostWeights, FFT_FLOPS, JOB_FLOPS, MAC_FLOPS, SPAN_FFT_WEIGHT, level_cost, weighted_level_cost,
 };
 pub use level::{Level, level_spectra_bytes};
+use placement::{Placement, runs_ahead, runs_on_worker, slack};
+use search::{ChainLimits, cheapest_levels};
 
 /// Growth factors the planner considers between consecutive levels.
 pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
@@ -539,229 +554,6 @@ impl PartitionPlan {
         }
         text
     }
-}
-
-/// What bounds every chain the planner considers.
-struct ChainLimits {
-    ir_len: usize,
-    max_partition_size: usize,
-    max_span: usize,
-    placement: Placement,
-    weights: CostWeights,
-}
-
-/// What decides whether a level after the first runs on a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Placement {
-    /// The plan's latency (the quantum in low-CPU mode, the offload mode's `L`, else 0).
-    latency: usize,
-    min_worker_slack: usize,
-    quantum: usize,
-    /// [`PlanLimits::cpu_spread_bytes`]; 0 in the offload mode, where nothing convolves on
-    /// the audio thread.
-    cpu_spread_bytes: usize,
-    /// [`CostWeights::streams`].
-    streams: usize,
-    /// Most bytes of spectra of a level summed ahead ([`AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`]);
-    /// 0 where none may (a GPU may take levels, the offload mode, small quanta).
-    ahead_bytes: usize,
-}
-
-impl Placement {
-    fn new(
-        latency: usize,
-        min_worker_slack: usize,
-        quantum: usize,
-        cpu_spread_bytes: usize,
-        streams: usize,
-    ) -> Self {
-        let ahead_bytes = if cpu_spread_bytes > 0 && quantum >= AHEAD_MIN_QUANTUM {
-            AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE * quantum
-        } else {
-            0
-        };
-        Self {
-            latency,
-            min_worker_slack,
-            quantum,
-            cpu_spread_bytes,
-            streams,
-            ahead_bytes,
-        }
-    }
-}
-
-/// Whether a level runs on a worker (or the GPU, or inline with the inline executor): not the
-/// first level of the zero-latency and low-CPU modes (`first_inline`), whose result is due as
-/// its chunk completes, nor a level with less slack (`D + latency - P`) than
-/// `min_worker_slack`, nor, where the GPU is never used, a level of at most
-/// [`CPU_SPREAD_MAX_QUANTA`] quanta and `cpu_spread_bytes` of spectra, whose job costs a worker
-/// more than the audio thread's share; the audio thread spreads those over their period, which
-/// needs a period of slack (`D >= 2P`, as [`level_start`] places them). The one rule for both
-/// the planner's costs and [`PartitionPlan::on_audio_thread`].
-fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> bool {
-    let spread_here = level.partition_size <= CPU_SPREAD_MAX_QUANTA * placement.quantum
-        && level_spectra_bytes(level, placement.streams) <= placement.cpu_spread_bytes
-        && slack(level, placement.latency) >= level.partition_size;
-    !first_inline && slack(level, placement.latency) >= placement.min_worker_slack && !spread_here
-}
-
-/// Whether a level after the first runs summed ahead on the audio thread, its result due as
-/// its chunk completes ([`super::runner::ahead`]): its slack is under its period (too little to
-/// spread it) and under a worker's. Only [`ahead_start`] places such levels.
-fn runs_ahead(first_inline: bool, level: &Level, placement: &Placement) -> bool {
-    let slack = slack(level, placement.latency);
-    !first_inline && slack < level.partition_size && slack < placement.min_worker_slack
-}
-
-/// [`runs_ahead`] for a level of `partition_size` starting at `ir_offset`, whatever its
-/// partitions: the slack depends on nothing else.
-fn runs_ahead_at(
-    first_inline: bool,
-    partition_size: usize,
-    ir_offset: usize,
-    placement: &Placement,
-) -> bool {
-    let probe = Level {
-        partition_size,
-        span: 1,
-        num_partitions: 1,
-        ir_offset,
-    };
-    runs_ahead(first_inline, &probe, placement)
-}
-
-/// Samples between a level's input chunk completing and its first output sample being needed,
-/// `D + latency - P`, with the plan's `latency`.
-fn slack(level: &Level, latency: usize) -> usize {
-    level.ir_offset + latency - level.partition_size
-}
-
-/// Where a level of `size` may start after a level whose partitions of `previous_taps` start at
-/// `previous_offset`, on the previous level's partition grid so the levels tile the IR:
-/// `D >= 2P` (a period of slack) for a level the audio thread may spread
-/// ([`MAX_SPREAD_PARTITION`]), and also `D - P >= min_worker_slack` for a bigger one, which
-/// runs on a worker.
-fn level_start(
-    size: usize,
-    previous_taps: usize,
-    previous_offset: usize,
-    min_worker_slack: usize,
-) -> usize {
-    let earliest = if size <= MAX_SPREAD_PARTITION {
-        2 * size
-    } else {
-        (2 * size).max(size + min_worker_slack)
-    };
-    on_grid(earliest, previous_taps, previous_offset)
-}
-
-/// Where a level of `size` summed ahead ([`runs_ahead`]) may start after a level whose partitions
-/// of `previous_taps` start at `previous_offset`: `D >= P`, its result due as its chunk
-/// completes, on the previous level's grid.
-fn ahead_start(size: usize, previous_taps: usize, previous_offset: usize) -> usize {
-    on_grid(size, previous_taps, previous_offset)
-}
-
-/// The first point at or after `earliest` of the grid of partitions of `previous_taps` that
-/// starts at `previous_offset` (the offset itself where `earliest` is before it).
-fn on_grid(earliest: usize, previous_taps: usize, previous_offset: usize) -> usize {
-    previous_offset
-        + earliest
-            .saturating_sub(previous_offset)
-            .next_multiple_of(previous_taps)
-}
-
-/// The cheapest levels covering taps `[offset, ir_len)` starting with partition size
-/// `partition_size`, and their cost. Either this level covers the rest, or it covers up to
-/// where a larger size may start and the search goes on from there; either way with
-/// partitions of any span up to the limits' (level 0, `first_inline`, on the audio thread,
-/// keeps span 1: its fused head is one more partition of `P`). `memo` keeps the chains found
-/// from each size and offset, so the spans multiply the choices per level, not per chain.
-fn cheapest_levels(
-    partition_size: usize,
-    offset: usize,
-    limits: &ChainLimits,
-    first_inline: bool,
-    memo: &mut HashMap<(usize, usize), (f64, Vec<Level>)>,
-) -> (f64, Vec<Level>) {
-    if !first_inline && let Some(found) = memo.get(&(partition_size, offset)) {
-        return found.clone();
-    }
-    let ir_len = limits.ir_len;
-    let max_span = if first_inline { 1 } else { limits.max_span };
-    let mut best: Option<(f64, Vec<Level>)> = None;
-    // A level on the audio thread (spread over its period, after the first) hands no job over.
-    let cost = |level: &Level| {
-        let on_worker = runs_on_worker(first_inline, level, &limits.placement);
-        weighted_level_cost(level, on_worker, limits.weights)
-    };
-    // Spans pay where the products fit in cache and the level does not carry in chunks. A
-    // level summed ahead keeps span 1 and its spectra within the placement's bound.
-    let placement = &limits.placement;
-    let ahead_here = runs_ahead_at(first_inline, partition_size, offset, placement);
-    let fits = |level: &Level| {
-        let bytes = level_spectra_bytes(level, placement.streams);
-        if ahead_here {
-            level.span == 1 && bytes <= placement.ahead_bytes
-        } else {
-            level.span == 1
-                || (level.num_partitions <= SPAN_MAX_PARTITIONS && bytes <= SPAN_MAX_SPECTRA_BYTES)
-        }
-    };
-    for span in 1..=max_span {
-        let level = |num_partitions| Level {
-            partition_size,
-            span,
-            num_partitions,
-            ir_offset: offset,
-        };
-        let taps = span * partition_size;
-        let whole = level((ir_len - offset).div_ceil(taps));
-        // Ties keep the plan with fewer levels (fewer threads), then the smaller span.
-        let mut consider = |cost: f64, levels: Vec<Level>| {
-            if best.as_ref().is_none_or(|(best, _)| cost < *best) {
-                best = Some((cost, levels));
-            }
-        };
-        if fits(&whole) {
-            consider(cost(&whole), vec![whole]);
-        }
-        for factor in GROWTH_FACTORS {
-            let next_size = partition_size * factor;
-            let start = level_start(next_size, taps, offset, placement.min_worker_slack);
-            // Where the placement allows, also the next level summed ahead, as early as that
-            // lets.
-            let whole = Some(ahead_start(next_size, taps, offset)).filter(|&whole| {
-                placement.ahead_bytes > 0
-                    && whole < start
-                    && runs_ahead_at(false, next_size, whole, placement)
-            });
-            for next_start in std::iter::once(start).chain(whole) {
-                if next_size > limits.max_partition_size
-                    || next_start <= offset
-                    || next_start >= ir_len
-                {
-                    continue;
-                }
-                let grown = level((next_start - offset) / taps);
-                if !fits(&grown) {
-                    continue;
-                }
-                let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false, memo);
-                let mut levels = vec![grown];
-                levels.extend(tail);
-                consider(cost(&grown) + tail_cost, levels);
-            }
-        }
-    }
-    // A level summed ahead whose every chain breaks its bound has none: the caller's other
-    // choices win. The first level always has one (span 1 covering the rest).
-    let best = best.unwrap_or((f64::INFINITY, Vec::new()));
-    if !first_inline {
-        memo.insert((partition_size, offset), best.clone());
-    }
-    best
 }
 
 /// The quantum for a host maximum block size: the block size itself when it is a power of two
