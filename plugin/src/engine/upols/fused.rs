@@ -53,7 +53,7 @@ impl UpolsLevel {
 
     /// Transforms the input chunk that ends at `chunk_end` into the newest FDL slot, and
     /// nothing else: for a level whose FDL is brought up to date before it runs (the head's
-    /// blocks, [`super::head`]). Does not allocate.
+    /// blocks, [`crate::engine::head`]). Does not allocate.
     pub fn push_chunk(&mut self, chunk_end: u64, inputs: &[InputRing]) {
         let windows = self.ring_windows(inputs, chunk_end);
         self.forward(&windows[..inputs.len()]);
