@@ -6,7 +6,7 @@
 //!
 //! - Real-time mode waits only while the host is ahead of real time, never past the bound of
 //!   [`crate::engine::realtime::pace`] ([`Wait::Until`]); at real-time pace it does not wait. A
-//! result that is still not complete then is *late*: it is counted once
+//!   result that is still not complete then is *late*: it is counted once
 //!   ([`LevelStats::late_results`]), and when it arrives only the samples that are still in the
 //!   future are used, faded in over [`LATE_FADE_SAMPLES`]; the part of the slot that has
 //!   already played stays silent for this level.
