@@ -108,11 +108,13 @@ pub use cost::{
     CostWeights, FFT_FLOPS, JOB_FLOPS, MAC_FLOPS, SPAN_FFT_WEIGHT, level_cost, weighted_level_cost,
 };
 pub use level::{Level, level_spectra_bytes};
+pub use placement::{
+    AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE, AHEAD_MIN_QUANTUM, CPU_SPREAD_MAX_QUANTA,
+    MAX_SPREAD_PARTITION,
+};
 use placement::{Placement, runs_ahead, runs_on_worker, slack};
 use search::{ChainLimits, cheapest_levels};
-
-/// Growth factors the planner considers between consecutive levels.
-pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
+pub use search::{GROWTH_FACTORS, SPAN_MAX_PARTITIONS, SPAN_MAX_SPECTRA_BYTES};
 
 /// Most hops an IR partition may span ([`Level::span`]) in a plan that never uses the GPU
 /// ([`PlanLimits::for_gpu`]): 2, partitions of `2P` in FFTs of `3P`, besides the plain 1.
@@ -124,18 +126,6 @@ pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
 /// 25 % less at 512 but 3 % less at 1024 and 7 % more at 2048. A real FFT of 3072 points took
 /// 1.76 times one of 2048 ([`SPAN_FFT_WEIGHT`]).
 pub const MAX_SPAN: usize = 2;
-
-/// Most bytes of spectra ([`level_spectra_bytes`]) of a level whose partitions span more
-/// than one hop. Past it the spectra stream from memory, where a level already reads each
-/// partition once for two periods (`upols/carry.rs`): a period costs what it reads, and fewer
-/// products read no fewer bytes (the 12 x 12 level of 4096 above, 28 MB, lost 5 %).
-pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
-
-/// Most partitions of a level whose partitions span more than one hop. From one more (the
-/// `CHUNKED_MIN_PARTITIONS` of `upols/carry.rs`) a level big enough carries in chunks there,
-/// whose walk finds the next period's input spectrum in the step before's; with spans it is
-/// another spectrum, read from memory again.
-pub const SPAN_MAX_PARTITIONS: usize = 4;
 
 /// Smallest quantum the plan uses; hosts with smaller power-of-two buffers still get 16.
 pub const MIN_QUANTUM: usize = 16;
@@ -151,10 +141,6 @@ pub const DEFAULT_QUANTUM: usize = 64;
 /// Default least slack of a worker level: 1536 samples, 32 ms at 48 kHz, more than the
 /// longest stalls seen on a loaded 2-core VM (16 instances of a 10 s IR at 64-sample blocks).
 pub const DEFAULT_MIN_WORKER_SLACK: usize = 1536;
-/// Largest partition size of a level after the first that runs on the audio thread, spread
-/// over its period, when its slack is too small for a worker: bigger levels keep a worker's
-/// slack, so the GPU may take them (its levels start at 1024).
-pub const MAX_SPREAD_PARTITION: usize = 512;
 /// Default cap on partition sizes: the largest the GPU's levels have been measured at.
 pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 /// Cap on partition sizes of an engine that never uses the GPU and holds at most
@@ -180,9 +166,6 @@ pub const CPU_MAX_PARTITION_SIZE: usize = 32768;
 /// Most spectra per partition ([`CostWeights::streams`]) of an engine that may use
 /// [`CPU_MAX_PARTITION_SIZE`]: true stereo's 4 paths and 2 inputs.
 pub const LONG_PARTITION_MAX_STREAMS: usize = 6;
-/// Most quanta the period of a level with a worker's slack may be spread over on the audio
-/// thread where no GPU may take the level ([`PlanLimits::for_gpu`]).
-pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// Most bytes of spectra (IR and input, [`level_spectra_bytes`]) of a level with a worker's
 /// slack that the audio thread runs, spread over its period, where no GPU may take the level.
 /// Handing a job to a worker costs about 35 us here (a wake-up of the other core and its cold
@@ -193,30 +176,6 @@ pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// room's `4096x6` (3.9 MiB) cost 15 % more, and 3 to 5 % more even carried in chunks as on a
 /// worker (`super::runner::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
 pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
-/// Smallest quantum from which a level after the first may start at a delay of its partition
-/// size, its result due as its chunk completes, and run summed ahead on the audio thread
-/// ([`super::runner::ahead`]), where the GPU is never used ([`PlanLimits::for_gpu`]): the level
-/// before it covers fewer partitions and its own period hands no job over. The call that completes
-/// its chunk still takes its transforms and partition 0, so only hosts of big blocks get such
-/// levels. Allowed from 64 (Zen 4 EPYC VM, 2026-12-06, bounded per call), a 4 x 4 room at 128
-/// and a stereo 10 s reverb at 256 took 0.83 and 0.79 of their CPU offline, but at real-time
-/// pace the room cost more (0.042 against 0.038 CPU-s/s: each call meets its spectra colder)
-/// and the calls' p99 rose from 80 to 231 us and from 76 to 332 us.
-pub const AHEAD_MIN_QUANTUM: usize = 1024;
-/// Most bytes of spectra ([`level_spectra_bytes`]) of a level summed ahead on the audio
-/// thread, per sample of the quantum: 6 MiB at 1024. Such a level first ran whole as its chunk
-/// completed: on the Zen 4 EPYC VM (2026-12-05, `bench --backend cpu --block 1024`, 9 rounds
-/// alternated with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) at `D = P`, so
-/// that level 0 covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo
-/// 1 s and 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to
-/// 0.8 ms of the 21.3 ms it has at 48 kHz. Summed ahead (2026-12-06, 7 rounds) the same plans
-/// cost the same (paired ratios 1.02, 1.01 and 0.96) and the paced calls' p99 fell from 0.7 to
-/// 0.8 ms to 0.36 to 0.40 (4 x 4) and from 0.29 to 0.20 to 0.21 ms (stereo 1 s); a stereo
-/// 10 s reverb's from 0.35 to 0.22 ms (before it carried). Bounding a call's share instead (one
-/// partition and its part of the others) also summed ahead a 4 x 4 room's `16384x5` and a
-/// stereo 10 s reverb's `32768x14`: 0.925 and 0.965 of the CPU (15 rounds), but p99 978 and
-/// 741 us, the big transforms of the call that completes their chunk.
-pub const AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
 
 /// How the engine trades latency against CPU time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

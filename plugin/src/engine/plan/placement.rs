@@ -7,10 +7,40 @@
 //! Pure code: no threads, no allocation. Not the GPU's placement, which takes worker levels at
 //! run time ([`crate::engine::placement`]).
 
-use super::{
-    AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE, AHEAD_MIN_QUANTUM, CPU_SPREAD_MAX_QUANTA, Level,
-    MAX_SPREAD_PARTITION, level_spectra_bytes,
-};
+use super::level::{Level, level_spectra_bytes};
+
+/// Largest partition size of a level after the first that runs on the audio thread, spread
+/// over its period, when its slack is too small for a worker: bigger levels keep a worker's
+/// slack, so the GPU may take them (its levels start at 1024).
+pub const MAX_SPREAD_PARTITION: usize = 512;
+/// Most quanta the period of a level with a worker's slack may be spread over on the audio
+/// thread where no GPU may take the level ([`PlanLimits::for_gpu`](super::PlanLimits::for_gpu)).
+pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
+/// Smallest quantum from which a level after the first may start at a delay of its partition
+/// size, its result due as its chunk completes, and run summed ahead on the audio thread
+/// ([`crate::engine::runner::ahead`]), where the GPU is never used
+/// ([`PlanLimits::for_gpu`](super::PlanLimits::for_gpu)): the level before it covers fewer
+/// partitions and its own period hands no job over. The call that completes its chunk still takes
+/// its transforms and partition 0, so only hosts of big blocks get such levels. Allowed from 64
+/// (Zen 4 EPYC VM, 2026-12-06, bounded per call), a 4 x 4 room at 128 and a stereo 10 s reverb at
+/// 256 took 0.83 and 0.79 of their CPU offline, but at real-time pace the room cost more (0.042
+/// against 0.038 CPU-s/s: each call meets its spectra colder) and the calls' p99 rose from 80 to
+/// 231 us and from 76 to 332 us.
+pub const AHEAD_MIN_QUANTUM: usize = 1024;
+/// Most bytes of spectra ([`level_spectra_bytes`]) of a level summed ahead on the audio
+/// thread, per sample of the quantum: 6 MiB at 1024. Such a level first ran whole as its chunk
+/// completed: on the Zen 4 EPYC VM (2026-12-05, `bench --backend cpu --block 1024`, 9 rounds
+/// alternated with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) at `D = P`, so
+/// that level 0 covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo
+/// 1 s and 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to
+/// 0.8 ms of the 21.3 ms it has at 48 kHz. Summed ahead (2026-12-06, 7 rounds) the same plans
+/// cost the same (paired ratios 1.02, 1.01 and 0.96) and the paced calls' p99 fell from 0.7 to
+/// 0.8 ms to 0.36 to 0.40 (4 x 4) and from 0.29 to 0.20 to 0.21 ms (stereo 1 s); a stereo
+/// 10 s reverb's from 0.35 to 0.22 ms (before it carried). Bounding a call's share instead (one
+/// partition and its part of the others) also summed ahead a 4 x 4 room's `16384x5` and a
+/// stereo 10 s reverb's `32768x14`: 0.925 and 0.965 of the CPU (15 rounds), but p99 978 and
+/// 741 us, the big transforms of the call that completes their chunk.
+pub const AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
 
 /// What decides whether a level after the first runs on a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,11 +7,25 @@
 
 use std::collections::HashMap;
 
+use super::cost::{CostWeights, weighted_level_cost};
+use super::level::{Level, level_spectra_bytes};
 use super::placement::{Placement, ahead_start, level_start, runs_ahead_at, runs_on_worker};
-use super::{
-    CostWeights, GROWTH_FACTORS, Level, SPAN_MAX_PARTITIONS, SPAN_MAX_SPECTRA_BYTES,
-    level_spectra_bytes, weighted_level_cost,
-};
+
+/// Growth factors the planner considers between consecutive levels.
+pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
+
+/// Most bytes of spectra ([`level_spectra_bytes`]) of a level whose partitions span more
+/// than one hop. Past it the spectra stream from memory, where a level already reads each
+/// partition once for two periods (`upols/carry.rs`): a period costs what it reads, and fewer
+/// products read no fewer bytes (the 12 x 12 level of 4096 of [`MAX_SPAN`](super::MAX_SPAN), 28 MB,
+/// lost 5 %).
+pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
+
+/// Most partitions of a level whose partitions span more than one hop. From one more (the
+/// `CHUNKED_MIN_PARTITIONS` of `upols/carry.rs`) a level big enough carries in chunks there,
+/// whose walk finds the next period's input spectrum in the step before's; with spans it is
+/// another spectrum, read from memory again.
+pub const SPAN_MAX_PARTITIONS: usize = 4;
 
 /// What bounds every chain the planner considers.
 pub(super) struct ChainLimits {
