@@ -5,8 +5,9 @@ use std::borrow::Cow;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use super::config::BenchConfig;
 use super::pace::{OfflineRender, Pace, Pacer};
-use super::{BenchConfig, BenchResult};
+use super::result::BenchResult;
 use crate::cpu_time;
 use crate::engine::{Engine, EngineConfig, EngineError, MAX_CHANNELS, PlanLimits, stagger_phase};
 use crate::ir::Ir;

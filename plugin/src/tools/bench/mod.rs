@@ -21,153 +21,29 @@
 //!
 //! - `pace.rs`: how the measuring thread releases blocks ([`Pace`]), and the offline render a
 //!   `--check` run is compared with.
+//! - `config.rs` and `result.rs`: what a run is asked ([`BenchConfig`]) and what it measured
+//!   ([`BenchResult`]).
 //! - `host_thread.rs`: one thread's run: its engines built, its timed loop, its figures.
 //! - `report.rs`: the JSON line of a [`BenchResult`]; `raw.rs`: the harness's raw f32 files.
 
 use std::borrow::Cow;
 use std::sync::Barrier;
 
-use crate::engine::{EngineError, Executor, LatencyMode};
+use crate::engine::EngineError;
 use crate::ir::Ir;
 use crate::rng::Rng;
 
+mod config;
 mod host_thread;
 mod pace;
 mod raw;
 mod report;
+mod result;
+pub use config::BenchConfig;
 use host_thread::run_on_thread;
 pub use pace::{AHEAD_PAUSE, Pace};
 pub use raw::{read_raw_f32, write_raw_f32};
-
-/// How to run a benchmark.
-#[derive(Debug, Clone)]
-pub struct BenchConfig {
-    /// Host block size in samples.
-    pub block: usize,
-    /// Sample rate in Hz (for deadlines and audio seconds).
-    pub rate: u32,
-    /// Plugin instances processed one after another in each block (one engine each).
-    pub instances: usize,
-    /// Zero latency, low CPU, or the offload mode with its latency.
-    pub latency_mode: LatencyMode,
-    /// How blocks are released ([`Pace`]); every pace but [`Pace::Offline`] runs the engines in
-    /// real-time mode, where lates are possible.
-    pub pace: Pace,
-    /// Also render the first instance's input offline and report how far its output is from
-    /// that render ([`BenchResult::snr_vs_offline_db`]).
-    pub check: bool,
-    /// SCHED_FIFO priority of the measuring thread while it runs, as a host gives its audio
-    /// thread (Windows: MMCSS "Pro Audio" at critical, see `RealtimeGuard::raise`); `None`
-    /// leaves it as it is.
-    pub audio_priority: Option<u32>,
-    /// Blocks in the first `warmup_s` seconds are left out of the per-block statistics.
-    pub warmup_s: f64,
-    /// Stop at a block boundary once the timed loop has run this long.
-    pub max_wall_s: Option<f64>,
-    /// Where levels after the first run.
-    pub executor: Executor,
-    /// Free-form name of this configuration.
-    pub variant: String,
-    /// Instead of engines, each call does this many microseconds of fixed work (a spin that
-    /// walks a 512 KiB buffer): the machine's own timing noise, measured the same way, at the
-    /// same pace and priority, so an engine's per-call tail can be read against it.
-    pub fixed_work_us: Option<f64>,
-    /// Read the calling thread's CPU clock around each block's calls, for the per-call CPU
-    /// figures ([`BenchResult::cpu_process_s`], `oncpu_*`, `offcpu_max_us`). Each read is a
-    /// system call on Linux (no vDSO for thread clocks), about 0.25 us on the VMs here: at
-    /// 64-sample blocks 0.0004 CPU-s/s, a tenth of a stereo 1 s reverb's. The harness mode
-    /// leaves it off, as the peers' harnesses time their blocks by the monotonic clock alone.
-    pub call_cpu: bool,
-}
-
-/// What a benchmark measured (the harness contract's fields).
-#[derive(Debug, Clone)]
-pub struct BenchResult {
-    /// `longtail`, or `fixed-work` for [`BenchConfig::fixed_work_us`].
-    pub engine: &'static str,
-    pub variant: String,
-    /// `cpu`, or `gpu` when any level ran on the GPU.
-    pub backend: &'static str,
-    /// The GPU adapter, when the engines opened one.
-    pub gpu_adapter: Option<String>,
-    /// The GPU hub's round trip over the run (median, 99th percentile, largest), in us.
-    pub gpu_rt_us: [f64; 3],
-    /// The same periods' phases and round trips by batch ([`longtail_gpu::PeriodStats`]).
-    pub gpu_periods: Option<longtail_gpu::PeriodStats>,
-    /// CPU seconds of the GPU hub's thread over the timed run (the rest of the process's CPU
-    /// beyond the audio and worker threads is the driver's).
-    pub gpu_hub_cpu_s: Option<f64>,
-    pub block: usize,
-    pub rate: u32,
-    /// Input channels.
-    pub channels: usize,
-    /// Output channels (the matrix's, else `channels`).
-    pub outputs: usize,
-    /// Paths after routing (a matrix's present paths; 1 or 2 for the diagonal layouts).
-    pub paths: usize,
-    pub ir_taps: usize,
-    pub instances: usize,
-    pub audio_s: f64,
-    pub n_blocks: usize,
-    pub cpu_s: f64,
-    pub cpu_main_s: f64,
-    /// The calling threads' CPU seconds inside each block's calls (the engines' `process()`,
-    /// and with `--out` the copy of the first instance's output): their `cpu_main_s` less
-    /// what the host loop between blocks costs (a paced loop's sleeps and wake-ups, which a
-    /// host's audio thread pays whatever plugin it runs).
-    /// `None` where the run did not read it ([`BenchConfig::call_cpu`]).
-    pub cpu_process_s: Option<f64>,
-    pub wall_s: f64,
-    pub threads: usize,
-    pub setup_s: f64,
-    pub warmup_blocks: usize,
-    pub blk_med_us: f64,
-    pub blk_p99_us: f64,
-    pub blk_max_us: f64,
-    pub blk_max_all_us: f64,
-    /// The measuring thread's own CPU time per call (its thread clock, read just outside the
-    /// wall-clock interval), after warm-up: 99th percentile and largest, in us. Where the
-    /// kernel accounts for a hypervisor's steal time (Linux guests with paravirtual steal
-    /// clocks), that time is not in here, while the wall-clock `blk_*` figures hold it. `None`
-    /// where the run did not read it ([`BenchConfig::call_cpu`]), as the next.
-    pub oncpu_p99_us: Option<f64>,
-    pub oncpu_max_us: Option<f64>,
-    /// The largest wall-clock time of one call that was not the thread's CPU time (stolen by
-    /// the hypervisor, or the thread preempted), after warm-up, in us.
-    pub offcpu_max_us: Option<f64>,
-    /// Time the machine's hypervisor took from all its CPUs during the timed loop, in ms
-    /// (`steal` of /proc/stat); -1 where unknown.
-    pub steal_ms: f64,
-    pub deadline_us: f64,
-    pub latency_samples: usize,
-    pub late_blocks: u64,
-    pub dropped_chunks: u64,
-    /// Times a call waited for a worker result while the host ran ahead of real time (see
-    /// `engine::realtime::pace`), and the longest wait in us.
-    pub waits: u64,
-    pub wait_max_us: f64,
-    /// Times the measuring thread woke a worker (a system call each), per second of audio.
-    pub wakes_per_s: f64,
-    pub layout: String,
-    /// Whether the engines ran in real-time mode.
-    pub paced: bool,
-    /// The [`Pace`] the blocks were released at.
-    pub pace: Pace,
-    /// With [`BenchConfig::check`]: the first instance's output against its offline render,
-    /// in dB (300 when identical).
-    pub snr_vs_offline_db: Option<f64>,
-    /// Resident memory of the process once the engines are built, in KiB.
-    pub rss_kb: u64,
-    /// Resident memory the engines added, per instance, in KiB.
-    pub mem_per_instance_kb: u64,
-    /// The measuring thread's SCHED_FIFO priority (Windows: the one asked for, when MMCSS or
-    /// the thread priority was granted), 0 when it ran with the default policy.
-    pub audio_priority: u32,
-    /// Host threads the session ran on ([`run_host_threads`]); 1 for [`run`].
-    pub host_threads: usize,
-    /// This thread's index among them; `None` for a whole run or session.
-    pub host_thread: Option<usize>,
-}
+pub use result::BenchResult;
 
 /// The benchmark workload of `shared/bench/peers`: white noise N(0, 0.1^2), seeded.
 pub fn noise_input(num_channels: usize, num_frames: usize, seed: u64) -> Vec<Vec<f32>> {
@@ -379,12 +255,4 @@ fn session_result(threads: &[BenchResult]) -> BenchResult {
         host_thread: None,
         ..first.clone()
     }
-}
-
-/// The 1-minute load average, or -1 where unknown.
-fn loadavg1() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|text| text.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(-1.0)
 }
