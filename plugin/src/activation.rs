@@ -6,9 +6,9 @@
 use crate::engine::{Engine, EngineConfig, Executor, LatencyMode};
 use crate::ir::edit::EditSettings;
 use crate::ir::mapping::ChannelFormat;
-use crate::monitor::LoadMeter;
+use crate::audio::monitor::LoadMeter;
+use crate::audio::processor::Processor;
 use crate::preparer::{IrSource, Preparer, Request};
-use crate::processor::Processor;
 
 /// What an engine is built from, besides the activation's configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]

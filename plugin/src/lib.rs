@@ -1,7 +1,7 @@
 //! Longtail: a zero-latency convolution reverb (CLAP, VST3 and a standalone app).
 //!
 //! This file is the nice-plug glue only: metadata, `activate()`, `reset()`, `process()` and the
-//! exports. The signal path is [`processor::Processor`] around [`engine::Engine`]; engines are
+//! exports. The signal path is [`Processor`] around [`engine::Engine`]; engines are
 //! built on the [`preparer`] thread and swapped in with a crossfade. Activation never fails:
 //! where Longtail cannot convolve (a sample rate outside 1 kHz to 768 kHz), it plays the dry
 //! signal through [`passthrough::PassThrough`] and the editor says why.
@@ -18,15 +18,16 @@
 //!
 //! - this file: the host's calls (`activate()`, `process()`, state, editor);
 //! - [`params`]: the parameters and what the state persists; [`layouts`]: the buses offered;
-//! - `activation`: one activation's state on the audio thread and its exchange of engines
-//!   with the preparation thread;
-//! - [`processor`]: the audio thread's signal path (wet width, mix, gain, crossfaded engine
-//!   swaps) and [`passthrough`], the dry path where no engine can run;
+//! - [`audio`]: what runs on the audio thread around the engine, and what it reports:
+//!   [`audio::processor`], the signal path (wet width, mix, gain, crossfaded engine swaps);
+//!   [`audio::passthrough`], the dry path where no engine can run; [`audio::monitor`], the
+//!   numbers for the editor (atomics only), and [`audio::meters`], the input and output levels;
+//! - `activation`: one activation's state on the audio thread and its exchange of engines with
+//!   the preparation thread;
 //! - [`preparer`]: the preparation thread that builds engines off the audio thread;
-//! - [`monitor`]: the audio thread's numbers for the editor (atomics only), and [`meters`],
-//!   its input and output levels;
-//! - [`engine`]: the convolution engine: the plan, the head, the FFT levels, the workers and the
-//!   GPU side, and the thermal governor that moves levels;
+//! - [`engine`]: the convolution engine, by concept: the plan, the FFT levels and the head, the
+//!   workers and their GPU side, the runners that place each level on a thread, and the
+//!   placement (GPU or CPU, the thermal and load policies) that moves levels while they play;
 //! - [`ir`]: impulse responses: decoding files, the built-ins, edits, resampling, the user file
 //!   in the project state; [`library`]: the IR files under the user's folders, as headers, and
 //!   the settings file (folders, favourites) every instance shares;
@@ -44,6 +45,7 @@
 #![recursion_limit = "256"]
 
 mod activation;
+pub mod audio;
 pub mod cpu_time;
 pub mod editor;
 pub mod engine;
@@ -52,12 +54,8 @@ pub mod ir;
 pub mod layouts;
 pub mod library;
 pub mod logging;
-pub mod meters;
-pub mod monitor;
 pub mod params;
-pub mod passthrough;
 pub mod preparer;
-pub mod processor;
 pub mod render;
 pub mod rng;
 pub mod thermal;
@@ -71,17 +69,17 @@ use std::time::Instant;
 use nice_plug::prelude::*;
 
 use activation::{Active, EngineKey};
+use audio::meters::Meter;
+use audio::monitor::{EngineMonitor, LoadMeter};
+use audio::passthrough::{self, PassThrough};
+use audio::processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 use engine::{Engine, EngineConfig, LatencyMode, MAX_CHANNELS, PlanLimits};
 use guard::fence::{FENCE_LIMIT, FenceOutcome, Task, TaskFence};
 use guard::unwind;
 use ir::edit::EditSettings;
 use ir::store::IrFileState;
-use meters::Meter;
-use monitor::{EngineMonitor, LoadMeter};
 use params::{EDIT_DEBOUNCE_MS, LongtailParams};
-use passthrough::PassThrough;
 use preparer::{IrSource, Preparer, Request};
-use processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
 
 /// The commit this build comes from (12 hex digits), or `unknown` when it was built outside a
 /// git checkout without `LONGTAIL_COMMIT` set (see `build.rs`).

@@ -218,7 +218,7 @@ impl Preparer {
     /// engine it builds to `monitor`. Allocates; call off the audio thread.
     pub fn spawn(
         files: Arc<IrFileState>,
-        monitor: Arc<crate::monitor::EngineMonitor>,
+        monitor: Arc<crate::audio::monitor::EngineMonitor>,
     ) -> std::io::Result<Self> {
         let (requests, mut request_rx) = RingBuffer::<Request>::new(RING_CAPACITY);
         let (mut ready_tx, ready) = RingBuffer::<Prepared>::new(RING_CAPACITY);
@@ -232,7 +232,7 @@ impl Preparer {
         let thread = std::thread::Builder::new()
             .name("longtail-prepare".into())
             .spawn(move || {
-                let _ftz = crate::engine::denormals::ScopedFtz::enable();
+                let _ftz = crate::engine::realtime::denormals::ScopedFtz::enable();
                 while !thread_stop.load(Ordering::Acquire) {
                     // Drop what the audio thread retired (its workers stop and are joined).
                     while let Ok(engine) = retire_rx.pop() {

@@ -8,12 +8,12 @@
 
 use std::time::Instant;
 
+use crate::audio::processor::{Controls, Processor};
 use crate::cpu_time;
-use crate::engine::denormals::ScopedFtz;
+use crate::engine::realtime::denormals::ScopedFtz;
 use crate::engine::{Engine, EngineConfig, EngineError, Executor, LatencyMode, PlanLimits};
 use crate::ir::Ir;
 use crate::ir::mapping::ChannelFormat;
-use crate::processor::{Controls, Processor};
 use crate::rng::Rng;
 
 /// Seed of the `random` block-size sequence, so random renders are reproducible.
@@ -48,7 +48,7 @@ pub struct RenderOptions {
     /// Wet share, linear: `out = mix * wet + (1 - mix) * dry`.
     pub mix: f32,
     /// Stereo width of the wet signal, `0..=2` (1: as the IR has it), on two-output buses
-    /// ([`crate::processor::Controls::width`]).
+    /// ([`crate::audio::processor::Controls::width`]).
     pub width: f32,
     /// Zero latency, low CPU, or the offload mode with its latency.
     pub latency_mode: LatencyMode,

@@ -6,8 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use longtail::engine::mac::{Acc, Spectrum, best_mac_kernels, spectral_mac};
-use longtail::engine::split_fft::SplitRealFft;
+use longtail::engine::upols::mac::{Acc, Spectrum, best_mac_kernels, spectral_mac};
+use longtail::engine::upols::split_fft::SplitRealFft;
 use longtail::engine::upols::{LevelShape, UpolsLevel};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, Path, PlanLimits};
 use longtail::ir::Ir;

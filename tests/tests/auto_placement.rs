@@ -1,6 +1,6 @@
-//! Auto for the whole process (`engine::load_policy`): one small Auto engine stays on the CPU;
-//! 32 of them under a (scripted) loaded CPU send their big levels to the GPU through the warm
-//! hand-over; a hot GPU sends them back and gets none while hot, however loaded the CPU; once
+//! Auto for the whole process (`engine::placement::load_policy`): one small Auto engine stays on
+//! the CPU; 32 of them under a (scripted) loaded CPU send their big levels to the GPU through the
+//! warm hand-over; a hot GPU sends them back and gets none while hot, however loaded the CPU; once
 //! cool it gets them again, and they come back when the load falls. Every output is the float64
 //! reference convolution (>= 100 dB) through all the moves, every `process()` under
 //! `assert_no_alloc`.
@@ -12,9 +12,10 @@
 
 use std::time::{Duration, Instant};
 
-use longtail::engine::load_policy::LoadDecision;
+use longtail::engine::placement::governor;
+use longtail::engine::placement::load_policy::LoadDecision;
 use longtail::engine::{
-    Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, governor, stagger_phase,
+    Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, stagger_phase,
 };
 use longtail::ir::Ir;
 use longtail::thermal::Placement;

@@ -258,11 +258,11 @@ fn engines_share_the_hub_while_others_come_and_go() {
     }
 }
 
-/// The GPU's results come through the same slots as a worker's, so the rule of `engine::pace`
-/// holds for them: a host 0.2 s ahead of real time at 3 starts, in real-time mode, gets the
-/// offline render with no late result. At each start the engine's estimate of the lead begins
-/// at 0, so there a result may take the level's slack minus the margin (over 30 ms here, 4
-/// times lavapipe's p99.9 round trip) and no more: the test runs alone ([`alone`]).
+/// The GPU's results come through the same slots as a worker's, so the rule of
+/// `engine::realtime::pace` holds for them: a host 0.2 s ahead of real time at 3 starts, in
+/// real-time mode, gets the offline render with no late result. At each start the engine's estimate
+/// of the lead begins at 0, so there a result may take the level's slack minus the margin (over 30
+/// ms here, 4 times lavapipe's p99.9 round trip) and no more: the test runs alone ([`alone`]).
 #[test]
 fn gpu_levels_wait_while_the_host_is_ahead() {
     let _cpu = alone();
@@ -347,7 +347,7 @@ fn the_hub_thread_asks_for_real_time_priority() {
         );
         // SCHED_FIFO is policy 1, SCHED_OTHER 0.
         let want = if realtime {
-            (1, longtail::engine::worker::realtime::GPU_HUB_PRIORITY)
+            (1, longtail::engine::realtime::priority::GPU_HUB_PRIORITY)
         } else {
             (0, 0)
         };

@@ -86,7 +86,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     };
     std::fs::write(gpu_zone.join("type"), "amdgpu\n").unwrap();
     set_gpu_temp(50);
-    longtail::engine::governor::set_thermal_root(Some(thermal_root.clone()));
+    longtail::engine::placement::governor::set_thermal_root(Some(thermal_root.clone()));
 
     // The offload mode at 4096 samples puts level 0 (2048 samples from IR offset 0) on the GPU
     // too: its first late moves it to its standby.
@@ -200,7 +200,7 @@ fn gpu_faults_fail_over_to_the_cpu_without_allocating() {
     std::fs::create_dir_all(&cpu_zone).unwrap();
     std::fs::write(cpu_zone.join("type"), "x86_pkg_temp\n").unwrap();
     std::fs::write(cpu_zone.join("temp"), "97000\n").unwrap();
-    longtail::engine::governor::set_return_after_polls(1);
+    longtail::engine::placement::governor::set_return_after_polls(1);
     let auto = EngineConfig {
         executor: Executor::Gpu(GpuPolicy::Auto),
         ..config()

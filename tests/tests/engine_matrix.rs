@@ -191,8 +191,9 @@ fn ahead_equals_offline(
 
 /// At blocks of 1024 where the GPU is never used, a dense 4 x 4 room runs its second level
 /// on the audio thread at a delay of one partition, summed ahead over the period before its
-/// chunk completes (`PartitionPlan::runs_ahead`, `engine::ahead`): against the float64 matrix convolution with whole and ragged calls, and
-/// fed ahead of real time, every call under `assert_no_alloc`, exactly its offline render.
+/// chunk completes (`PartitionPlan::runs_ahead`, `engine::runner::ahead`): against the float64
+/// matrix convolution with whole and ragged calls, and fed ahead of real time, every call under
+/// `assert_no_alloc`, exactly its offline render.
 #[test]
 fn at_blocks_of_1024_a_level_runs_ahead_on_the_audio_thread() {
     let ir_len = 14_400;

@@ -1,5 +1,5 @@
 //! The output does not depend on how the host paces its calls where the host leaves time
-//! (`engine::pace`): a host that runs ahead of real time at each start of playback
+//! (`engine::realtime::pace`): a host that runs ahead of real time at each start of playback
 //! (anticipative processing: 0.2, 0.5 and 1 s ahead, 3 starts), with blocks of 64, 128, 512
 //! and 1024 samples and a ragged sequence, on every built-in IR (and the cathedral in the
 //! offload mode, every level on a worker), and a bounce in real-time mode (60 s as fast as

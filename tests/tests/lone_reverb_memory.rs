@@ -11,9 +11,8 @@
 
 use std::time::{Duration, Instant};
 
-use longtail::engine::{
-    Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits, governor,
-};
+use longtail::engine::placement::governor;
+use longtail::engine::{Engine, EngineConfig, Executor, GpuPolicy, LatencyMode, PlanLimits};
 use longtail_tests::{RNG_SEED, stereo_decaying_ir, stereo_noise};
 use nice_assert_no_alloc::assert_no_alloc;
 

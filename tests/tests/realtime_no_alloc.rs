@@ -3,18 +3,18 @@
 //! ragged blocks, reset, engine swaps with their crossfade (ten library files stepped through,
 //! and the shelves automated, without a click), the preparation thread's rings, non-finite
 //! input, and a stalled worker (fault injection: the audio thread waits only within
-//! the bound of `engine::pace`). On Linux the audio thread also takes no page fault: the
+//! the bound of `engine::realtime::pace`). On Linux the audio thread also takes no page fault: the
 //! buffers it writes are backed where the engine is built.
 
 use std::time::{Duration, Instant};
 
+use longtail::audio::processor::{Controls, Processor};
 use longtail::engine::plan::{MAX_SPREAD_PARTITION, OFFLOAD_LATENCIES};
 use longtail::engine::{Engine, EngineConfig, Executor, LatencyMode, PlanLimits, route_plain};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::edit::EditSettings;
 use longtail::preparer::{IrSource, Preparer, Request};
-use longtail::processor::{Controls, Processor};
 use longtail_tests::{
     Blocks, MIN_SNR_DB, RNG_SEED, decaying_noise, noise, reference_convolution, snr_db,
 };
@@ -240,7 +240,7 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
     assert!(engine.num_workers() >= 1, "{}", engine.plan().describe());
 
     // A host at real-time pace that splits each device period of 1024 samples into 16 calls
-    // of 64, back to back (`engine::pace`: the later calls of a period see a lead).
+    // of 64, back to back (`engine::realtime::pace`: the later calls of a period see a lead).
     const PERIOD: usize = 1024;
     let period = Duration::from_secs_f64(PERIOD as f64 / f64::from(RATE));
     let stall_len = 24 * PERIOD;
@@ -312,13 +312,13 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
          most in one period: waited by choice {most_chosen:?}, past deadlines \
          {most_overshoot:?}, first call late by {most_jitter:?}"
     );
-    // The bound of engine::pace holds for the waits the engine chose, up to the error its
+    // The bound of engine::realtime::pace holds for the waits the engine chose, up to the error its
     // docs name: a period's first call that comes late (jitter) makes the anchor read a lead
     // the host did not have. What a loaded machine adds past each deadline (a wake-up
     // latency: 10 ms under Wine while a build ran) is the system's: it is counted apart and
     // only checked to be far below the stall (24 periods), which an unbounded wait would show
     // (the watchdog stops one that never ends).
-    let bound = period - longtail::engine::pace::WAIT_MARGIN;
+    let bound = period - longtail::engine::realtime::pace::WAIT_MARGIN;
     let clock_reads = Duration::from_millis(1);
     assert!(
         stats.waits > 0,
@@ -360,7 +360,7 @@ fn a_stalled_worker_is_late_waits_stay_bounded_and_the_output_recovers() {
 
 #[test]
 fn publishing_to_a_busy_editor_never_allocates_or_waits() {
-    use longtail::monitor::{EngineMonitor, LoadMeter};
+    use longtail::audio::monitor::{EngineMonitor, LoadMeter};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -641,9 +641,9 @@ fn thread_minor_faults() -> u64 {
 }
 
 /// The audio thread takes no page fault: what it writes was made resident where the engine was
-/// built (`engine::pages`), so its first calls do not wait for the kernel to back pages (or, for
-/// huge ones, to zero 2 MiB and maybe compact memory). Level 0 with the fused head at block
-/// 1024; at 64, the head's blocks and the spread levels; the cathedral's workers at both. An
+/// built (`engine::memory::pages`), so its first calls do not wait for the kernel to back pages
+/// (or, for huge ones, to zero 2 MiB and maybe compact memory). Level 0 with the fused head at
+/// block 1024; at 64, the head's blocks and the spread levels; the cathedral's workers at both. An
 /// engine run before it maps the code the calls run (its pages are not the engine's).
 #[cfg(target_os = "linux")]
 #[test]

@@ -9,7 +9,7 @@ use nice_plug_egui::widgets;
 
 use super::*;
 use crate::engine::plan::{CostWeights, PartitionPlan, PlanLimits};
-use crate::engine::{BackendProbe, RunsOn};
+use crate::engine::{BackendProbe, LevelStatus, RunsOn};
 use crate::params::BackendParam;
 
 impl EditorApp {
@@ -22,8 +22,34 @@ impl EditorApp {
             .flatten()
     }
 
+    /// The Engine tab: the backend and its rule, then, while the plugin convolves, the
+    /// partition plan with where each level runs, and the health of the audio thread and the
+    /// workers.
     pub(super) fn engine_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
         let backend = self.playing_backend();
+        self.backend_section(ui, setter, backend.as_ref());
+        let monitor = &self.monitor;
+        if !monitor.active.load(Relaxed) {
+            ui.label("Not processing yet: the host has not activated the plugin.");
+            return;
+        }
+        if let Some(reason) = monitor.pass_through() {
+            ui.add_space(8.0);
+            ui.heading("Passing through");
+            ui.label(format!("No convolution: {reason}."));
+            return;
+        }
+        self.plan_section(ui, backend.as_ref());
+        self.health_section(ui);
+    }
+
+    /// The Backend parameter, its rule, and what the playing engine's probe says of it now.
+    fn backend_section(
+        &self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        backend: Option<&BackendProbe>,
+    ) {
         ui.heading("Backend");
         egui::Grid::new("backend-grid")
             .num_columns(2)
@@ -50,7 +76,7 @@ impl EditorApp {
                 };
                 ui.add(egui::Label::new(rule).wrap());
                 ui.end_row();
-                if let Some(probe) = &backend {
+                if let Some(probe) = backend {
                     let report = probe.report();
                     ui.label("Now");
                     ui.add(egui::Label::new(&report.reason).wrap());
@@ -71,18 +97,13 @@ impl EditorApp {
                     }
                 }
             });
+    }
 
+    /// The partition plan for the session (the IR length, the host's block and the latency
+    /// mode the monitor last saw), one row per level: its partitions, where its IR starts,
+    /// where it runs now and its lates.
+    fn plan_section(&self, ui: &mut egui::Ui, backend: Option<&BackendProbe>) {
         let monitor = &self.monitor;
-        if !monitor.active.load(Relaxed) {
-            ui.label("Not processing yet: the host has not activated the plugin.");
-            return;
-        }
-        if let Some(reason) = monitor.pass_through() {
-            ui.add_space(8.0);
-            ui.heading("Passing through");
-            ui.label(format!("No convolution: {reason}."));
-            return;
-        }
         let ir_len = monitor.ir_len.load(Relaxed).max(1) as usize;
         let max_block = monitor.max_block_size.load(Relaxed).max(1) as usize;
         let mode = monitor.latency_mode();
@@ -95,9 +116,8 @@ impl EditorApp {
             "quantum {} samples, head {} taps, host block up to {}",
             plan.quantum, plan.head_taps, max_block
         ));
-        let levels = backend.as_ref().map(BackendProbe::levels);
+        let levels = backend.map(BackendProbe::levels);
         let adapter = backend
-            .as_ref()
             .and_then(|b| b.gpu_stats())
             .map(|stats| stats.adapter.to_string());
         let rate = f64::from(self.sample_rate());
@@ -126,22 +146,7 @@ impl EditorApp {
                     });
                     ui.label(format!("{:.1} ms", level.ir_offset as f64 * 1000.0 / rate));
                     let slack_ms = plan.slack_samples(level) as f64 * 1000.0 / rate;
-                    let runs_on = match status.map(|s| s.runs_on) {
-                        _ if idx == 0 && plan.on_audio_thread(0) => {
-                            "audio thread (with the head)".to_owned()
-                        }
-                        Some(RunsOn::Gpu) => format!(
-                            "GPU: {}, {slack_ms:.1} ms of slack",
-                            adapter.as_deref().unwrap_or("?")
-                        ),
-                        _ if plan.runs_ahead(idx) => "audio thread, summed ahead".to_owned(),
-                        _ if plan.on_audio_thread(idx) => format!(
-                            "audio thread, spread over {} blocks",
-                            level.partition_size / plan.quantum
-                        ),
-                        Some(RunsOn::AudioThread) => "audio thread (inline)".to_owned(),
-                        _ => format!("CPU worker, {slack_ms:.1} ms of slack"),
-                    };
+                    let runs_on = runs_on_text(&plan, idx, status, adapter.as_deref(), slack_ms);
                     let label = ui.label(runs_on);
                     if let Some(left) = status.and_then(|s| s.left_gpu.as_ref()) {
                         label.on_hover_text(format!("left the GPU: {left}"));
@@ -152,7 +157,12 @@ impl EditorApp {
                     ui.end_row();
                 }
             });
+    }
 
+    /// The audio thread's load, the workers' share of a core (updated once a second from the
+    /// growth of their busy time), their lates and the waits while the host ran ahead.
+    fn health_section(&mut self, ui: &mut egui::Ui) {
+        let monitor = &self.monitor;
         // Worker CPU share from the growth of their busy time.
         let busy = monitor.worker_busy_ns.load(Relaxed);
         let (since, last_busy, share) = self.worker_load;
@@ -209,5 +219,28 @@ impl EditorApp {
                 ));
                 ui.end_row();
             });
+    }
+}
+
+/// Where level `idx` of `plan` runs, in words: the plan's rule for the audio thread's levels,
+/// the probe's `status` for the others (on the GPU `adapter`, or a CPU worker), with their slack.
+fn runs_on_text(
+    plan: &PartitionPlan,
+    idx: usize,
+    status: Option<&LevelStatus>,
+    adapter: Option<&str>,
+    slack_ms: f64,
+) -> String {
+    let level = &plan.levels[idx];
+    match status.map(|s| s.runs_on) {
+        _ if idx == 0 && plan.on_audio_thread(0) => "audio thread (with the head)".to_owned(),
+        Some(RunsOn::Gpu) => format!("GPU: {}, {slack_ms:.1} ms of slack", adapter.unwrap_or("?")),
+        _ if plan.runs_ahead(idx) => "audio thread, summed ahead".to_owned(),
+        _ if plan.on_audio_thread(idx) => format!(
+            "audio thread, spread over {} blocks",
+            level.partition_size / plan.quantum
+        ),
+        Some(RunsOn::AudioThread) => "audio thread (inline)".to_owned(),
+        _ => format!("CPU worker, {slack_ms:.1} ms of slack"),
     }
 }

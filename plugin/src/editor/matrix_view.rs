@@ -11,9 +11,9 @@ use nice_plug::prelude::*;
 use super::draw::set_param;
 use super::preview::PreviewData;
 use super::theme::Palette;
+use crate::audio::monitor::EngineMonitor;
 use crate::ir::IrError;
 use crate::ir::mapping::{Bus, MappedPath, Mapping};
-use crate::monitor::EngineMonitor;
 use crate::params::{ChannelFormatParam, LongtailParams};
 
 /// Largest cell of the grid, in points.

@@ -1,7 +1,7 @@
 //! The input and output meters: a bar per channel (RMS filled, the sample peak as a line, the
 //! held peak as a tick), -60 to 0 dBFS, and the loudest held peak of each side in figures.
 //!
-//! The levels come from [`crate::meters::MeterLevels`] (atomics the audio thread publishes);
+//! The levels come from [`crate::audio::meters::MeterLevels`] (atomics the audio thread publishes);
 //! the hold is kept here, on the GUI thread: a peak stays [`HOLD`] long, then falls.
 
 use std::time::{Duration, Instant};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use egui::{Pos2, Rect, Sense, Stroke, Vec2};
 
 use super::theme::Palette;
-use crate::meters::{MAX_METERED, MeterLevels, to_db};
+use crate::audio::meters::{MAX_METERED, MeterLevels, to_db};
 
 /// How long a peak is held.
 pub(super) const HOLD: Duration = Duration::from_millis(1500);

@@ -89,7 +89,7 @@ use nice_plug_egui::{
     EguiEditorState, EguiNiceSettings, Frame, NiceEguiApp, RepaintNotifier, create_egui_editor,
 };
 
-use crate::monitor::EngineMonitor;
+use crate::audio::monitor::EngineMonitor;
 use crate::params::{IrSourceParam, LongtailParams};
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 use threads::{Job, Jobs, Poll, ThreadEnd};

@@ -80,7 +80,10 @@ impl Probe {
     /// The meter of `side` showed these held peaks and RMS levels (linear).
     pub(super) fn meter(&mut self, side: &'static str, held: &[f32], rms: &[f32]) {
         let db = |levels: &[f32]| -> Vec<f32> {
-            levels.iter().map(|&l| crate::meters::to_db(l)).collect()
+            levels
+                .iter()
+                .map(|&l| crate::audio::meters::to_db(l))
+                .collect()
         };
         self.meters.insert(
             side,

@@ -491,7 +491,7 @@ impl EditorApp {
                     self.param_row(ui, setter, label, param, width, tip);
                 }
                 let outputs = self.monitor.num_outputs.load(Relaxed) as usize;
-                let off_bus = (!crate::processor::width_applies(outputs)).then(|| {
+                let off_bus = (!crate::audio::processor::width_applies(outputs)).then(|| {
                     format!(
                         "Width acts on stereo outputs only (1 -> 2 and 2 -> 2 buses): mid and \
                          side have no one meaning on this bus's {outputs} outputs"

@@ -1,9 +1,9 @@
 //! What an engine is built for besides its IR ([`EngineConfig`]), and where its levels run
-//! ([`Executor`]).
+//! ([`Executor`], and for the GPU, [`GpuPolicy`]).
 //!
-//! Uses the plan's latency modes and limits and the GPU placement's policy.
+//! Uses the plan's latency modes and limits; plain configuration, it knows nothing of how the
+//! levels are placed ([`placement`](super::placement) reads it).
 
-use super::gpu_placement::GpuPolicy;
 use super::plan::{LatencyMode, PlanLimits};
 
 /// What an engine is built for besides its IR.
@@ -26,7 +26,8 @@ pub struct EngineConfig {
 
 /// Where the levels after the first one run (and level 0 in the offload mode). Level 0 and
 /// the head otherwise run on the audio thread, and so do the levels with too little slack for
-/// a worker, spread over their period ([`spread`](super::spread); whole with [`Executor::Inline`]).
+/// a worker, spread over their period ([`spread`](super::runner::spread); whole with
+/// [`Executor::Inline`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Executor {
     /// Inside `process()`, when their chunk completes (no threads; spikes at big partitions).
@@ -44,4 +45,23 @@ impl Executor {
     pub fn may_use_gpu(self) -> bool {
         matches!(self, Self::Gpu(_))
     }
+}
+
+/// When the GPU takes levels ([`Executor::Gpu`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuPolicy {
+    /// Only when it pays: a real GPU (not a CPU adapter such as lavapipe) that opened and
+    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`](super::AUTO_MIN_WORK) path-samples
+    /// of IR. Smaller engines start on the CPU with a way to the GPU, and go there when the Auto
+    /// engines of the process together load the CPU and the GPU costs less
+    /// ([`load_policy`](super::placement::load_policy)).
+    Auto,
+    /// Every level of at least [`GPU_MIN_PARTITION`](super::GPU_MIN_PARTITION) samples on the GPU
+    /// whenever one can be opened, whatever the calibration says; `allow_cpu_adapter` accepts
+    /// lavapipe (tests, or `LONGTAIL_GPU_ALLOW_CPU=1`). Levels still fall back to the CPU when it
+    /// fails or is late.
+    Forced {
+        /// Accept a CPU adapter.
+        allow_cpu_adapter: bool,
+    },
 }

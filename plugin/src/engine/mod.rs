@@ -4,8 +4,8 @@
 //!
 //! [`Engine::new`] runs off the audio thread: it plans the partitions, transforms the IR into
 //! per-level spectra, allocates every ring and scratch buffer at its final size (and has the OS
-//! back the pages of those the audio thread writes, [`pages::PageBuf::prefault`], so that its
-//! first calls take no page faults) and, with [`Executor::Workers`], starts one worker thread
+//! back the pages of those the audio thread writes, [`memory::pages::PageBuf::prefault`], so that
+//! its first calls take no page faults) and, with [`Executor::Workers`], starts one worker thread
 //! per level after the first; with [`Executor::Gpu`], the levels the GPU can take go to the
 //! process's GPU hub instead, each with its worker thread as a CPU standby.
 //! [`Engine::process`] and [`Engine::reset`] run on the audio thread and never allocate or lock.
@@ -16,12 +16,12 @@
 //! latency's slack and goes to a worker like the rest), and so do the later levels whose
 //! `D - P` samples of slack are too few for a worker ([`PlanLimits::min_worker_slack`]), or
 //! (the CPU backend) whose job would cost a worker more than the level ([`plan`]): each
-//! period of such a level is spread over the quanta of its slack ([`spread`]), a steady share
-//! per call. From quanta of 1024 samples (the CPU backend), a later level may also start at a
+//! period of such a level is spread over the quanta of its slack ([`runner::spread`]), a steady
+//! share per call. From quanta of 1024 samples (the CPU backend), a later level may also start at a
 //! delay of one partition, its result due in the call in which its chunk completes
 //! ([`PartitionPlan::runs_ahead`]): the level before it covers fewer partitions and its
-//! period hands no job over. It runs summed ahead ([`ahead`]): that call transforms the chunk
-//! and adds partition 0, the calls of the period before summed the other partitions, and its
+//! period hands no job over. It runs summed ahead ([`runner::ahead`]): that call transforms the
+//! chunk and adds partition 0, the calls of the period before summed the other partitions, and its
 //! spectra are bounded against the calls' time ([`plan::AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`]). The others run on their workers, which
 //! get the slack as their deadline, with the late policy of [`worker::late_policy`]. With
 //! [`Executor::Inline`] every level runs inside `process()` whole when its chunk completes
@@ -29,16 +29,16 @@
 
 //! # Signal flow
 //!
-//! Input samples go into one mirrored history ring per input channel ([`rings::InputRing`]), as
-//! long as the head and the levels on the audio thread need, and, where levels run on workers, into
-//! the [`worker::InputHistory`] they read in place. Each output sample is the sum of the head (taps
-//! `[0, q)`, zero-latency mode only; see [`head`]), whatever the audio thread's levels have added
-//! and the worker levels' small results for that time to the output channel's accumulator
-//! ([`rings::OutputRing`]), and the worker levels' big results for that time, in level order, read
-//! straight from their slots ([`worker::player`]). Every `q` samples, each level whose partition
-//! size divides the current time runs ([`upols::UpolsLevel::run`], or its chunk goes to its worker)
-//! and adds its block `D + latency` samples after its input; a worker result is taken at the
-//! boundary before its first sample.
+//! Input samples go into one mirrored history ring per input channel
+//! ([`memory::rings::InputRing`]), as long as the head and the levels on the audio thread need,
+//! and, where levels run on workers, into the [`worker::InputHistory`] they read in place. Each
+//! output sample is the sum of the head (taps `[0, q)`, zero-latency mode only; see [`head`]),
+//! whatever the audio thread's levels have added and the worker levels' small results for that time
+//! to the output channel's accumulator ([`memory::rings::OutputRing`]), and the worker levels' big
+//! results for that time, in level order, read straight from their slots ([`worker::player`]).
+//! Every `q` samples, each level whose partition size divides the current time runs
+//! ([`upols::UpolsLevel::run`], or its chunk goes to its worker) and adds its block `D + latency`
+//! samples after its input; a worker result is taken at the boundary before its first sample.
 //!
 //! In zero-latency mode, level 0 also holds the spectrum of the head taps (the *fused head*,
 //! [`upols::UpolsLevel::run_fused`]). A quantum that one call delivers whole is then computed
@@ -69,87 +69,67 @@
 //! Each part uses only the parts listed before it (and this module uses them all), so no two
 //! parts import from each other:
 //!
-//! - [`denormals`]: the scope that flushes denormal floats to zero, on every thread that
-//!   convolves.
-//! - [`pages`]: buffers streamed every period, packed into huge pages.
+//! - [`realtime`]: what every thread that convolves asks of the OS and the host: denormals
+//!   flushed to zero, real-time priorities for the workers and the GPU hub, and how far ahead
+//!   of real time the host runs ([`pace`]: how long a call may wait).
+//! - [`memory`]: buffers streamed every period, packed into huge pages, and the input history
+//!   and output accumulator rings.
 //! - [`routing`]: the paths and their summed taps.
 //! - [`error`]: why an engine could not be built.
-//! - [`plan`]: the partition plan (quantum, head, levels, latency).
-//! - [`rings`]: the input history and output accumulator rings.
-//! - [`direct`]: the zero-latency head's direct-form FIR.
-//! - [`mac`]: the spectral multiply-accumulate kernels.
-//! - [`split_fft`]: a level's real FFTs, between samples and split spectra.
-//! - [`upols`]: one FFT level (uniformly partitioned overlap-save; a matrix's may cut its IR
-//!   into partitions of two periods, run in FFTs of three).
-//! - [`head`]: the zero-latency head: the direct FIR for its first taps, a small FFT level
-//!   for the rest.
-//! - [`spread`]: a level on the audio thread, its period spread over the quanta of its slack.
-//! - [`ahead`]: a level on the audio thread due as its chunk completes, summed ahead.
-//! - [`pace`]: how far ahead of real time the host runs, and how long a call may wait.
-//! - [`gpu_placement`]: which levels the GPU takes, and the CPU's cost it is compared with.
+//! - [`plan`]: the partition plan (quantum, head, levels, latency), where each level runs, and
+//!   the cost model.
 //! - [`config`]: what an engine is built for besides its IR, and where its levels run.
+//! - [`upols`]: one FFT level (uniformly partitioned overlap-save; a matrix's may cut its IR
+//!   into partitions of two periods, run in FFTs of three), with its real FFTs and its
+//!   spectral multiply-accumulate kernels.
+//! - [`head`]: the zero-latency head: a direct-form FIR for its first taps, a small FFT level
+//!   for the rest.
 //! - [`worker`]: the levels' worker threads, their GPU side and the late policy.
-//! - [`runner`]: one level and where it runs (whole, spread, summed ahead or on a worker),
-//!   and what it does at each quantum boundary.
-//! - [`load_policy`]: Auto for the whole process: when the big levels of the engines Auto
-//!   kept on the CPU go to the GPU (a loaded CPU, a GPU that costs less) and come back.
-//! - [`probe`]: what other threads see of an engine ([`BackendProbe`]), and the thermal
-//!   and load policies' lever.
-//! - [`governor`]: the thread that runs the thermal policy per watched engine and the load
-//!   policy for all of them, through their probes; [`Engine`] starts watching and lets go.
+//! - [`runner`]: one level and where it runs (whole, spread over the quanta of its slack,
+//!   summed ahead or on a worker), and what it does at each quantum boundary.
+//! - [`placement`]: where the levels run while the engine plays: which levels the GPU takes
+//!   (and the CPU's cost it is compared with), Auto for the whole process, what other threads
+//!   see of an engine ([`BackendProbe`]) and the thread that runs the thermal and load
+//!   policies through it; [`Engine`] starts watching and lets go.
+//!
+//! This module keeps the engine at play ([`Engine::process`], [`Engine::reset`], its counters
+//! and test hooks); `builder.rs` builds it ([`Engine::new`]) in steps: it checks the
+//! configuration, routes and plans, opens the GPU, places each level, sizes the rings and makes
+//! the probe.
 
-pub mod ahead;
+mod builder;
 pub mod config;
-pub mod denormals;
-pub mod direct;
 pub mod error;
-pub mod governor;
-pub mod gpu_placement;
 pub mod head;
-pub mod load_policy;
-pub mod mac;
-pub mod pace;
-pub mod pages;
+pub mod memory;
+pub mod placement;
 pub mod plan;
-pub mod probe;
-pub mod rings;
+pub mod realtime;
 pub mod routing;
 pub mod runner;
-pub mod split_fft;
-pub mod spread;
 pub mod upols;
 pub mod worker;
 
-use rustfft::FftPlanner;
-
-use crate::ir::Ir;
-use crate::ir::mapping::{Bus, ChannelFormat, check_budget};
-use ahead::AheadLevel;
-pub use config::{EngineConfig, Executor};
+pub use config::{EngineConfig, Executor, GpuPolicy};
 pub use error::EngineError;
-pub use gpu_placement::{
-    AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, GpuPolicy, Workload, cpu_costs,
-    cpu_partition_cost_ns, gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
+use head::Head;
+use memory::rings::{InputRing, OutputRing};
+use placement::governor;
+pub use placement::gpu_placement::{
+    AUTO_MIN_WORK, CostSplit, GPU_MIN_PARTITION, Workload, cpu_costs, cpu_partition_cost_ns,
+    gpu_can_take, gpu_workload, level_goes_to_gpu, open_gpu,
 };
-use gpu_placement::{gpu_fits, results_on_time};
-use head::{Head, HeadShape};
-pub use pace::{HostPace, Wait};
+pub use placement::probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
 pub use plan::{CostWeights, LatencyMode, PartitionPlan, PlanLimits};
-pub use probe::{BackendProbe, BackendReport, LevelStatus, RunsOn};
-use probe::{ProbeInner, ProbeLevel};
-use rings::{InputRing, OutputRing};
+// The host's pace keeps its short path (`engine::pace`): the plugin's docs and the tests name it.
+pub use realtime::pace;
+pub use realtime::pace::{HostPace, Wait};
 pub use routing::{MAX_CHANNELS, Path, route, route_plain};
 use runner::LevelRunner;
-use spread::SpreadLevel;
-use upols::UpolsLevel;
 pub use worker::LateStats;
-use worker::{GpuHome, WorkerLevel};
 
 /// Frames of a call whose ring lines [`Engine::process`] asks for up front: 16 lines a ring.
 const PREFETCH_FRAMES: usize = 256;
-
-/// The id of the next engine built in this process (its probe's, which the governor keys on).
-static NEXT_ENGINE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A stagger phase for the `instance_idx`-th engine of a process: spread over the largest
 /// partition size by the golden ratio, so any number of instances stays evenly spread.
@@ -203,275 +183,6 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Plans and builds the engine for `ir` on a plain bus (channel format Auto). Allocates and
-    /// runs FFTs over the whole IR: call off the audio thread.
-    pub fn new(ir: &Ir, config: EngineConfig) -> Result<Self, EngineError> {
-        Self::new_mapped(ir, config, ChannelFormat::Auto)
-    }
-
-    /// [`Engine::new`] on a bus whose channels are read as `format` ([`crate::ir::mapping`]).
-    pub fn new_mapped(
-        ir: &Ir,
-        config: EngineConfig,
-        format: ChannelFormat,
-    ) -> Result<Self, EngineError> {
-        let EngineConfig {
-            max_block_size,
-            num_inputs,
-            num_outputs,
-            latency_mode,
-            limits,
-            executor,
-        } = config;
-        if !(1..=MAX_CHANNELS).contains(&num_inputs) || !(1..=MAX_CHANNELS).contains(&num_outputs) {
-            return Err(EngineError::UnsupportedChannels {
-                num_inputs,
-                num_outputs,
-            });
-        }
-        if let crate::ir::IrLayout::Matrix { inputs, outputs } = ir.layout
-            && !routing::matrix_fits(ir, num_inputs, num_outputs)
-        {
-            return Err(EngineError::MatrixMismatch {
-                inputs,
-                outputs,
-                num_inputs,
-                num_outputs,
-            });
-        }
-        if ir.is_empty() {
-            return Err(EngineError::EmptyIr);
-        }
-        if max_block_size == 0 {
-            return Err(EngineError::ZeroBlockSize);
-        }
-
-        let bus = Bus::new(num_inputs, num_outputs, format);
-        let routed = route(ir, bus).map_err(|err| EngineError::Mapping(err.to_string()))?;
-        let weights = CostWeights::for_paths(num_inputs, num_outputs, routed.len());
-        let limits = limits.for_executor(executor.may_use_gpu(), weights);
-        let plan =
-            PartitionPlan::new_weighted(ir.len(), max_block_size, latency_mode, limits, weights);
-        let paths: Vec<Path> = routed.iter().map(|(path, _)| *path).collect();
-        let path_taps: Vec<&[f32]> = routed.iter().map(|(_, taps)| taps.as_ref()).collect();
-        let shared = routing::shared_spectra(&path_taps);
-        let unique = shared.iter().enumerate().filter(|&(a, &b)| a == b).count();
-        check_budget(unique, ir.len(), ir.sample_rate)
-            .map_err(|err| EngineError::Mapping(err.to_string()))?;
-
-        let mut planner = FftPlanner::new();
-        let head_shape = HeadShape {
-            num_taps: plan.head_taps,
-            paths: &paths,
-            path_taps: &path_taps,
-            shared: &shared,
-            num_inputs,
-            num_outputs,
-        };
-        let head = Head::new(&mut planner, head_shape);
-        let (gpu, mut build_reason) = match executor {
-            Executor::Gpu(policy) if plan.levels.len() > 1 || plan.offloads() => {
-                let workload = gpu_workload(&plan, num_inputs, num_outputs, unique);
-                match open_gpu(policy, paths.len() * ir.len(), workload) {
-                    Ok(opened) => (Some(opened), String::new()),
-                    Err(reason) => (None, reason),
-                }
-            }
-            Executor::Gpu(_) => (None, "CPU: the IR is too short for worker levels".into()),
-            Executor::Workers => (None, "CPU: the Backend parameter".into()),
-            Executor::Inline => (None, "CPU: inline executor".into()),
-        };
-        let worker_inputs = runner::worker_inputs(&plan, num_inputs, executor == Executor::Inline);
-        let mut levels = Vec::with_capacity(plan.levels.len());
-        for (level_idx, level) in plan.levels.iter().enumerate() {
-            let upols = UpolsLevel::new(
-                &mut planner,
-                upols::LevelShape {
-                    partition_size: level.partition_size,
-                    span: level.span,
-                    num_partitions: level.num_partitions,
-                    ir_offset: level.ir_offset,
-                    output_delay: plan.output_delay(level),
-                    num_inputs,
-                    num_outputs,
-                },
-                &paths,
-                &path_taps,
-                &shared,
-            );
-            // Level 0 has no slack (its result is due as its chunk completes, but in the
-            // offload mode): it stays inline, and in zero-latency mode it can take over the
-            // head's taps for whole quanta.
-            let mut upols = upols;
-            if level_idx == 0 && latency_mode == LatencyMode::Zero {
-                upols.enable_fused_head(&path_taps);
-            }
-            let slack = plan.output_delay(level) - level.partition_size;
-            // Forced: every level big enough; Auto: only where the measured round trip fits.
-            let on_gpu = gpu.as_ref().filter(|(hub, _)| match executor {
-                Executor::Gpu(policy) => level_goes_to_gpu(
-                    policy,
-                    &hub.calibration(),
-                    level.partition_size,
-                    slack,
-                    max_block_size,
-                    ir.sample_rate,
-                ),
-                _ => false,
-            });
-            // Level 0 runs whole as its chunk completes; a later level due then, summed ahead.
-            let inline = level_idx == 0 && plan.on_audio_thread(0);
-            let runner = if inline || executor == Executor::Inline {
-                upols.prefault();
-                LevelRunner::Inline(Box::new(upols))
-            } else if plan.runs_ahead(level_idx) {
-                let mut level = AheadLevel::new(upols, num_inputs, plan.quantum);
-                level.prefault();
-                LevelRunner::Ahead(Box::new(level))
-            } else if plan.on_audio_thread(level_idx) {
-                upols.prefault();
-                LevelRunner::Spread(Box::new(SpreadLevel::new(upols, num_inputs, plan.quantum)))
-            } else {
-                let inputs = worker_inputs.as_ref().expect("made for every worker level");
-                let mut worker = match (on_gpu, executor) {
-                    (Some((hub, options)), Executor::Gpu(policy)) => {
-                        let partition_size = level.partition_size;
-                        let rate = ir.sample_rate;
-                        let home = GpuHome {
-                            options: *options,
-                            fits: std::sync::Arc::new(move |round_trip| {
-                                gpu_fits(
-                                    policy,
-                                    round_trip,
-                                    partition_size,
-                                    slack,
-                                    max_block_size,
-                                    rate,
-                                )
-                            }),
-                        };
-                        WorkerLevel::spawn_gpu(upols, inputs, level_idx, hub, home)
-                    }
-                    // Auto, a level the GPU could take but does not now: on the CPU, with a
-                    // way to the GPU for when the thermal policy finds the CPU hot, or the load
-                    // policy finds the process's Auto engines loading it (it must then only be
-                    // on time: the policies' hysteresis and the late failover guard the move).
-                    // The way opens the process's hub only when taken: a small engine alone
-                    // never opens a device.
-                    (None, Executor::Gpu(GpuPolicy::Auto))
-                        if level.partition_size >= GPU_MIN_PARTITION =>
-                    {
-                        let rate = ir.sample_rate;
-                        let home = GpuHome {
-                            options: longtail_gpu::OpenOptions::from_env(),
-                            fits: std::sync::Arc::new(move |round_trip| {
-                                results_on_time(round_trip, slack, rate)
-                            }),
-                        };
-                        WorkerLevel::spawn_held(upols, inputs, level_idx, home)
-                    }
-                    _ => WorkerLevel::spawn(upols, inputs, level_idx),
-                }
-                .map_err(|err| EngineError::Thread(err.to_string()))?;
-                if level.ir_offset == 0 {
-                    // The offload mode's level 0: a late result is a hole in the wet signal.
-                    worker.degrade_at_first_late();
-                }
-                LevelRunner::Worker(worker)
-            };
-            levels.push(runner);
-        }
-
-        // The input rings hold what the audio thread's readers need, and no more, so that the
-        // rings it writes every call stay in its caches: the levels' windows, and the head's
-        // behind a piece of up to a quantum written before it runs. The workers and the GPU
-        // read the input history; where nothing else runs (offload), there are no rings.
-        let history = levels
-            .iter()
-            .map(|level| level.history(plan.quantum))
-            .fold(head.history() + plan.quantum, usize::max);
-        let rings_read = plan.head_taps > 0 || !levels.iter().all(LevelRunner::is_worker);
-        let num_rings = if rings_read { num_inputs } else { 0 };
-        // The output rings take the head's, the audio thread's levels' and the small worker
-        // results; the big ones play from their slots ([`worker::player`]).
-        let max_ahead = plan
-            .levels
-            .iter()
-            .zip(&levels)
-            .filter(|(_, runner)| runner.adds_to_rings())
-            .map(|(level, _)| plan.output_delay(level))
-            .fold(head.max_ahead(), usize::max);
-        let rings_added = plan.head_taps > 0 || levels.iter().any(LevelRunner::adds_to_rings);
-        let num_output_rings = if rings_added { num_outputs } else { 0 };
-        let gpu = gpu.map(|(hub, _)| hub);
-        if let Some(hub) = &gpu {
-            let workers = levels
-                .iter()
-                .filter(|l| matches!(l, LevelRunner::Worker(_)));
-            let on_gpu = workers
-                .clone()
-                .filter(|l| matches!(l, LevelRunner::Worker(w) if w.on_gpu()))
-                .count();
-            build_reason = format!(
-                "GPU: {on_gpu} of {} worker levels on {} (levels under {GPU_MIN_PARTITION} \
-                 samples, or with slack under 4 x p99.9 round trip {:.0} us + one host \
-                 period, stay on the CPU)",
-                workers.count(),
-                hub.adapter(),
-                hub.calibration().round_trip.p999_us
-            );
-        }
-        let probe = BackendProbe(std::sync::Arc::new(ProbeInner {
-            engine_id: NEXT_ENGINE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            thermal: std::sync::Mutex::new(None),
-            load: std::sync::Mutex::new(None),
-            num_paths: paths.len(),
-            sample_rate: ir.sample_rate,
-            adapter: gpu.as_ref().map(|hub| hub.adapter().to_string()),
-            hub: gpu.as_ref().map(std::sync::Arc::downgrade),
-            engine_dropped: std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
-            build_reason,
-            levels: plan
-                .levels
-                .iter()
-                .zip(&levels)
-                .map(|(level, runner)| ProbeLevel {
-                    partition_size: level.partition_size,
-                    num_partitions: level.num_partitions,
-                    slack_samples: plan.slack_samples(level),
-                    worker: runner.worker().map(WorkerLevel::probe),
-                    started_on_gpu: matches!(runner, LevelRunner::Worker(w) if w.started_on_gpu()),
-                })
-                .collect(),
-        }));
-        // Every Auto engine with a way to the GPU is watched, small ones included: together
-        // they may load the CPU ([`load_policy`]). With no hub yet this costs the governor's
-        // poll and nothing else: the adapters are looked up (loading the drivers) only when a
-        // policy is about to send work to the GPU, and the hub opens only when the load
-        // policy or a level's way there needs it.
-        if executor == Executor::Gpu(GpuPolicy::Auto) && probe.can_use_gpu() {
-            governor::watch(&probe);
-        }
-        Ok(Self {
-            probe,
-            gpu,
-            num_paths: paths.len(),
-            head,
-            levels,
-            input_rings: (0..num_rings).map(|_| InputRing::new(history)).collect(),
-            worker_inputs,
-            output_rings: (0..num_output_rings)
-                .map(|_| OutputRing::new(max_ahead))
-                .collect(),
-            time: 0,
-            offline: false,
-            pace: HostPace::new(ir.sample_rate),
-            stagger: 0,
-            plan,
-            config,
-        })
-    }
-
     /// The partition plan this engine runs.
     pub fn plan(&self) -> &PartitionPlan {
         &self.plan

@@ -321,7 +321,7 @@ impl Ir {
 
 /// Refuses sample rates no audio file should have ([`MIN_SAMPLE_RATE_HZ`] to
 /// [`MAX_SAMPLE_RATE_HZ`]); sessions outside that range play the dry signal (see
-/// [`crate::passthrough`]).
+/// [`crate::audio::passthrough`]).
 pub fn validate_sample_rate(sample_rate: u32) -> Result<(), IrError> {
     if (MIN_SAMPLE_RATE_HZ..=MAX_SAMPLE_RATE_HZ).contains(&sample_rate) {
         Ok(())

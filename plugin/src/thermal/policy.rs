@@ -86,7 +86,7 @@ impl ThermalPolicy {
 
     /// Whether work may go to the GPU as far as heat goes: it has not been hot or unusable
     /// since the policy started, or it has stayed cool for the return's polls since. The load
-    /// policy ([`crate::engine::load_policy`]) asks this before it sends levels there.
+    /// policy ([`crate::engine::placement::load_policy`]) asks this before it sends levels there.
     pub fn gpu_cool_enough(&self) -> bool {
         !self.gpu_was_hot || self.gpu_cool_polls >= self.return_after
     }

@@ -14,7 +14,7 @@
 //! - macOS: `proc_pidinfo(PROC_PIDTASKINFO)` (resident size and thread count of the task) and
 //!   the entries of `/dev/fd` (the process's descriptors).
 //! - Elsewhere every field reads 0 but the pool's.
-//! - Everywhere: the engine's huge-page pool's own counts ([`crate::engine::pages`]).
+//! - Everywhere: the engine's huge-page pool's own counts ([`crate::engine::memory::pages`]).
 //!
 //! Uses the engine's pages.
 
@@ -36,7 +36,7 @@ pub struct Resources {
     /// what, or on how the freed memory lies in the arenas.
     pub heap_kb: u64,
     /// The engine's huge-page pool's buffers alive, in KiB
-    /// ([`crate::engine::pages::pool_stats`]): exact, whatever the blocks they lie in.
+    /// ([`crate::engine::memory::pages::pool_stats`]): exact, whatever the blocks they lie in.
     pub pool_live_kb: u64,
     /// The blocks mapped for those buffers, in KiB: in `rss_kb` as far as touched, and whole
     /// while any buffer of theirs lives.
@@ -53,7 +53,7 @@ impl Resources {
     /// largest engine left, so without this the resident size says more about the order of the
     /// IR switches than about what is still allocated.
     pub fn sample() -> Self {
-        let pool = crate::engine::pages::pool_stats();
+        let pool = crate::engine::memory::pages::pool_stats();
         Self {
             pool_live_kb: pool.live_bytes as u64 / 1024,
             pool_mapped_kb: pool.mapped_bytes as u64 / 1024,

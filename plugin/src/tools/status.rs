@@ -4,8 +4,8 @@
 //! would use, opened and calibrated as an engine would open it), the partition plan and where
 //! each level would run for a given IR length, path count, block size and backend, the thermal
 //! readings with their normalised states, the thermal policy's decision, and Auto's rule for the
-//! whole process ([`crate::engine::load_policy`]) with whether this machine's GPU pays for it.
-//! Printed as text, or as one JSON object with `--json`.
+//! whole process ([`crate::engine::placement::load_policy`]) with whether this machine's GPU pays
+//! for it. Printed as text, or as one JSON object with `--json`.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -215,7 +215,7 @@ impl StatusReport {
     }
 
     fn auto_process_json(&self) -> Value {
-        use crate::engine::load_policy::{
+        use crate::engine::placement::load_policy::{
             LOAD_HIGH, LOAD_LOW, MOVE_AFTER_POLLS, RETURN_AFTER_POLLS,
         };
         json!({
@@ -445,7 +445,7 @@ impl StatusReport {
             );
         }
         if self.request.executor == Executor::Gpu(GpuPolicy::Auto) {
-            use crate::engine::load_policy::{
+            use crate::engine::placement::load_policy::{
                 LOAD_HIGH, LOAD_LOW, MOVE_AFTER_POLLS, RETURN_AFTER_POLLS,
             };
             let gpu = match (self.process_gpu, self.process_gpu_pays()) {

@@ -3,10 +3,10 @@
 
 use clack_extensions::tail::TailLength;
 use clack_host::prelude::*;
+use longtail::audio::processor::silence_horizon;
 use longtail::engine::{LatencyMode, PartitionPlan, PlanLimits};
 use longtail::ir::Ir;
 use longtail::ir::builtin::BuiltinIr;
-use longtail::processor::silence_horizon;
 use longtail_tests::reference_convolution;
 
 use super::*;

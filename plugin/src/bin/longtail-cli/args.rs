@@ -41,82 +41,12 @@ pub(crate) enum Command {
     /// is stereo when the input or the IR is stereo. Without edit flags the IR is applied exactly
     /// as stored (only resampled when its rate differs from the input's); edits apply only when
     /// their flags are given, in the order of `longtail::ir::edit`.
-    Render {
-        /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis at any rate (resampled to the
-        /// input's): 1 (mono), 2 (stereo) or 4 (true stereo: LL, LR, RL, RR) channels, or any
-        /// count up to 4096 whose meaning comes from the bus (one channel per output, or
-        /// inputs x outputs channels, input-major; see docs/plugin.md, "Mapping"). Or one file per
-        /// input, each with one channel per output (two stereo files: true stereo, the left
-        /// input's LL, LR, then the right input's RL, RR).
-        #[arg(long, required = true, num_args = 1..=64)]
-        ir: Vec<PathBuf>,
-        /// Dry signal: an audio file (WAV, FLAC, AIFF or Ogg Vorbis) of 1 to 64 channels.
-        #[arg(long)]
-        input: PathBuf,
-        /// Output channels, 1 to 64 (default: a matrix IR's outputs; the input's channels past
-        /// stereo; an IR of input x M channels its M; else stereo when the input or the IR is,
-        /// else mono). The output WAV's channel mask names the speakers of --format.
-        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
-        outputs: Option<u8>,
-        /// What the channels of a bus wider than stereo are: `auto` (the speaker set of the
-        /// width, else Ambisonics where it is a square, else discrete), `speakers`,
-        /// `ambisonics` (ACN, SN3D) or `discrete`.
-        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-        format: FormatArg,
-        /// Where to write the result (32-bit float WAV).
-        #[arg(long)]
-        output: PathBuf,
-        /// Host block size: a number of samples, or `random` (seeded sizes from 1 to 1024).
-        #[arg(long, default_value = "512", value_parser = parse_blocks)]
-        block: BlockSizes,
-        /// Wet share from 0 to 1, linear: out = mix x wet + (1 - mix) x dry.
-        #[arg(long, default_value_t = 1.0, value_parser = parse_mix)]
-        mix: f32,
-        /// Stereo width of the wet signal in percent, 0 to 200: 0 mono, 100 the IR as
-        /// recorded, 200 the side doubled (mid ± width x side). Stereo outputs only (1 -> 2
-        /// and 2 -> 2 buses).
-        #[arg(long, default_value_t = 100.0, value_parser = parse_width)]
-        width: f32,
-        /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU; a
-        /// number of samples N: the offload mode, nothing convolving on the audio thread, with
-        /// a latency of N or more where a worker needs it (the output is time-aligned either
-        /// way).
-        #[arg(long, default_value = "zero", value_parser = parse_latency)]
-        latency: LatencyArg,
-        /// Where the tail runs: `auto` (the GPU for big IRs on a real GPU whose round trip
-        /// fits, else the CPU), `cpu`, or `gpu` (every level of 1024+ samples on the GPU;
-        /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe).
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        #[command(flatten)]
-        edits: EditArgs,
-    },
+    Render(RenderArgs),
     /// Describe an IR file (or two stereo files making true stereo): format, rate, channels,
     /// length, peak, layout, and what the plugin's default edits would do to it (where the
     /// automatic end trim would cut, the normalisation gain). With --outputs, how it plays on
     /// that bus: the rule, and which IR channels feed each path (or why it cannot play there).
-    IrInfo {
-        /// The IR file, or one file per input (each a row: one channel per output; two stereo
-        /// files make true stereo, the left input's first).
-        #[arg(required = true, num_args = 1..=64)]
-        files: Vec<PathBuf>,
-        /// Bus inputs, 1 to 64 (default: as many as --outputs).
-        #[arg(long, requires = "outputs", value_parser = clap::value_parser!(u8).range(1..=64))]
-        inputs: Option<u8>,
-        /// Bus outputs, 1 to 64: print the mapping onto this bus.
-        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
-        outputs: Option<u8>,
-        /// What the bus's channels are (as for render).
-        #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
-        format: FormatArg,
-        /// Session rate in Hz to describe the preparation for, 1000 to 768000 (default: the
-        /// file's own rate).
-        #[arg(long, value_parser = parse_rate)]
-        rate: Option<u32>,
-        /// Threshold of the automatic end trim, in dB below the peak.
-        #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
-        auto_trim_db: f64,
-    },
+    IrInfo(IrInfoArgs),
     /// List the IR files under folders as the plugin's IR library does: one line per file
     /// (name, channels, length, sample rate, folder, read from the header without decoding the
     /// samples), or the one-line reason a file cannot play. At most 20,000 files and 16
@@ -145,110 +75,7 @@ pub(crate) enum Command {
     /// Matrix mode (--outputs M): N = --channels inputs to M outputs, every path present; the
     /// IR has N*M channels, channel i*M+o for the path from input i to output o, and the output
     /// M channels. Without --outputs the paths are diagonal (channel c for c -> c).
-    Bench {
-        /// Harness mode: raw f32 LE interleaved input with --channels channels.
-        #[arg(long, requires = "ir")]
-        input: Option<PathBuf>,
-        /// Harness mode: raw f32 LE interleaved IR, channel c for path c -> c (matrix mode:
-        /// N*M channels, channel i*M+o for input i to output o).
-        #[arg(long, requires = "input")]
-        ir: Option<PathBuf>,
-        /// Host block sizes, comma separated.
-        #[arg(long, default_value = "64", value_delimiter = ',')]
-        block: Vec<usize>,
-        /// Sample rate in Hz, 1000 to 768000.
-        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
-        rate: u32,
-        /// Input channels, 1 to 64 (without --outputs, diagonal paths: 1 mono, 2 stereo, more
-        /// a matrix with only its diagonal).
-        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=64))]
-        channels: u8,
-        /// Matrix mode: output channels, 1 to 64, every input feeding every output.
-        #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
-        outputs: Option<u8>,
-        /// IR lengths in seconds for the generated workload, comma separated.
-        #[arg(long, default_value = "10", value_delimiter = ',')]
-        ir_seconds: Vec<f64>,
-        /// Plugin instances per block (each its own engine), comma separated.
-        #[arg(long, default_value = "1", value_delimiter = ',')]
-        instances: Vec<usize>,
-        /// Spread the instances over this many host audio threads, as a DAW runs its tracks on
-        /// several: each thread has its own engines, pace and deadline statistics. With --json
-        /// each thread prints its line ("host_thread": its index), then the session's line
-        /// ("host_thread": null: the process's CPU, the worst thread's per-call figures, the
-        /// sums of instances and lates); the table shows the session. Generated workload only.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
-        host_threads: u16,
-        /// Seconds of audio (harness mode: at most this much of the input).
-        #[arg(long)]
-        seconds: Option<f64>,
-        /// Stop once the timed loop has run this many seconds (0: no cap).
-        #[arg(long, default_value_t = 0.0)]
-        max_wall: f64,
-        /// Blocks in the first seconds are left out of the per-block statistics.
-        #[arg(long, default_value_t = 1.0)]
-        warmup_s: f64,
-        /// Name of the configuration in the output.
-        #[arg(long)]
-        variant: Option<String>,
-        /// Harness mode: write the output (raw f32 interleaved) here.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Release blocks at real-time pace (real-time mode: lates are possible and counted);
-        /// the same as --pace realtime.
-        #[arg(long, conflicts_with = "pace")]
-        paced: bool,
-        /// How the host releases blocks: `offline` (back to back, engines wait: the default),
-        /// `realtime` (each at its deadline), `fast` (back to back in real-time mode: a bounce
-        /// the plugin is not told about), `ahead:SECONDS[xSTARTS]` (anticipative processing:
-        /// STARTS times the host stops for 250 ms, then runs SECONDS ahead as fast as it can and
-        /// keeps that lead) or `split:PERIOD` (each device period of PERIOD samples as calls of
-        /// --block back to back, PERIOD announced as the largest block). Every pace but offline runs the engines in real-time mode,
-        /// where a call waits for a late result only while the host is ahead of real time
-        /// ("waits", "wait_max_us"; see docs/plugin.md, "Host pacing").
-        #[arg(long, value_parser = Pace::parse)]
-        pace: Option<Pace>,
-        /// Also render the first instance's input offline and report its output's distance from
-        /// that render ("snr_vs_offline_db"; 300 when identical): how much the pace cost.
-        #[arg(long)]
-        check: bool,
-        /// With --paced, run the measuring thread at this SCHED_FIFO priority, as a host's audio
-        /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below); on
-        /// Windows any value above 40 joins MMCSS "Pro Audio" at critical, above the workers. 0
-        /// leaves the thread as it is. Quietly ignored where the OS refuses.
-        #[arg(long, default_value_t = 70)]
-        audio_priority: u32,
-        /// Where the tail runs: `auto`, `cpu` or `gpu` (as for render). The JSON line then
-        /// has `gpu_adapter`, the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
-        /// `gpu_rt_max_us`), where it went (`gpu_periods`: submit, wait and the wait's CPU
-        /// share, periods that napped, readback, round trips by the batch's largest
-        /// partition) and the hub
-        /// thread's CPU seconds (`gpu_hub_cpu_s`).
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        /// Where levels after the first run (and level 0 in the offload mode): worker threads
-        /// (levels of up to 512 samples with too little slack for one run on the audio
-        /// thread, spread over their period; with the CPU backend at blocks of 1024, a level
-        /// planned at a delay of one partition runs on it summed ahead of its chunk), or
-        /// inline on the audio thread, each whole when its chunk completes (the single-thread
-        /// reference).
-        #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]
-        executor: ExecutorArg,
-        /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
-        /// is N or more where a worker needs it (`latency_samples` says which).
-        #[arg(long, default_value = "zero", value_parser = parse_latency)]
-        latency: LatencyArg,
-        /// Measure the machine instead of the engine: no engine runs, and each call spins this
-        /// many microseconds over a 512 KiB buffer, timed, paced and prioritised exactly as the
-        /// engines are. With --paced it shows the per-call tail (blk_p99_us, blk_max_us) that
-        /// the machine adds to a job of known length, to read an engine's figures against.
-        /// The JSON line says "engine":"fixed-work"; --ir-seconds and --instances are unused.
-        #[arg(long, value_parser = parse_fixed_work)]
-        fixed_work_us: Option<f64>,
-        /// One JSON line per configuration instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    Bench(BenchArgs),
     /// Time the GPU alone (no engine, no audio thread): the round trip of one period's batch
     /// (upload, FFTs, MAC, download, in one submit) for --levels levels of --inputs x
     /// --outputs paths, each --partitions partitions of --partition samples, random data. The
@@ -256,35 +83,7 @@ pub(crate) enum Command {
     /// Also reports the compute dispatches per period and, where the adapter has timestamp
     /// queries, a period's time on the GPU itself. LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU
     /// adapter such as lavapipe.
-    BenchGpu {
-        /// Levels (instances) in the batch.
-        #[arg(long, default_value_t = 16)]
-        levels: usize,
-        /// Inputs of each level.
-        #[arg(long, default_value_t = 2)]
-        inputs: usize,
-        /// Outputs of each level.
-        #[arg(long, default_value_t = 2)]
-        outputs: usize,
-        /// Partition size P (a power of two from 64 to 65536).
-        #[arg(long, default_value_t = 8192)]
-        partition: usize,
-        /// Partitions per path.
-        #[arg(long, default_value_t = 4)]
-        partitions: usize,
-        /// Periods measured (after 16 to warm up).
-        #[arg(long, default_value_t = 1000)]
-        periods: usize,
-        /// FFT kernels: `tiled` (in workgroup memory, 3 to 6 dispatches a period; the
-        /// default where the device has the memory), `tiled:TILE` (a smaller tile), or
-        /// `radix2` (one dispatch per stage, the fallback). Default: LONGTAIL_GPU_KERNELS, else
-        /// tiled.
-        #[arg(long, value_parser = parse_kernels)]
-        kernels: Option<longtail_gpu::FftKernels>,
-        /// One JSON line instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    BenchGpu(BenchGpuArgs),
     /// Render a built-in dry signal (plucks, drums, a voice-like tone) through every built-in
     /// IR and print what ran: backend, partition plan, real-time factor. Also writes each
     /// built-in IR as a WAV file.
@@ -309,47 +108,263 @@ pub(crate) enum Command {
     /// path count and block size with where each level runs, thermal readings (Linux thermal
     /// zones and hwmon, NVIDIA GPUs through NVML when its library is present) and the thermal
     /// policy's decision.
-    Status {
-        /// IR length the plan is shown for, in seconds.
-        #[arg(long, default_value_t = 10.0)]
-        ir_seconds: f64,
-        /// Host block size the plan is shown for.
-        #[arg(long, default_value_t = 64)]
-        block: usize,
-        /// Sample rate in Hz, 1000 to 768000.
-        #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
-        rate: u32,
-        /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
-        /// is N or more where a worker needs it (`latency_samples` says which).
-        #[arg(long, default_value = "zero", value_parser = parse_latency)]
-        latency: LatencyArg,
-        /// Paths of the engine: 2 for a stereo IR on a stereo track, 4 for true stereo, more
-        /// for a matrix of instances (Auto weighs paths times IR length).
-        #[arg(long, default_value_t = 2)]
-        paths: usize,
-        /// A dense matrix instead of --paths: this many inputs (1 to 64), with --outputs.
-        #[arg(long, requires = "outputs", conflicts_with = "paths",
-              value_parser = clap::value_parser!(u8).range(1..=64))]
-        channels: Option<u8>,
-        /// A dense matrix instead of --paths: this many outputs (1 to 64), with --channels;
-        /// the plan is shown for its --channels x --outputs paths.
-        #[arg(long, requires = "channels", value_parser = clap::value_parser!(u8).range(1..=64))]
-        outputs: Option<u8>,
-        /// The backend to report on: `auto`, `cpu` or `gpu` (as for render).
-        #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-        backend: BackendArg,
-        /// Read thermal sensors from this directory instead of /sys (a fake sysfs tree).
-        #[arg(long)]
-        thermal_root: Option<PathBuf>,
-        /// One JSON object instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Status(StatusArgs),
     /// Run the plugin's real-time path through hours of audio as fast as the machine allows,
     /// with random block sizes (some empty), automation, IR switches and sleep, and check that
     /// the output stays finite and memory, threads and file descriptors do not grow. Exits
     /// with status 1 when a check fails.
     Soak(SoakArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RenderArgs {
+    /// Impulse response: WAV, FLAC, AIFF or Ogg Vorbis at any rate (resampled to the
+    /// input's): 1 (mono), 2 (stereo) or 4 (true stereo: LL, LR, RL, RR) channels, or any
+    /// count up to 4096 whose meaning comes from the bus (one channel per output, or
+    /// inputs x outputs channels, input-major; see docs/plugin.md, "Mapping"). Or one file per
+    /// input, each with one channel per output (two stereo files: true stereo, the left
+    /// input's LL, LR, then the right input's RL, RR).
+    #[arg(long, required = true, num_args = 1..=64)]
+    pub(crate) ir: Vec<PathBuf>,
+    /// Dry signal: an audio file (WAV, FLAC, AIFF or Ogg Vorbis) of 1 to 64 channels.
+    #[arg(long)]
+    pub(crate) input: PathBuf,
+    /// Output channels, 1 to 64 (default: a matrix IR's outputs; the input's channels past
+    /// stereo; an IR of input x M channels its M; else stereo when the input or the IR is,
+    /// else mono). The output WAV's channel mask names the speakers of --format.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) outputs: Option<u8>,
+    /// What the channels of a bus wider than stereo are: `auto` (the speaker set of the
+    /// width, else Ambisonics where it is a square, else discrete), `speakers`,
+    /// `ambisonics` (ACN, SN3D) or `discrete`.
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub(crate) format: FormatArg,
+    /// Where to write the result (32-bit float WAV).
+    #[arg(long)]
+    pub(crate) output: PathBuf,
+    /// Host block size: a number of samples, or `random` (seeded sizes from 1 to 1024).
+    #[arg(long, default_value = "512", value_parser = parse_blocks)]
+    pub(crate) block: BlockSizes,
+    /// Wet share from 0 to 1, linear: out = mix x wet + (1 - mix) x dry.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_mix)]
+    pub(crate) mix: f32,
+    /// Stereo width of the wet signal in percent, 0 to 200: 0 mono, 100 the IR as
+    /// recorded, 200 the side doubled (mid ± width x side). Stereo outputs only (1 -> 2
+    /// and 2 -> 2 buses).
+    #[arg(long, default_value_t = 100.0, value_parser = parse_width)]
+    pub(crate) width: f32,
+    /// `zero`: no latency (direct-form head); `low`: one quantum of latency, less CPU; a
+    /// number of samples N: the offload mode, nothing convolving on the audio thread, with
+    /// a latency of N or more where a worker needs it (the output is time-aligned either
+    /// way).
+    #[arg(long, default_value = "zero", value_parser = parse_latency)]
+    pub(crate) latency: LatencyArg,
+    /// Where the tail runs: `auto` (the GPU for big IRs on a real GPU whose round trip
+    /// fits, else the CPU), `cpu`, or `gpu` (every level of 1024+ samples on the GPU;
+    /// LONGTAIL_GPU_ALLOW_CPU=1 accepts a CPU adapter such as lavapipe).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub(crate) backend: BackendArg,
+    #[command(flatten)]
+    pub(crate) edits: EditArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct IrInfoArgs {
+    /// The IR file, or one file per input (each a row: one channel per output; two stereo
+    /// files make true stereo, the left input's first).
+    #[arg(required = true, num_args = 1..=64)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Bus inputs, 1 to 64 (default: as many as --outputs).
+    #[arg(long, requires = "outputs", value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) inputs: Option<u8>,
+    /// Bus outputs, 1 to 64: print the mapping onto this bus.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) outputs: Option<u8>,
+    /// What the bus's channels are (as for render).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub(crate) format: FormatArg,
+    /// Session rate in Hz to describe the preparation for, 1000 to 768000 (default: the
+    /// file's own rate).
+    #[arg(long, value_parser = parse_rate)]
+    pub(crate) rate: Option<u32>,
+    /// Threshold of the automatic end trim, in dB below the peak.
+    #[arg(long, default_value_t = DEFAULT_AUTO_TRIM_DB, allow_hyphen_values = true)]
+    pub(crate) auto_trim_db: f64,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchArgs {
+    /// Harness mode: raw f32 LE interleaved input with --channels channels.
+    #[arg(long, requires = "ir")]
+    pub(crate) input: Option<PathBuf>,
+    /// Harness mode: raw f32 LE interleaved IR, channel c for path c -> c (matrix mode:
+    /// N*M channels, channel i*M+o for input i to output o).
+    #[arg(long, requires = "input")]
+    pub(crate) ir: Option<PathBuf>,
+    /// Host block sizes, comma separated.
+    #[arg(long, default_value = "64", value_delimiter = ',')]
+    pub(crate) block: Vec<usize>,
+    /// Sample rate in Hz, 1000 to 768000.
+    #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
+    pub(crate) rate: u32,
+    /// Input channels, 1 to 64 (without --outputs, diagonal paths: 1 mono, 2 stereo, more
+    /// a matrix with only its diagonal).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) channels: u8,
+    /// Matrix mode: output channels, 1 to 64, every input feeding every output.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) outputs: Option<u8>,
+    /// IR lengths in seconds for the generated workload, comma separated.
+    #[arg(long, default_value = "10", value_delimiter = ',')]
+    pub(crate) ir_seconds: Vec<f64>,
+    /// Plugin instances per block (each its own engine), comma separated.
+    #[arg(long, default_value = "1", value_delimiter = ',')]
+    pub(crate) instances: Vec<usize>,
+    /// Spread the instances over this many host audio threads, as a DAW runs its tracks on
+    /// several: each thread has its own engines, pace and deadline statistics. With --json
+    /// each thread prints its line ("host_thread": its index), then the session's line
+    /// ("host_thread": null: the process's CPU, the worst thread's per-call figures, the
+    /// sums of instances and lates); the table shows the session. Generated workload only.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub(crate) host_threads: u16,
+    /// Seconds of audio (harness mode: at most this much of the input).
+    #[arg(long)]
+    pub(crate) seconds: Option<f64>,
+    /// Stop once the timed loop has run this many seconds (0: no cap).
+    #[arg(long, default_value_t = 0.0)]
+    pub(crate) max_wall: f64,
+    /// Blocks in the first seconds are left out of the per-block statistics.
+    #[arg(long, default_value_t = 1.0)]
+    pub(crate) warmup_s: f64,
+    /// Name of the configuration in the output.
+    #[arg(long)]
+    pub(crate) variant: Option<String>,
+    /// Harness mode: write the output (raw f32 interleaved) here.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Release blocks at real-time pace (real-time mode: lates are possible and counted);
+    /// the same as --pace realtime.
+    #[arg(long, conflicts_with = "pace")]
+    pub(crate) paced: bool,
+    /// How the host releases blocks: `offline` (back to back, engines wait: the default),
+    /// `realtime` (each at its deadline), `fast` (back to back in real-time mode: a bounce
+    /// the plugin is not told about), `ahead:SECONDS[xSTARTS]` (anticipative processing:
+    /// STARTS times the host stops for 250 ms, then runs SECONDS ahead as fast as it can and
+    /// keeps that lead) or `split:PERIOD` (each device period of PERIOD samples as calls of
+    /// --block back to back, PERIOD announced as the largest block). Every pace but offline runs the engines in real-time mode,
+    /// where a call waits for a late result only while the host is ahead of real time
+    /// ("waits", "wait_max_us"; see docs/plugin.md, "Host pacing").
+    #[arg(long, value_parser = Pace::parse)]
+    pub(crate) pace: Option<Pace>,
+    /// Also render the first instance's input offline and report its output's distance from
+    /// that render ("snr_vs_offline_db"; 300 when identical): how much the pace cost.
+    #[arg(long)]
+    pub(crate) check: bool,
+    /// With --paced, run the measuring thread at this SCHED_FIFO priority, as a host's audio
+    /// thread runs (JACK and DAWs use 60-90), above Longtail's workers (40 and below); on
+    /// Windows any value above 40 joins MMCSS "Pro Audio" at critical, above the workers. 0
+    /// leaves the thread as it is. Quietly ignored where the OS refuses.
+    #[arg(long, default_value_t = 70)]
+    pub(crate) audio_priority: u32,
+    /// Where the tail runs: `auto`, `cpu` or `gpu` (as for render). The JSON line then
+    /// has `gpu_adapter`, the GPU round trip (`gpu_rt_p50_us`, `gpu_rt_p99_us`,
+    /// `gpu_rt_max_us`), where it went (`gpu_periods`: submit, wait and the wait's CPU
+    /// share, periods that napped, readback, round trips by the batch's largest
+    /// partition) and the hub
+    /// thread's CPU seconds (`gpu_hub_cpu_s`).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub(crate) backend: BackendArg,
+    /// Where levels after the first run (and level 0 in the offload mode): worker threads
+    /// (levels of up to 512 samples with too little slack for one run on the audio
+    /// thread, spread over their period; with the CPU backend at blocks of 1024, a level
+    /// planned at a delay of one partition runs on it summed ahead of its chunk), or
+    /// inline on the audio thread, each whole when its chunk completes (the single-thread
+    /// reference).
+    #[arg(long, value_enum, default_value_t = ExecutorArg::Workers)]
+    pub(crate) executor: ExecutorArg,
+    /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
+    /// is N or more where a worker needs it (`latency_samples` says which).
+    #[arg(long, default_value = "zero", value_parser = parse_latency)]
+    pub(crate) latency: LatencyArg,
+    /// Measure the machine instead of the engine: no engine runs, and each call spins this
+    /// many microseconds over a 512 KiB buffer, timed, paced and prioritised exactly as the
+    /// engines are. With --paced it shows the per-call tail (blk_p99_us, blk_max_us) that
+    /// the machine adds to a job of known length, to read an engine's figures against.
+    /// The JSON line says "engine":"fixed-work"; --ir-seconds and --instances are unused.
+    #[arg(long, value_parser = parse_fixed_work)]
+    pub(crate) fixed_work_us: Option<f64>,
+    /// One JSON line per configuration instead of a table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct BenchGpuArgs {
+    /// Levels (instances) in the batch.
+    #[arg(long, default_value_t = 16)]
+    pub(crate) levels: usize,
+    /// Inputs of each level.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) inputs: usize,
+    /// Outputs of each level.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) outputs: usize,
+    /// Partition size P (a power of two from 64 to 65536).
+    #[arg(long, default_value_t = 8192)]
+    pub(crate) partition: usize,
+    /// Partitions per path.
+    #[arg(long, default_value_t = 4)]
+    pub(crate) partitions: usize,
+    /// Periods measured (after 16 to warm up).
+    #[arg(long, default_value_t = 1000)]
+    pub(crate) periods: usize,
+    /// FFT kernels: `tiled` (in workgroup memory, 3 to 6 dispatches a period; the
+    /// default where the device has the memory), `tiled:TILE` (a smaller tile), or
+    /// `radix2` (one dispatch per stage, the fallback). Default: LONGTAIL_GPU_KERNELS, else
+    /// tiled.
+    #[arg(long, value_parser = parse_kernels)]
+    pub(crate) kernels: Option<longtail_gpu::FftKernels>,
+    /// One JSON line instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct StatusArgs {
+    /// IR length the plan is shown for, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub(crate) ir_seconds: f64,
+    /// Host block size the plan is shown for.
+    #[arg(long, default_value_t = 64)]
+    pub(crate) block: usize,
+    /// Sample rate in Hz, 1000 to 768000.
+    #[arg(long, default_value_t = 48_000, value_parser = parse_rate)]
+    pub(crate) rate: u32,
+    /// `zero` or `low` latency, or a number of samples N: the offload mode, whose latency
+    /// is N or more where a worker needs it (`latency_samples` says which).
+    #[arg(long, default_value = "zero", value_parser = parse_latency)]
+    pub(crate) latency: LatencyArg,
+    /// Paths of the engine: 2 for a stereo IR on a stereo track, 4 for true stereo, more
+    /// for a matrix of instances (Auto weighs paths times IR length).
+    #[arg(long, default_value_t = 2)]
+    pub(crate) paths: usize,
+    /// A dense matrix instead of --paths: this many inputs (1 to 64), with --outputs.
+    #[arg(long, requires = "outputs", conflicts_with = "paths",
+          value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) channels: Option<u8>,
+    /// A dense matrix instead of --paths: this many outputs (1 to 64), with --channels;
+    /// the plan is shown for its --channels x --outputs paths.
+    #[arg(long, requires = "channels", value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) outputs: Option<u8>,
+    /// The backend to report on: `auto`, `cpu` or `gpu` (as for render).
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub(crate) backend: BackendArg,
+    /// Read thermal sensors from this directory instead of /sys (a fake sysfs tree).
+    #[arg(long)]
+    pub(crate) thermal_root: Option<PathBuf>,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, clap::Args)]

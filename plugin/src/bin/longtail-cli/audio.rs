@@ -53,7 +53,7 @@ pub(crate) fn run_render(
     let bus = Bus::new(input.channels.len(), outputs, options.format);
     check_file_mask(single_file_mask(&infos), source.channels.len(), bus)
         .map_err(|err| format!("IR: {err}"))?;
-    if options.width != 1.0 && !longtail::processor::width_applies(outputs) {
+    if options.width != 1.0 && !longtail::audio::processor::width_applies(outputs) {
         return Err(format!(
             "--width applies to stereo outputs (1 -> 2 and 2 -> 2 buses); this render's bus is \
              {} -> {outputs}",

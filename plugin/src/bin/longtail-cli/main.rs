@@ -3,8 +3,9 @@
 //!
 //! Every error prints one line on stderr and exits with status 1; nothing panics on bad input.
 //!
-//! This file parses the command line and hands each subcommand to its runner: `args` defines
-//! the command line (the `--help` texts live there), `audio` runs the subcommands that read or
+//! This file parses the command line and hands each subcommand to its runner, through one
+//! function per subcommand that turns its flags into the library's types: `args` defines the
+//! command line (the `--help` texts live there), `audio` runs the subcommands that read or
 //! write audio files (render, ir-info, demo), `measure` the ones that measure the engine and
 //! the machine (bench, bench-gpu, status, soak). Runners use the library (and its
 //! `longtail::tools`) and the argument types of `args`, never each other.
@@ -26,7 +27,9 @@ use longtail::render::RenderOptions;
 use longtail::tools::bench::{BenchConfig, Pace};
 use longtail::tools::status;
 
-use args::{Cli, Command, ExecutorArg};
+use args::{
+    BenchArgs, BenchGpuArgs, Cli, Command, ExecutorArg, IrInfoArgs, RenderArgs, StatusArgs,
+};
 use audio::{run_demo, run_ir_info, run_ir_list, run_render};
 use longtail::ir::mapping::Bus;
 use measure::{
@@ -38,77 +41,10 @@ fn main() -> ExitCode {
     longtail::logging::init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Render {
-            ir,
-            input,
-            output,
-            block,
-            mix,
-            width,
-            latency,
-            backend,
-            outputs,
-            format,
-            edits,
-        } => {
-            let options = RenderOptions {
-                blocks: block,
-                mix,
-                width: width / 100.0,
-                latency_mode: latency.into(),
-                executor: backend.executor(),
-                outputs: outputs.map(usize::from),
-                format: format.into(),
-            };
-            let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
-            run_render(&ir, &input, &output, options, &edits.settings())
-        }
-        Command::IrInfo {
-            files,
-            rate,
-            auto_trim_db,
-            inputs,
-            outputs,
-            format,
-        } => {
-            let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-            let bus = outputs.map(|outputs| {
-                let outputs = usize::from(outputs);
-                Bus::new(inputs.map_or(outputs, usize::from), outputs, format.into())
-            });
-            run_ir_info(&files, rate, auto_trim_db, bus)
-        }
+        Command::Render(args) => render(args),
+        Command::IrInfo(args) => ir_info(args),
         Command::IrList { folders, json } => run_ir_list(&folders, json),
-        Command::Status {
-            ir_seconds,
-            block,
-            rate,
-            latency,
-            paths,
-            channels,
-            outputs,
-            backend,
-            thermal_root,
-            json,
-        } => run_status(
-            status::StatusRequest {
-                ir_seconds,
-                block,
-                rate,
-                latency_mode: latency.into(),
-                // A dense matrix's paths, when one is given.
-                paths: match (channels, outputs) {
-                    (Some(n), Some(m)) => usize::from(n) * usize::from(m),
-                    _ => paths,
-                },
-                matrix: channels
-                    .zip(outputs)
-                    .map(|(n, m)| (usize::from(n), usize::from(m))),
-                executor: backend.executor(),
-                thermal_root,
-            },
-            json,
-        ),
+        Command::Status(args) => status(args),
         Command::Demo {
             output,
             rate,
@@ -116,123 +52,213 @@ fn main() -> ExitCode {
             mix,
         } => run_demo(&output, rate, block, mix),
         Command::Soak(args) => run_soak(&args),
-        Command::BenchGpu {
-            levels,
-            inputs,
-            outputs,
-            partition,
-            partitions,
-            periods,
-            kernels,
-            json,
-        } => run_bench_gpu(
-            longtail_gpu::BenchBatch {
-                levels,
-                inputs,
-                outputs,
-                partition_size: partition,
-                partitions,
-            },
-            periods,
-            kernels,
-            json,
-        ),
-        Command::Bench {
-            input,
-            ir,
-            block,
-            rate,
-            channels,
-            outputs,
-            ir_seconds,
-            instances,
-            seconds,
-            max_wall,
-            warmup_s,
-            variant,
-            out,
-            paced,
-            pace,
-            check,
-            audio_priority,
-            backend,
-            executor,
-            latency,
-            fixed_work_us,
-            host_threads,
-            json,
-        } => {
-            let pace = if paced {
-                Pace::Realtime
-            } else {
-                pace.unwrap_or(Pace::Offline)
-            };
-            let executor_name = match executor {
-                ExecutorArg::Workers => "workers",
-                ExecutorArg::Inline => "inline",
-            };
-            let template = BenchConfig {
-                block: 0,
-                rate,
-                instances: 1,
-                latency_mode: latency.into(),
-                pace,
-                check,
-                audio_priority: (pace.realtime_mode() && audio_priority > 0)
-                    .then_some(audio_priority),
-                warmup_s,
-                max_wall_s: (max_wall > 0.0).then_some(max_wall),
-                executor: match executor {
-                    ExecutorArg::Workers => backend.executor(),
-                    ExecutorArg::Inline => Executor::Inline,
-                },
-                variant: variant.unwrap_or_else(|| {
-                    let pace = match pace {
-                        Pace::Realtime => "paced".to_string(),
-                        Pace::Offline => "fed".to_string(),
-                        other => other.name(),
-                    };
-                    match fixed_work_us {
-                        Some(micros) => format!("{pace}-fixed-work-{micros}us"),
-                        None => format!("{pace}-{executor_name}"),
-                    }
-                }),
-                fixed_work_us,
-                call_cpu: true,
-            };
-            let channels = usize::from(channels);
-            let outputs = outputs.map(usize::from);
-            match (input, ir) {
-                (Some(_), Some(_)) if host_threads > 1 => Err(
-                    "--host-threads applies to the generated workload, not the harness mode"
-                        .to_string(),
-                ),
-                (Some(input), Some(ir)) => {
-                    let out = out.as_deref();
-                    let shape = (channels, outputs);
-                    run_bench_harness(&input, &ir, shape, seconds, &block, &template, out)
-                }
-                _ => {
-                    let seconds = seconds.unwrap_or(60.0);
-                    let workload = Workload {
-                        channels,
-                        outputs,
-                        ir_seconds: &ir_seconds,
-                        blocks: &block,
-                        instances: &instances,
-                        seconds,
-                        host_threads,
-                    };
-                    run_bench_generated(&workload, &template, json)
-                }
-            }
-        }
+        Command::BenchGpu(args) => bench_gpu(args),
+        Command::Bench(args) => bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("longtail-cli: error: {message}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `render`: the render's options from the flags.
+fn render(args: RenderArgs) -> Result<(), String> {
+    let RenderArgs {
+        ir,
+        input,
+        output,
+        block,
+        mix,
+        width,
+        latency,
+        backend,
+        outputs,
+        format,
+        edits,
+    } = args;
+    let options = RenderOptions {
+        blocks: block,
+        mix,
+        width: width / 100.0,
+        latency_mode: latency.into(),
+        executor: backend.executor(),
+        outputs: outputs.map(usize::from),
+        format: format.into(),
+    };
+    let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
+    run_render(&ir, &input, &output, options, &edits.settings())
+}
+
+/// `ir-info`: the bus to map onto, where `--outputs` names one.
+fn ir_info(args: IrInfoArgs) -> Result<(), String> {
+    let IrInfoArgs {
+        files,
+        rate,
+        auto_trim_db,
+        inputs,
+        outputs,
+        format,
+    } = args;
+    let files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let bus = outputs.map(|outputs| {
+        let outputs = usize::from(outputs);
+        Bus::new(inputs.map_or(outputs, usize::from), outputs, format.into())
+    });
+    run_ir_info(&files, rate, auto_trim_db, bus)
+}
+
+/// `status`: what to plan for, a dense matrix's paths where one is given.
+fn status(args: StatusArgs) -> Result<(), String> {
+    let StatusArgs {
+        ir_seconds,
+        block,
+        rate,
+        latency,
+        paths,
+        channels,
+        outputs,
+        backend,
+        thermal_root,
+        json,
+    } = args;
+    run_status(
+        status::StatusRequest {
+            ir_seconds,
+            block,
+            rate,
+            latency_mode: latency.into(),
+            // A dense matrix's paths, when one is given.
+            paths: match (channels, outputs) {
+                (Some(n), Some(m)) => usize::from(n) * usize::from(m),
+                _ => paths,
+            },
+            matrix: channels
+                .zip(outputs)
+                .map(|(n, m)| (usize::from(n), usize::from(m))),
+            executor: backend.executor(),
+            thermal_root,
+        },
+        json,
+    )
+}
+
+/// `bench-gpu`: the batch to time.
+fn bench_gpu(args: BenchGpuArgs) -> Result<(), String> {
+    let BenchGpuArgs {
+        levels,
+        inputs,
+        outputs,
+        partition,
+        partitions,
+        periods,
+        kernels,
+        json,
+    } = args;
+    run_bench_gpu(
+        longtail_gpu::BenchBatch {
+            levels,
+            inputs,
+            outputs,
+            partition_size: partition,
+            partitions,
+        },
+        periods,
+        kernels,
+        json,
+    )
+}
+
+/// `bench`: the configuration every run starts from, then the harness's files or the
+/// generated workload.
+fn bench(args: BenchArgs) -> Result<(), String> {
+    let BenchArgs {
+        input,
+        ir,
+        block,
+        rate,
+        channels,
+        outputs,
+        ir_seconds,
+        instances,
+        seconds,
+        max_wall,
+        warmup_s,
+        variant,
+        out,
+        paced,
+        pace,
+        check,
+        audio_priority,
+        backend,
+        executor,
+        latency,
+        fixed_work_us,
+        host_threads,
+        json,
+    } = args;
+    let pace = if paced {
+        Pace::Realtime
+    } else {
+        pace.unwrap_or(Pace::Offline)
+    };
+    let executor_name = match executor {
+        ExecutorArg::Workers => "workers",
+        ExecutorArg::Inline => "inline",
+    };
+    let template = BenchConfig {
+        block: 0,
+        rate,
+        instances: 1,
+        latency_mode: latency.into(),
+        pace,
+        check,
+        audio_priority: (pace.realtime_mode() && audio_priority > 0).then_some(audio_priority),
+        warmup_s,
+        max_wall_s: (max_wall > 0.0).then_some(max_wall),
+        executor: match executor {
+            ExecutorArg::Workers => backend.executor(),
+            ExecutorArg::Inline => Executor::Inline,
+        },
+        variant: variant.unwrap_or_else(|| {
+            let pace = match pace {
+                Pace::Realtime => "paced".to_string(),
+                Pace::Offline => "fed".to_string(),
+                other => other.name(),
+            };
+            match fixed_work_us {
+                Some(micros) => format!("{pace}-fixed-work-{micros}us"),
+                None => format!("{pace}-{executor_name}"),
+            }
+        }),
+        fixed_work_us,
+        call_cpu: true,
+    };
+    let channels = usize::from(channels);
+    let outputs = outputs.map(usize::from);
+    match (input, ir) {
+        (Some(_), Some(_)) if host_threads > 1 => Err(
+            "--host-threads applies to the generated workload, not the harness mode".to_string(),
+        ),
+        (Some(input), Some(ir)) => {
+            let out = out.as_deref();
+            let shape = (channels, outputs);
+            run_bench_harness(&input, &ir, shape, seconds, &block, &template, out)
+        }
+        _ => {
+            let seconds = seconds.unwrap_or(60.0);
+            let workload = Workload {
+                channels,
+                outputs,
+                ir_seconds: &ir_seconds,
+                blocks: &block,
+                instances: &instances,
+                seconds,
+                host_threads,
+            };
+            run_bench_generated(&workload, &template, json)
         }
     }
 }

@@ -9,7 +9,7 @@
 //! when chunk `t` completes, [`UpolsLevel::inverse_ahead`] adds `X[t] * H[0]` path by path and
 //! transforms the sum back. So a level may start at `D = P` (its result due as its chunk
 //! completes) and still put only one partition's products and its transforms into that call;
-//! the rest of its period is spread over the calls between (`engine::ahead`).
+//! the rest of its period is spread over the calls between (`engine::runner::ahead`).
 //!
 //! It carries as a level run whole carries in chunks (`carry.rs`): odd and even chunks of bins
 //! lead in turn, and a chunk that leads sums, in one walk over its partitions, the next
@@ -20,8 +20,8 @@
 //! whatever the host's calls, to the same bits offline and at any pace. The order is not that
 //! of the level run whole, so the two differ by float rounding.
 
-use super::super::mac::Term;
 use super::carry::{CARRY_CHUNK_BINS, Carry, chunk_acc};
+use super::mac::Term;
 use super::{UpolsLevel, carry_buffers};
 
 impl UpolsLevel {

@@ -40,7 +40,7 @@
 //! The fused level 0 sums each quantum a quantum ahead on the audio thread
 //! (`UpolsLevel::prepare_pending`) and carries the same way, but by parity only: a 4 x 4 room's
 //! level 0 (1.1 MB at a 1024 quantum) cost 11 % more on the audio thread carried in chunks.
-//! A level spread over the audio thread's quanta (`engine::spread`) carries in chunks as it
+//! A level spread over the audio thread's quanta (`engine::runner::spread`) carries in chunks as it
 //! would run whole, a chunk a step (the impl at the end of this file), for the same bits; by
 //! parity it does not: stepwise, one path a step, a 12 x 12 room's at 64-sample blocks did no
 //! better (the kernels' stores of the next period's sums cost what the reads saved).
@@ -53,8 +53,8 @@
 //! (at 1024, 0 and 12 % in the two runs: that cell's spread is about 10 %). Chunks of
 //! 512 bins did as well as 1024, chunks of 2048 (48 KiB a chunk) lost half of the gain.
 
-use super::super::mac::{Acc, Term};
 use super::super::routing::MAX_CHANNELS;
+use super::mac::{Acc, Term};
 use super::{SplitSpectra, UpolsLevel, spectra_bytes};
 
 /// The spectra a level reads per period (its IR partitions and its inputs'), in bytes, before
@@ -343,8 +343,8 @@ impl UpolsLevel {
     }
 }
 
-/// A period spread over the audio thread's quanta ([`crate::engine::spread`]) takes step 2 of
-/// a level that carries in chunks a chunk at a time, in the order [`UpolsLevel::compute`] takes
+/// A period spread over the audio thread's quanta ([`crate::engine::runner::spread`]) takes step 2
+/// of a level that carries in chunks a chunk at a time, in the order [`UpolsLevel::compute`] takes
 /// the chunks: the same bits as the level run whole, its spectra still read once for two
 /// periods.
 impl UpolsLevel {

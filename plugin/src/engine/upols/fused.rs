@@ -2,8 +2,8 @@
 //! one more partition in the frequency domain for quanta that a host call delivers whole, each
 //! quantum's partition sum prepared a quantum ahead on the audio thread.
 
-use super::super::rings::{InputRing, OutputRing};
 use super::{Carry, SplitSpectra, UpolsLevel, transform_partitions};
+use crate::engine::memory::rings::{InputRing, OutputRing};
 
 impl UpolsLevel {
     /// Makes this level (level 0 of a zero-latency plan, `D = P`) able to compute the head taps
@@ -53,7 +53,7 @@ impl UpolsLevel {
 
     /// Transforms the input chunk that ends at `chunk_end` into the newest FDL slot, and
     /// nothing else: for a level whose FDL is brought up to date before it runs (the head's
-    /// blocks, [`super::head`]). Does not allocate.
+    /// blocks, [`crate::engine::head`]). Does not allocate.
     pub fn push_chunk(&mut self, chunk_end: u64, inputs: &[InputRing]) {
         let windows = self.ring_windows(inputs, chunk_end);
         self.forward(&windows[..inputs.len()]);

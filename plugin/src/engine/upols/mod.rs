@@ -29,16 +29,28 @@
 //! outnumber channels, as in a matrix, the products are most of the work and that pays
 //! ([`super::plan`]'s cost model chooses). Everything above holds with `2P` read as `F`, `P + 1`
 //! bins as `F / 2 + 1` and the age `j` as `s * j`.
+//!
+//! # Parts
+//!
+//! - [`mac`]: the spectral multiply-accumulate kernels, the hot loop of every level.
+//! - [`split_fft`]: the level's real FFTs, between samples and split spectra.
+//! - `spectra`: the split real and imaginary arrays every spectrum of a level lives in.
+//! - `carry`, `fused` and `ahead`: more of [`UpolsLevel`]'s methods, one way of running it a
+//!   file: spectra read once for two periods, level 0's fused head, terms summed over the
+//!   period before.
 
 use std::sync::Arc;
 
 use rustfft::FftPlanner;
 
-use super::mac::{Acc, MacKernels, Spectrum, Term, best_mac_kernels, wants_wide_kernels};
-use super::pages::PageBuf;
-use super::rings::{InputRing, OutputRing};
+use super::memory::pages::PageBuf;
+use super::memory::rings::{InputRing, OutputRing};
 use super::routing::{MAX_CHANNELS, Path};
-use super::split_fft::SplitRealFft;
+use mac::{Acc, MacKernels, Spectrum, Term, best_mac_kernels, wants_wide_kernels};
+use split_fft::SplitRealFft;
+
+pub mod mac;
+pub mod split_fft;
 
 mod ahead;
 mod carry;
@@ -188,8 +200,8 @@ pub struct UpolsLevel {
     /// IR spectra, every distinct IR among the paths one after another, each its `n` partitions:
     /// block `spectrum_idx * n + partition_idx`, scaled by `1 / (span + 1) P`. One buffer, not
     /// one per IR: a dense 16 x 16 matrix's `16384 x 10` level holds 256 IRs of 0.66 MB a part,
-    /// three of which filled a shared block of huge pages (`super::pages`), leaving 22 MB of
-    /// them unused. Never written after construction; shared with [`GpuSpecSource`].
+    /// three of which filled a shared block of huge pages (`super::memory::pages`), leaving 22 MB
+    /// of them unused. Never written after construction; shared with [`GpuSpecSource`].
     spectra: Arc<SplitSpectra>,
     /// `(input_idx, output_idx)` of each path.
     paths: Vec<Path>,
@@ -739,7 +751,7 @@ impl UpolsLevel {
     }
 
     /// Test hook: [`Self::poison_scratch`] but for the accumulator, which holds an output's sum
-    /// between the steps of a spread period ([`super::spread`]).
+    /// between the steps of a spread period ([`super::runner::spread`]).
     pub fn poison_transform_scratch(&mut self, value: f32) {
         self.real_scratch_buffer.fill(value);
         self.fft.poison(value);

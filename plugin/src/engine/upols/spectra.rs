@@ -1,8 +1,8 @@
 //! Spectra in split real and imaginary arrays ([`SplitSpectra`]): a level's IR partitions, its
 //! FDL, its accumulators and carried sums.
 
-use super::super::mac::{Acc, Spectrum};
-use super::super::pages::PageBuf;
+use super::mac::{Acc, Spectrum};
+use crate::engine::memory::pages::PageBuf;
 
 /// Spectra stored as split real and imaginary arrays, `num_partitions` blocks of `num_bins`,
 /// in huge pages where they are big enough ([`PageBuf`]). Each block starts on a cache line

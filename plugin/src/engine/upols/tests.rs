@@ -43,11 +43,11 @@ fn random_level(
 }
 
 /// Run whole, a carrying level sums terms of each period ahead, in chunks or by parity; step
-/// by step ([`UpolsLevel::mac_step`], as [`super::super::spread`] runs it) it carries nothing.
-/// All give the same output, to float rounding, across gaps (chunks the late policy dropped)
-/// and a reset, for odd and even partition counts and partitions of one to three hops. And carrying in chunks changes no bit: a
-/// level that forgets what it carried before every period (and so sums each afresh) gives the
-/// same output.
+/// by step ([`UpolsLevel::mac_step`], as [`crate::engine::runner::spread`] runs it) it carries
+/// nothing. All give the same output, to float rounding, across gaps (chunks the late policy
+/// dropped) and a reset, for odd and even partition counts and partitions of one to three hops. And
+/// carrying in chunks changes no bit: a level that forgets what it carried before every period (and
+/// so sums each afresh) gives the same output.
 #[test]
 fn carried_terms_match_periods_summed_whole() {
     let mut rng = Rng::new(11);

@@ -2,7 +2,7 @@
 //! level run whole as each of its chunks completes.
 
 use super::UpolsLevel;
-use crate::engine::rings::{InputRing, OutputRing};
+use crate::engine::memory::rings::{InputRing, OutputRing};
 use crate::rng::Rng;
 
 /// A level that takes a step at every quantum boundary.

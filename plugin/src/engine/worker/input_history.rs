@@ -17,14 +17,14 @@
 //! whose job slots are all busy: offline, or with the host ahead of real time, the audio
 //! thread waits for such a level before it writes on, so renders never lose a chunk.
 //!
-//! Uses the rings' prefetch ([`crate::engine::rings`]) and the engine's huge pages
-//! ([`crate::engine::pages`]) for the samples.
+//! Uses the rings' prefetch ([`crate::engine::memory::rings`]) and the engine's huge pages
+//! ([`crate::engine::memory::pages`]) for the samples.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
-use crate::engine::pages::PageBuf;
-use crate::engine::rings::prefetch_for_write;
+use crate::engine::memory::pages::PageBuf;
+use crate::engine::memory::rings::prefetch_for_write;
 
 /// One ring per input channel of the samples the audio thread received, shared with the
 /// worker threads and the GPU hub.

@@ -3,7 +3,7 @@
 //!
 //! Uses the job protocol ([`super::protocol`]) and the FFT level ([`super::super::upols`]).
 
-use crate::engine::pages::PageBuf;
+use crate::engine::memory::pages::PageBuf;
 use crate::engine::routing::MAX_CHANNELS;
 use crate::engine::upols::UpolsLevel;
 

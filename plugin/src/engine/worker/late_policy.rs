@@ -5,8 +5,8 @@
 //! after its input chunk completed (the level's slack).
 //!
 //! - Real-time mode waits only while the host is ahead of real time, never past the bound of
-//!   [`crate::engine::pace`] ([`Wait::Until`]); at real-time pace it does not wait. A result
-//!   that is still not complete then is *late*: it is counted once
+//!   [`crate::engine::realtime::pace`] ([`Wait::Until`]); at real-time pace it does not wait. A
+//!   result that is still not complete then is *late*: it is counted once
 //!   ([`LevelStats::late_results`]), and when it arrives only the samples that are still in the
 //!   future are used, faded in over [`LATE_FADE_SAMPLES`]; the part of the slot that has
 //!   already played stays silent for this level.
@@ -28,9 +28,9 @@
 //! pace's [`Wait`].
 //!
 //! [`WorkerLevel::collect`]: super::WorkerLevel::collect
-//! [`Wait::Until`]: crate::engine::pace::Wait::Until
-//! [`Wait::Forever`]: crate::engine::pace::Wait::Forever
-//! [`Wait`]: crate::engine::pace::Wait
+//! [`Wait::Until`]: crate::engine::realtime::pace::Wait::Until
+//! [`Wait::Forever`]: crate::engine::realtime::pace::Wait::Forever
+//! [`Wait`]: crate::engine::realtime::pace::Wait
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -57,7 +57,7 @@ pub struct LevelStats {
     /// [`super::chunk_clock`]).
     pub wakes: AtomicU64,
     /// Bounded waits of the audio thread for this level in real-time mode, with the host ahead
-    /// (see [`crate::engine::pace`]); offline waits are not counted.
+    /// (see [`crate::engine::realtime::pace`]); offline waits are not counted.
     pub waits: AtomicU64,
     /// The longest of those waits, in nanoseconds.
     pub wait_max_ns: AtomicU64,
@@ -91,7 +91,8 @@ pub struct LateStats {
     pub dropped_chunks: u64,
     /// Whether any level has had several lates in a row.
     pub degraded: bool,
-    /// Bounded waits for a result while the host ran ahead of real time ([`crate::engine::pace`]).
+    /// Bounded waits for a result while the host ran ahead of real time
+    /// ([`crate::engine::realtime::pace`]).
     pub waits: u64,
     /// The longest of them, in nanoseconds.
     pub wait_max_ns: u64,

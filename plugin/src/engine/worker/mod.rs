@@ -11,8 +11,8 @@
 //! call `Thread::unpark` (a futex
 //! wake that never blocks) only when the worker needs it; they never allocate or lock, and in
 //! real-time mode wait only while the host is ahead of real time, within the bound of
-//! [`crate::engine::pace`]. Dropping a `WorkerLevel` stops and joins its thread, so engines are
-//! dropped off the audio thread.
+//! [`crate::engine::realtime::pace`]. Dropping a `WorkerLevel` stops and joins its thread, so
+//! engines are dropped off the audio thread.
 //!
 //! # Parts
 //!
@@ -21,7 +21,6 @@
 //! - [`input_history`]: the input samples every level reads in place.
 //! - [`late_policy`]: what happens to a result that comes late, and the level's counters.
 //! - [`chunk_clock`]: how an idle worker times its own wake-ups.
-//! - [`realtime`]: real-time scheduling for the worker threads.
 //! - [`protocol`]: the job slots and counters the threads share, and who runs the jobs.
 //! - [`player`]: the results a level is playing, read from their slots at every call.
 //! - [`job_runner`]: a level's overlap-save state on a CPU thread.
@@ -39,7 +38,6 @@ pub mod late_policy;
 pub mod level_probe;
 pub mod player;
 pub mod protocol;
-pub mod realtime;
 pub mod thread;
 
 #[cfg(test)]
@@ -53,9 +51,9 @@ use std::time::{Duration, Instant};
 
 use longtail_gpu::{Feed, Hub, Registration};
 
-use super::pace::Wait;
-use super::pages::PageBuf;
-use super::rings::OutputRing;
+use super::memory::pages::PageBuf;
+use super::memory::rings::OutputRing;
+use super::realtime::pace::Wait;
 use super::upols::{GpuSpecSource, UpolsLevel};
 pub use chunk_clock::{EARLY_CHUNK_WAKE, POLL_INTERVAL, WAKE_EARLY, WAKE_WINDOW};
 use gpu::GpuFeed;
@@ -67,7 +65,6 @@ pub use level_probe::LevelProbe;
 use player::Player;
 pub use protocol::{MIN_SLOTS, num_slots};
 use protocol::{ON_CPU, ON_GPU, Shared, UNSTAMPED, wait_for_completion, wait_for_completion_until};
-pub use realtime::RealtimeGuard;
 use thread::worker_main;
 
 /// Samples of a result (its length times its outputs) from which it plays straight from its
@@ -333,8 +330,8 @@ impl WorkerLevel {
     /// the chunk coming in: its samples are in the engine's [`InputHistory`], which the worker
     /// reads, so nothing is copied. The chunk's first quantum (or the first after a reset in
     /// mid-chunk, the samples before it then silence) reserves the slot: when every slot is
-    /// busy, it waits for the worker as `wait` allows (see [`crate::engine::pace`]), and else
-    /// drops the chunk and counts it (see the late policy). Audio thread; never allocates;
+    /// busy, it waits for the worker as `wait` allows (see [`crate::engine::realtime::pace`]), and
+    /// else drops the chunk and counts it (see the late policy). Audio thread; never allocates;
     /// waits only as `wait` allows.
     pub fn feed(&mut self, time: u64, quantum: usize, wait: &mut Wait) {
         if !self.gathering {
@@ -361,8 +358,8 @@ impl WorkerLevel {
         }
     }
 
-    /// Waits for job `job` as `wait` allows (see [`crate::engine::pace`]): returns whether it
-    /// completed. Counts the bounded waits. Audio thread; never allocates.
+    /// Waits for job `job` as `wait` allows (see [`crate::engine::realtime::pace`]): returns
+    /// whether it completed. Counts the bounded waits. Audio thread; never allocates.
     fn wait_for(&self, job: u64, wait: &mut Wait) -> bool {
         match wait {
             Wait::Never => false,
@@ -484,10 +481,11 @@ impl WorkerLevel {
     /// results played to their end, freeing their slots, and takes those whose first sample
     /// falls due before `horizon` (the next boundary): a small one goes into `outputs` whole,
     /// a big one starts playing, which [`Self::play`] then reads ([`SLOT_PLAY_MIN`]). A due
-    /// result that is not complete is waited for as `wait` allows ([`crate::engine::pace`]),
-    /// and is late if it is still not complete then: it plays from the boundary where it is
-    /// found complete, faded in. Until a result falls due this reads only the audio thread's
-    /// own fields. Audio thread; never allocates; waits only as `wait` allows.
+    /// result that is not complete is waited for as `wait` allows
+    /// ([`crate::engine::realtime::pace`]), and is late if it is still not complete then: it plays
+    /// from the boundary where it is found complete, faded in. Until a result falls due this reads
+    /// only the audio thread's own fields. Audio thread; never allocates; waits only as `wait`
+    /// allows.
     pub fn collect(&mut self, now: u64, horizon: u64, outputs: &mut [OutputRing], wait: &mut Wait) {
         let partition_size = self.partition_size as u64;
         for _ in 0..self.player.retire(now, self.partition_size) {

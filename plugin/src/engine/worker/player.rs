@@ -17,13 +17,13 @@
 //! A late result (see [`super::late_policy`]) plays from the boundary where it was found
 //! complete, faded in over [`LATE_FADE_SAMPLES`]; what it would have played before stays
 //! silent. Uses the job protocol ([`super::protocol`]), the late policy's fade and the rings'
-//! fade gain and prefetch ([`crate::engine::rings`]).
+//! fade gain and prefetch ([`crate::engine::memory::rings`]).
 
 use std::ops::Range;
 
 use super::late_policy::LATE_FADE_SAMPLES;
 use super::protocol::Shared;
-use crate::engine::rings::{fade_in_gain, prefetch_for_write};
+use crate::engine::memory::rings::{fade_in_gain, prefetch_for_write};
 
 /// Results of one level playing at once, at most: they tile time, each `P` samples long, and
 /// a quantum (at most `P`) holds the end of one and the start of the next.

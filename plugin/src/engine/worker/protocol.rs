@@ -21,7 +21,7 @@
 //!
 //! Uses the input history ([`super::input_history`]), the late policy's counters
 //! ([`super::late_policy`]) and the engine's huge pages for the result slots
-//! ([`crate::engine::pages`]); every other part of the worker uses it.
+//! ([`crate::engine::memory::pages`]); every other part of the worker uses it.
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-use crate::engine::pages::PageBuf;
+use crate::engine::memory::pages::PageBuf;
 
 use super::input_history::InputHistory;
 use super::late_policy::LevelStats;
@@ -279,7 +279,7 @@ pub(crate) fn wait_for_completion(shared: &Shared, job: u64) {
 )]
 pub(crate) const WAIT_POLL: Duration = Duration::from_micros(100);
 
-/// Real-time waiting while the host is ahead of real time ([`crate::engine::pace`]): like
+/// Real-time waiting while the host is ahead of real time ([`crate::engine::realtime::pace`]): like
 /// [`wait_for_completion`], but gives up at `deadline`. Returns whether job `job` completed,
 /// and when the wait ended. On Linux it sleeps on the `completed_seq` futex word with a
 /// timeout, so the worker's publication wakes it at once; elsewhere it sleeps

@@ -13,7 +13,7 @@ use super::chunk_clock::ChunkClock;
 use super::gpu::{GpuHome, Returns, keep_in_history, standby};
 use super::job_runner::JobRunner;
 use super::protocol::{IDLE_TIMEOUT, MIGRATING, ON_GPU, Shared, UNSTAMPED};
-use super::realtime::raise_priority;
+use crate::engine::realtime::priority::raise_priority;
 use crate::engine::upols::{GpuSpecSource, UpolsLevel};
 
 /// The worker thread: runs jobs in order until stopped. A GPU level's worker is its standby
@@ -25,7 +25,7 @@ pub(crate) fn worker_main(
     level_idx: usize,
     home: Option<(GpuHome, GpuSpecSource)>,
 ) {
-    let _ftz = crate::engine::denormals::ScopedFtz::enable();
+    let _ftz = crate::engine::realtime::denormals::ScopedFtz::enable();
     raise_priority(level_idx);
     let partition_size = shared.partition_size;
     let mut next_job = 0u64;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{BenchResult, loadavg1};
+use super::result::BenchResult;
 
 /// `value` rounded to `digits` decimals (what the line prints).
 fn round(value: f64, digits: i32) -> f64 {
@@ -199,6 +199,14 @@ impl BenchResult {
         };
         serde_json::to_string(&line).expect("a struct of numbers and strings serialises")
     }
+}
+
+/// The 1-minute load average, or -1 where unknown.
+fn loadavg1() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(-1.0)
 }
 
 #[cfg(test)]

@@ -17,12 +17,12 @@ use nice_plug::prelude::*;
 use super::signal::Signal;
 use super::{SoakOptions, SoakReport};
 use crate::Longtail;
+use crate::audio::processor::Health;
 use crate::engine::LatencyMode;
 use crate::engine::plan::OFFLOAD_LATENCIES;
 use crate::guard::fence::Task;
 use crate::ir::builtin::BuiltinIr;
 use crate::params::LatencyModeParam;
-use crate::processor::Health;
 use crate::rng::Rng;
 
 /// Shortest and longest time between IR switches, in seconds of audio.

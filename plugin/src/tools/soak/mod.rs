@@ -4,7 +4,7 @@
 //!
 //! The soak is a small host of its own: it creates a [`Longtail`], activates it in real-time mode
 //! (engines wait for their workers only while the host is ahead of real time, as it always is
-//! here; see `engine::pace`), and calls
+//! here; see `engine::realtime::pace`), and calls
 //! [`Plugin::process`] with a nice-plug [`Buffer`], as the CLAP and VST3 wrappers do. Along the
 //! way it
 //!
@@ -23,8 +23,8 @@
 //!   silent, `process()` is not called and the host outputs silence.
 //!
 //! Blocks come much faster than real time, in real-time mode: a host far ahead of real time, for
-//! which the engine waits for its workers (`engine::pace`). Late worker results are reported
-//! (`late_results`; none expected); a dropped chunk fails the run. A block is late
+//! which the engine waits for its workers (`engine::realtime::pace`). Late worker results are
+//! reported (`late_results`; none expected); a dropped chunk fails the run. A block is late
 //! (`late_blocks`) when its `process()` call took longer than the block lasts, which a host at
 //! real-time pace would hear as a dropout; on a shared machine, and with the waits, a few are
 //! expected, so they are reported, not judged.

@@ -3,7 +3,7 @@
 //!
 //! Plain data: uses the processor's [`Health`] counters and the [`Resources`] readings.
 
-use crate::processor::Health;
+use crate::audio::processor::Health;
 use crate::tools::resources::Resources;
 
 /// Heap growth (memory the allocator handed out and did not get back) between warm-up and end

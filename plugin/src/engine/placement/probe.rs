@@ -4,9 +4,10 @@
 //! Uses the worker levels' own views ([`LevelProbe`]), the thermal policy's
 //! types ([`crate::thermal`]), the load policy's decision ([`super::load_policy`]) and the GPU
 //! hub's counters; nothing else of the engine, and not
-//! the governor that watches it ([`crate::engine::governor`] uses this module, not the other way round).
+//! the governor that watches it ([`crate::engine::placement::governor`] uses this module, not the
+//! other way round).
 
-use super::worker::LevelProbe;
+use crate::engine::worker::LevelProbe;
 
 /// Whether the process has a usable GPU adapter, once [`BackendProbe::gpu_available`] looked.
 static ADAPTER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -18,7 +19,8 @@ pub struct BackendReport {
     pub gpu_levels: usize,
     /// Worker levels on CPU threads now.
     pub cpu_levels: usize,
-    /// Times levels went back to the GPU after leaving it (see [`super::worker::gpu::way_back`]).
+    /// Times levels went back to the GPU after leaving it (see
+    /// [`crate::engine::worker::gpu::way_back`]).
     pub gpu_returns: u64,
     /// The GPU adapter, when one was opened for this engine.
     pub adapter: Option<String>,
@@ -56,33 +58,33 @@ pub struct LevelStatus {
 /// round trips. Reads atomics and the levels' notes; keeps the engine's shared memory (and its
 /// GPU hub) alive, not its threads. Cheap to clone.
 #[derive(Clone)]
-pub struct BackendProbe(pub(super) std::sync::Arc<ProbeInner>);
+pub struct BackendProbe(pub(in crate::engine) std::sync::Arc<ProbeInner>);
 
-pub(super) struct ProbeInner {
-    pub(super) engine_id: u64,
-    /// The thermal policy's last decision for this engine ([`crate::engine::governor`]).
-    pub(super) thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
+pub(in crate::engine) struct ProbeInner {
+    pub(in crate::engine) engine_id: u64,
+    /// The thermal policy's last decision for this engine ([`crate::engine::placement::governor`]).
+    pub(in crate::engine) thermal: std::sync::Mutex<Option<crate::thermal::Decision>>,
     /// The load policy's last decision, for an engine whose levels it may move.
-    pub(super) load: std::sync::Mutex<Option<super::load_policy::LoadDecision>>,
+    pub(in crate::engine) load: std::sync::Mutex<Option<super::load_policy::LoadDecision>>,
     /// Paths after routing, and the IR's sample rate: the engine's work per second.
-    pub(super) num_paths: usize,
-    pub(super) sample_rate: u32,
-    pub(super) adapter: Option<String>,
+    pub(in crate::engine) num_paths: usize,
+    pub(in crate::engine) sample_rate: u32,
+    pub(in crate::engine) adapter: Option<String>,
     /// Weak: a probe kept after its engine is gone holds no device.
-    pub(super) hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
-    pub(super) build_reason: String,
-    pub(super) levels: Vec<ProbeLevel>,
+    pub(in crate::engine) hub: Option<std::sync::Weak<longtail_gpu::Hub>>,
+    pub(in crate::engine) build_reason: String,
+    pub(in crate::engine) levels: Vec<ProbeLevel>,
     /// Set when the engine is dropped: the governor stops watching it.
-    pub(super) engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub(in crate::engine) engine_dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-pub(super) struct ProbeLevel {
-    pub(super) partition_size: usize,
-    pub(super) num_partitions: usize,
-    pub(super) slack_samples: usize,
-    pub(super) worker: Option<LevelProbe>,
+pub(in crate::engine) struct ProbeLevel {
+    pub(in crate::engine) partition_size: usize,
+    pub(in crate::engine) num_partitions: usize,
+    pub(in crate::engine) slack_samples: usize,
+    pub(in crate::engine) worker: Option<LevelProbe>,
     /// Placed on the GPU when the engine was built.
-    pub(super) started_on_gpu: bool,
+    pub(in crate::engine) started_on_gpu: bool,
 }
 
 impl std::fmt::Debug for BackendProbe {
@@ -95,7 +97,7 @@ impl std::fmt::Debug for BackendProbe {
 }
 
 impl BackendProbe {
-    /// The engine's [`Engine::id`](super::Engine::id).
+    /// The engine's [`Engine::id`](crate::engine::Engine::id).
     pub fn engine_id(&self) -> u64 {
         self.0.engine_id
     }
@@ -155,7 +157,7 @@ impl BackendProbe {
                     // A level the load policy sent and brought back says why it came back.
                     let exit = match self.load_decision().and_then(|load| load.last_return) {
                         Some(why) if !level.started_on_gpu => exit.replacen(
-                            super::worker::HELD_REASON,
+                            crate::engine::worker::HELD_REASON,
                             &format!("the load policy brought it back ({why})"),
                             1,
                         ),

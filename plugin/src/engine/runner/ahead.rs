@@ -1,6 +1,6 @@
 //! A level on the audio thread whose result is due as its chunk completes, summed ahead.
 //!
-//! A level after the first may start at `D = P` ([`super::plan`]): the contribution of the
+//! A level after the first may start at `D = P` ([`crate::engine::plan`]): the contribution of the
 //! chunk that completes at `T` is due from `T + D - P` on, in the very call that completes
 //! it, so nothing may hand it to a worker. Run whole in that call, its period would be one
 //! spike every `P` samples. An [`AheadLevel`] puts only what needs the new chunk there: each
@@ -14,10 +14,10 @@
 //! Where the steps fall depends only on the time, so the output is the same bits whatever the
 //! host's block sizes, offline or at any pace.
 //!
-//! Uses the rings and the FFT levels ([`super::upols`]).
+//! Uses the rings and the FFT levels ([`crate::engine::upols`]).
 
-use super::rings::{InputRing, OutputRing};
-use super::upols::UpolsLevel;
+use crate::engine::memory::rings::{InputRing, OutputRing};
+use crate::engine::upols::UpolsLevel;
 
 /// A level summed ahead on the audio thread (the module docs).
 pub struct AheadLevel {

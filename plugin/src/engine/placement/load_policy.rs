@@ -3,16 +3,16 @@
 //! ([`LoadPolicy`]).
 //!
 //! Auto decides per engine when it is built ([`super::gpu_placement::open_gpu`]): an engine under
-//! [`AUTO_MIN_WORK`](super::AUTO_MIN_WORK) stays on the CPU, since one small reverb does not pay
-//! for a GPU round trip. A hundred of them do: the hub batches every level of the process into
-//! one submit. So the governor ([`super::governor`]) sums, once a poll, what every watched Auto
-//! engine asks together and what it costs the CPU:
+//! [`AUTO_MIN_WORK`](crate::engine::AUTO_MIN_WORK) stays on the CPU, since one small reverb does
+//! not pay for a GPU round trip. A hundred of them do: the hub batches every level of the process
+//! into one submit. So the governor ([`super::governor`]) sums, once a poll, what every watched
+//! Auto engine asks together and what it costs the CPU:
 //!
 //! - the *CPU load*: the Auto engines' worker time over the poll, divided by the poll's length
 //!   times the machine's cores, plus what the levels this policy sent to the GPU would cost the
 //!   CPU if they came back (their path-partitions per second times the CPU's cost of one,
-//!   [`super::cpu_partition_cost_ns`]); so the load does not fall just because the work left,
-//!   and nothing flaps;
+//!   [`crate::engine::cpu_partition_cost_ns`]); so the load does not fall just because the work
+//!   left, and nothing flaps;
 //! - whether the GPU *pays*: the process's hub (opened by the governor, lazily, the first time
 //!   the load is high, so a lone small instance never opens a device) is a real GPU, not a CPU
 //!   adapter, and its calibrated cost per path-partition is below the CPU's.
@@ -21,7 +21,7 @@
 //! [`MOVE_AFTER_POLLS`] polls at or above [`LOAD_HIGH`], and come back after
 //! [`RETURN_AFTER_POLLS`] polls at or below [`LOAD_LOW`]. Heat wins: the governor never lets a
 //! level onto a hot or throttling GPU, whatever this policy says. Each level still checks its
-//! own rule on the way ([`super::worker::gpu::way_back`]: its slack must cover the hub's
+//! own rule on the way ([`crate::engine::worker::gpu::way_back`]: its slack must cover the hub's
 //! recent round trips), so small partitions with little slack stay on the CPU.
 //!
 //! Uses only the thermal policy's [`Placement`] and [`Action`]; it reads no probe itself.
@@ -29,7 +29,7 @@
 use crate::thermal::{Action, Placement};
 
 /// The partition size the costs are measured at (the hub's calibration and
-/// [`super::cpu_partition_cost_ns`]).
+/// [`crate::engine::cpu_partition_cost_ns`]).
 pub const REFERENCE_PARTITION: usize = 4096;
 /// The CPU load (a share of all cores, 0 to 1) from which the levels go to the GPU.
 pub const LOAD_HIGH: f64 = 0.6;

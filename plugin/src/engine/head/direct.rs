@@ -3,8 +3,8 @@
 //! Built off the audio thread; [`DirectHead::add_output`] runs on the audio thread for every
 //! sample, reads the input rings and never allocates.
 
-use super::rings::InputRing;
-use super::routing::Path;
+use crate::engine::memory::rings::InputRing;
+use crate::engine::routing::Path;
 
 /// Direct-form FIR for taps `[0, head_taps)` of every path.
 #[derive(Debug, Clone)]

@@ -32,14 +32,14 @@
 //! executor runs the level. A level of up to [`MAX_SPREAD_PARTITION`] samples starts at
 //! `D = 2P`, and where its slack is under
 //! [`PlanLimits::min_worker_slack`] it runs on the audio thread, its period spread over the
-//! quanta of its slack ([`super::spread`]); bigger levels start where they have a worker's
+//! quanta of its slack ([`super::runner::spread`]); bigger levels start where they have a worker's
 //! slack, and run on workers (or the GPU). Where the GPU is never used (the CPU backend,
 //! [`PlanLimits::for_gpu`]), a level of at most [`CPU_SPREAD_MAX_QUANTA`] quanta whose spectra
 //! fit [`CPU_SPREAD_MAX_BYTES`] stays on the audio thread too, spread the same way: handing
 //! its job to a worker costs more than the level (a stereo 1 s reverb at block 1024 costs
 //! 24 % less so). From a quantum of [`AHEAD_MIN_QUANTUM`] samples, where the GPU is never
 //! used, a level may also start at `D = P`, its result due as its chunk completes, and run on
-//! the audio thread summed ahead ([`super::ahead`]: that call transforms the chunk and adds
+//! the audio thread summed ahead ([`super::runner::ahead`]: that call transforms the chunk and adds
 //! partition 0, the calls before it summed the other partitions; at most
 //! [`AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`] bytes of spectra per sample of the quantum, span 1):
 //! the level before it then covers fewer partitions, and its period hands no job over. The
@@ -85,19 +85,36 @@
 //! The constants are measured, in units of one flop: a real FFT of size `N` costs about
 //! `2.5 N log2 N`, a complex MAC 8, and a worker wake-up and context switch on a 2-core VM
 //! about 10 µs, 1e5 flops at the FFT's speed.
+//!
+//! # Parts
+//!
+//! This module holds the plan's types ([`PartitionPlan`], [`PlanLimits`], [`LatencyMode`]) and
+//! its constants. Each part uses only the parts listed before it:
+//!
+//! - `level.rs`: one level's shape ([`Level`]) and the bytes of spectra it holds.
+//! - `cost.rs`: the cost model above, per level ([`weighted_level_cost`]).
+//! - `placement.rs`: where a level runs (the audio thread or a worker) by its slack, and where
+//!   a level may start.
+//! - `search.rs`: the memoised search for the cheapest chain of levels.
 
 use std::collections::HashMap;
 
 mod cost;
 mod level;
+mod placement;
+mod search;
 
 pub use cost::{
     CostWeights, FFT_FLOPS, JOB_FLOPS, MAC_FLOPS, SPAN_FFT_WEIGHT, level_cost, weighted_level_cost,
 };
 pub use level::{Level, level_spectra_bytes};
-
-/// Growth factors the planner considers between consecutive levels.
-pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
+pub use placement::{
+    AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE, AHEAD_MIN_QUANTUM, CPU_SPREAD_MAX_QUANTA,
+    MAX_SPREAD_PARTITION,
+};
+use placement::{Placement, runs_ahead, runs_on_worker, slack};
+use search::{ChainLimits, cheapest_levels};
+pub use search::{GROWTH_FACTORS, SPAN_MAX_PARTITIONS, SPAN_MAX_SPECTRA_BYTES};
 
 /// Most hops an IR partition may span ([`Level::span`]) in a plan that never uses the GPU
 /// ([`PlanLimits::for_gpu`]): 2, partitions of `2P` in FFTs of `3P`, besides the plain 1.
@@ -109,18 +126,6 @@ pub const GROWTH_FACTORS: [usize; 3] = [2, 4, 8];
 /// 25 % less at 512 but 3 % less at 1024 and 7 % more at 2048. A real FFT of 3072 points took
 /// 1.76 times one of 2048 ([`SPAN_FFT_WEIGHT`]).
 pub const MAX_SPAN: usize = 2;
-
-/// Most bytes of spectra ([`level_spectra_bytes`]) of a level whose partitions span more
-/// than one hop. Past it the spectra stream from memory, where a level already reads each
-/// partition once for two periods (`upols/carry.rs`): a period costs what it reads, and fewer
-/// products read no fewer bytes (the 12 x 12 level of 4096 above, 28 MB, lost 5 %).
-pub const SPAN_MAX_SPECTRA_BYTES: usize = 16 << 20;
-
-/// Most partitions of a level whose partitions span more than one hop. From one more (the
-/// `CHUNKED_MIN_PARTITIONS` of `upols/carry.rs`) a level big enough carries in chunks there,
-/// whose walk finds the next period's input spectrum in the step before's; with spans it is
-/// another spectrum, read from memory again.
-pub const SPAN_MAX_PARTITIONS: usize = 4;
 
 /// Smallest quantum the plan uses; hosts with smaller power-of-two buffers still get 16.
 pub const MIN_QUANTUM: usize = 16;
@@ -136,10 +141,6 @@ pub const DEFAULT_QUANTUM: usize = 64;
 /// Default least slack of a worker level: 1536 samples, 32 ms at 48 kHz, more than the
 /// longest stalls seen on a loaded 2-core VM (16 instances of a 10 s IR at 64-sample blocks).
 pub const DEFAULT_MIN_WORKER_SLACK: usize = 1536;
-/// Largest partition size of a level after the first that runs on the audio thread, spread
-/// over its period, when its slack is too small for a worker: bigger levels keep a worker's
-/// slack, so the GPU may take them (its levels start at 1024).
-pub const MAX_SPREAD_PARTITION: usize = 512;
 /// Default cap on partition sizes: the largest the GPU's levels have been measured at.
 pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 /// Cap on partition sizes of an engine that never uses the GPU and holds at most
@@ -151,7 +152,7 @@ pub const DEFAULT_MAX_PARTITION_SIZE: usize = 16384;
 /// paired ratios), resident memory the same. A dense matrix holds far more per partition: a
 /// 16 x 16 x 4 s one took 17 % less CPU but 80 MB more memory, so matrices keep the default.
 /// Of those 80 MB, 25 are the bigger level's buffers and the rest is the huge-page pool's
-/// (`super::pages`): its `32768 x 4` level keeps each path's real and imaginary spectra in
+/// (`super::memory::pages`): its `32768 x 4` level keeps each path's real and imaginary spectra in
 /// buffers of 0.5 MiB and 48 bytes, three of which fill a shared 2 MiB block, leaving a
 /// quarter of every block unused (mapped 555 MB for 456 MB of buffers, against 457 for 431).
 /// Shared blocks of four huge pages took that back (477 MB mapped; resident after the build
@@ -165,9 +166,6 @@ pub const CPU_MAX_PARTITION_SIZE: usize = 32768;
 /// Most spectra per partition ([`CostWeights::streams`]) of an engine that may use
 /// [`CPU_MAX_PARTITION_SIZE`]: true stereo's 4 paths and 2 inputs.
 pub const LONG_PARTITION_MAX_STREAMS: usize = 6;
-/// Most quanta the period of a level with a worker's slack may be spread over on the audio
-/// thread where no GPU may take the level ([`PlanLimits::for_gpu`]).
-pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// Most bytes of spectra (IR and input, [`level_spectra_bytes`]) of a level with a worker's
 /// slack that the audio thread runs, spread over its period, where no GPU may take the level.
 /// Handing a job to a worker costs about 35 us here (a wake-up of the other core and its cold
@@ -176,32 +174,8 @@ pub const CPU_SPREAD_MAX_QUANTA: usize = 8;
 /// 1 s reverb's `4096x10` level (1.3 MiB) took 24 % off at block 1024 and its `2048x22` 31 %
 /// at 256; a 10 s one's `4096x6` (0.8 MiB) 5 % at 1024 and `2048x14` 6 % at 256. A 4 x 4
 /// room's `4096x6` (3.9 MiB) cost 15 % more, and 3 to 5 % more even carried in chunks as on a
-/// worker (`super::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
+/// worker (`super::runner::spread`, 2026-12-04; likely level 0 evicting its spectra between steps).
 pub const CPU_SPREAD_MAX_BYTES: usize = 2 << 20;
-/// Smallest quantum from which a level after the first may start at a delay of its partition
-/// size, its result due as its chunk completes, and run summed ahead on the audio thread
-/// ([`super::ahead`]), where the GPU is never used ([`PlanLimits::for_gpu`]): the level before
-/// it covers fewer partitions and its own period hands no job over. The call that completes
-/// its chunk still takes its transforms and partition 0, so only hosts of big blocks get such
-/// levels. Allowed from 64 (Zen 4 EPYC VM, 2026-12-06, bounded per call), a 4 x 4 room at 128
-/// and a stereo 10 s reverb at 256 took 0.83 and 0.79 of their CPU offline, but at real-time
-/// pace the room cost more (0.042 against 0.038 CPU-s/s: each call meets its spectra colder)
-/// and the calls' p99 rose from 80 to 231 us and from 76 to 332 us.
-pub const AHEAD_MIN_QUANTUM: usize = 1024;
-/// Most bytes of spectra ([`level_spectra_bytes`]) of a level summed ahead on the audio
-/// thread, per sample of the quantum: 6 MiB at 1024. Such a level first ran whole as its chunk
-/// completed: on the Zen 4 EPYC VM (2026-12-05, `bench --backend cpu --block 1024`, 9 rounds
-/// alternated with the plans before), a 4 x 4 room's `4096x7` level (4.6 MB) at `D = P`, so
-/// that level 0 covers 3 partitions instead of 7, took the room to 0.83 of its CPU, and stereo
-/// 1 s and 10 s reverbs to 0.88 and 0.96; paced, a call's max rose from 0.3 to 0.4 ms to 0.6 to
-/// 0.8 ms of the 21.3 ms it has at 48 kHz. Summed ahead (2026-12-06, 7 rounds) the same plans
-/// cost the same (paired ratios 1.02, 1.01 and 0.96) and the paced calls' p99 fell from 0.7 to
-/// 0.8 ms to 0.36 to 0.40 (4 x 4) and from 0.29 to 0.20 to 0.21 ms (stereo 1 s); a stereo
-/// 10 s reverb's from 0.35 to 0.22 ms (before it carried). Bounding a call's share instead (one
-/// partition and its part of the others) also summed ahead a 4 x 4 room's `16384x5` and a
-/// stereo 10 s reverb's `32768x14`: 0.925 and 0.965 of the CPU (15 rounds), but p99 978 and
-/// 741 us, the big transforms of the call that completes their chunk.
-pub const AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE: usize = 6 << 10;
 
 /// How the engine trades latency against CPU time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -472,7 +446,7 @@ impl PartitionPlan {
     /// whose result is due as its chunk completes (but in the offload mode), every level
     /// with less slack than [`Self::min_worker_slack`], and, where the GPU is never used, the
     /// small levels of [`PlanLimits::cpu_spread_bytes`]; the period of a level after the first
-    /// is spread over the quanta of its slack ([`super::spread`]), or summed ahead where it
+    /// is spread over the quanta of its slack ([`super::runner::spread`]), or summed ahead where it
     /// has less slack than its period ([`Self::runs_ahead`]). The others run on workers
     /// (or the GPU), or inline with the inline executor.
     pub fn on_audio_thread(&self, level_idx: usize) -> bool {
@@ -539,229 +513,6 @@ impl PartitionPlan {
         }
         text
     }
-}
-
-/// What bounds every chain the planner considers.
-struct ChainLimits {
-    ir_len: usize,
-    max_partition_size: usize,
-    max_span: usize,
-    placement: Placement,
-    weights: CostWeights,
-}
-
-/// What decides whether a level after the first runs on a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Placement {
-    /// The plan's latency (the quantum in low-CPU mode, the offload mode's `L`, else 0).
-    latency: usize,
-    min_worker_slack: usize,
-    quantum: usize,
-    /// [`PlanLimits::cpu_spread_bytes`]; 0 in the offload mode, where nothing convolves on
-    /// the audio thread.
-    cpu_spread_bytes: usize,
-    /// [`CostWeights::streams`].
-    streams: usize,
-    /// Most bytes of spectra of a level summed ahead ([`AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE`]);
-    /// 0 where none may (a GPU may take levels, the offload mode, small quanta).
-    ahead_bytes: usize,
-}
-
-impl Placement {
-    fn new(
-        latency: usize,
-        min_worker_slack: usize,
-        quantum: usize,
-        cpu_spread_bytes: usize,
-        streams: usize,
-    ) -> Self {
-        let ahead_bytes = if cpu_spread_bytes > 0 && quantum >= AHEAD_MIN_QUANTUM {
-            AHEAD_MAX_BYTES_PER_QUANTUM_SAMPLE * quantum
-        } else {
-            0
-        };
-        Self {
-            latency,
-            min_worker_slack,
-            quantum,
-            cpu_spread_bytes,
-            streams,
-            ahead_bytes,
-        }
-    }
-}
-
-/// Whether a level runs on a worker (or the GPU, or inline with the inline executor): not the
-/// first level of the zero-latency and low-CPU modes (`first_inline`), whose result is due as
-/// its chunk completes, nor a level with less slack (`D + latency - P`) than
-/// `min_worker_slack`, nor, where the GPU is never used, a level of at most
-/// [`CPU_SPREAD_MAX_QUANTA`] quanta and `cpu_spread_bytes` of spectra, whose job costs a worker
-/// more than the audio thread's share; the audio thread spreads those over their period, which
-/// needs a period of slack (`D >= 2P`, as [`level_start`] places them). The one rule for both
-/// the planner's costs and [`PartitionPlan::on_audio_thread`].
-fn runs_on_worker(first_inline: bool, level: &Level, placement: &Placement) -> bool {
-    let spread_here = level.partition_size <= CPU_SPREAD_MAX_QUANTA * placement.quantum
-        && level_spectra_bytes(level, placement.streams) <= placement.cpu_spread_bytes
-        && slack(level, placement.latency) >= level.partition_size;
-    !first_inline && slack(level, placement.latency) >= placement.min_worker_slack && !spread_here
-}
-
-/// Whether a level after the first runs summed ahead on the audio thread, its result due as
-/// its chunk completes ([`super::ahead`]): its slack is under its period (too little to spread
-/// it) and under a worker's. Only [`ahead_start`] places such levels.
-fn runs_ahead(first_inline: bool, level: &Level, placement: &Placement) -> bool {
-    let slack = slack(level, placement.latency);
-    !first_inline && slack < level.partition_size && slack < placement.min_worker_slack
-}
-
-/// [`runs_ahead`] for a level of `partition_size` starting at `ir_offset`, whatever its
-/// partitions: the slack depends on nothing else.
-fn runs_ahead_at(
-    first_inline: bool,
-    partition_size: usize,
-    ir_offset: usize,
-    placement: &Placement,
-) -> bool {
-    let probe = Level {
-        partition_size,
-        span: 1,
-        num_partitions: 1,
-        ir_offset,
-    };
-    runs_ahead(first_inline, &probe, placement)
-}
-
-/// Samples between a level's input chunk completing and its first output sample being needed,
-/// `D + latency - P`, with the plan's `latency`.
-fn slack(level: &Level, latency: usize) -> usize {
-    level.ir_offset + latency - level.partition_size
-}
-
-/// Where a level of `size` may start after a level whose partitions of `previous_taps` start at
-/// `previous_offset`, on the previous level's partition grid so the levels tile the IR:
-/// `D >= 2P` (a period of slack) for a level the audio thread may spread
-/// ([`MAX_SPREAD_PARTITION`]), and also `D - P >= min_worker_slack` for a bigger one, which
-/// runs on a worker.
-fn level_start(
-    size: usize,
-    previous_taps: usize,
-    previous_offset: usize,
-    min_worker_slack: usize,
-) -> usize {
-    let earliest = if size <= MAX_SPREAD_PARTITION {
-        2 * size
-    } else {
-        (2 * size).max(size + min_worker_slack)
-    };
-    on_grid(earliest, previous_taps, previous_offset)
-}
-
-/// Where a level of `size` summed ahead ([`runs_ahead`]) may start after a level whose partitions
-/// of `previous_taps` start at `previous_offset`: `D >= P`, its result due as its chunk
-/// completes, on the previous level's grid.
-fn ahead_start(size: usize, previous_taps: usize, previous_offset: usize) -> usize {
-    on_grid(size, previous_taps, previous_offset)
-}
-
-/// The first point at or after `earliest` of the grid of partitions of `previous_taps` that
-/// starts at `previous_offset` (the offset itself where `earliest` is before it).
-fn on_grid(earliest: usize, previous_taps: usize, previous_offset: usize) -> usize {
-    previous_offset
-        + earliest
-            .saturating_sub(previous_offset)
-            .next_multiple_of(previous_taps)
-}
-
-/// The cheapest levels covering taps `[offset, ir_len)` starting with partition size
-/// `partition_size`, and their cost. Either this level covers the rest, or it covers up to
-/// where a larger size may start and the search goes on from there; either way with
-/// partitions of any span up to the limits' (level 0, `first_inline`, on the audio thread,
-/// keeps span 1: its fused head is one more partition of `P`). `memo` keeps the chains found
-/// from each size and offset, so the spans multiply the choices per level, not per chain.
-fn cheapest_levels(
-    partition_size: usize,
-    offset: usize,
-    limits: &ChainLimits,
-    first_inline: bool,
-    memo: &mut HashMap<(usize, usize), (f64, Vec<Level>)>,
-) -> (f64, Vec<Level>) {
-    if !first_inline && let Some(found) = memo.get(&(partition_size, offset)) {
-        return found.clone();
-    }
-    let ir_len = limits.ir_len;
-    let max_span = if first_inline { 1 } else { limits.max_span };
-    let mut best: Option<(f64, Vec<Level>)> = None;
-    // A level on the audio thread (spread over its period, after the first) hands no job over.
-    let cost = |level: &Level| {
-        let on_worker = runs_on_worker(first_inline, level, &limits.placement);
-        weighted_level_cost(level, on_worker, limits.weights)
-    };
-    // Spans pay where the products fit in cache and the level does not carry in chunks. A
-    // level summed ahead keeps span 1 and its spectra within the placement's bound.
-    let placement = &limits.placement;
-    let ahead_here = runs_ahead_at(first_inline, partition_size, offset, placement);
-    let fits = |level: &Level| {
-        let bytes = level_spectra_bytes(level, placement.streams);
-        if ahead_here {
-            level.span == 1 && bytes <= placement.ahead_bytes
-        } else {
-            level.span == 1
-                || (level.num_partitions <= SPAN_MAX_PARTITIONS && bytes <= SPAN_MAX_SPECTRA_BYTES)
-        }
-    };
-    for span in 1..=max_span {
-        let level = |num_partitions| Level {
-            partition_size,
-            span,
-            num_partitions,
-            ir_offset: offset,
-        };
-        let taps = span * partition_size;
-        let whole = level((ir_len - offset).div_ceil(taps));
-        // Ties keep the plan with fewer levels (fewer threads), then the smaller span.
-        let mut consider = |cost: f64, levels: Vec<Level>| {
-            if best.as_ref().is_none_or(|(best, _)| cost < *best) {
-                best = Some((cost, levels));
-            }
-        };
-        if fits(&whole) {
-            consider(cost(&whole), vec![whole]);
-        }
-        for factor in GROWTH_FACTORS {
-            let next_size = partition_size * factor;
-            let start = level_start(next_size, taps, offset, placement.min_worker_slack);
-            // Where the placement allows, also the next level summed ahead, as early as that
-            // lets.
-            let whole = Some(ahead_start(next_size, taps, offset)).filter(|&whole| {
-                placement.ahead_bytes > 0
-                    && whole < start
-                    && runs_ahead_at(false, next_size, whole, placement)
-            });
-            for next_start in std::iter::once(start).chain(whole) {
-                if next_size > limits.max_partition_size
-                    || next_start <= offset
-                    || next_start >= ir_len
-                {
-                    continue;
-                }
-                let grown = level((next_start - offset) / taps);
-                if !fits(&grown) {
-                    continue;
-                }
-                let (tail_cost, tail) = cheapest_levels(next_size, next_start, limits, false, memo);
-                let mut levels = vec![grown];
-                levels.extend(tail);
-                consider(cost(&grown) + tail_cost, levels);
-            }
-        }
-    }
-    // A level summed ahead whose every chain breaks its bound has none: the caller's other
-    // choices win. The first level always has one (span 1 covering the rest).
-    let best = best.unwrap_or((f64::INFINITY, Vec::new()));
-    if !first_inline {
-        memo.insert((partition_size, offset), best.clone());
-    }
-    best
 }
 
 /// The quantum for a host maximum block size: the block size itself when it is a power of two

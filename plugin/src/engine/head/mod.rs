@@ -16,12 +16,14 @@
 //! Both parts give the taps' exact convolution (up to rounding), so every split of the host's
 //! calls gives the same signal. Uses the rings, the routing and the FFT level.
 
+pub mod direct;
+
 use rustfft::FftPlanner;
 
-use super::direct::DirectHead;
-use super::rings::{InputRing, OutputRing};
+use super::memory::rings::{InputRing, OutputRing};
 use super::routing::Path;
 use super::upols::{LevelShape, UpolsLevel};
+use direct::DirectHead;
 
 /// Taps of the head computed sample by sample; the rest of the head runs in the frequency
 /// domain in blocks of this size.

@@ -34,12 +34,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::engine::gpu_placement::{CostSplit, cpu_partition_cost_ns};
-use crate::engine::load_policy::{
+use crate::engine::placement::gpu_placement::{CostSplit, cpu_partition_cost_ns};
+use crate::engine::placement::load_policy::{
     LoadPolicy, LoadSample, MOVE_AFTER_POLLS, REFERENCE_PARTITION,
     RETURN_AFTER_POLLS as LOAD_RETURN_AFTER_POLLS,
 };
-use crate::engine::probe::{BackendProbe, WeakProbe};
+use crate::engine::placement::probe::{BackendProbe, WeakProbe};
 use crate::thermal::{
     GpuStatus, POLL_INTERVAL, Placement, RETURN_AFTER_POLLS, ThermalPolicy, ThermalProbes,
     ThermalSnapshot,

@@ -55,13 +55,13 @@
 //!   ([`Wait::Until`], an absolute instant fixed at the start of the call), then applies the
 //!   late policy;
 //! - real-time mode otherwise (a host at real-time pace): does not wait; the late policy
-//!   applies as before ([`super::worker::late_policy`]).
+//!   applies as before ([`crate::engine::worker::late_policy`]).
 //!
 //! So a call waits at most `lead - margin`: nothing at real-time pace, at most one period
 //! minus [`WAIT_MARGIN`] over all the calls of a split period, and with a host ahead, no more
 //! than its lead minus the margin, which the host keeps for its own work. The same rule holds
 //! for GPU levels (the hub's results come through the same slots). The waits, their longest
-//! and their total are counted ([`super::worker::LevelStats`]) and reported by the bench.
+//! and their total are counted ([`crate::engine::worker::LevelStats`]) and reported by the bench.
 //! Apart from them the worker counts how long the waits ran past their deadlines: the system's
 //! wake-up latency, which the rule cannot choose (about 0.6 ms a wait under Wine, where the
 //! wait polls in sleeps of 100 us; 0.1 to 0.3 ms on Linux's futex on the 2-core VM).

@@ -11,8 +11,8 @@
 //! a rate outside the range (1 Hz, 1 234 567.8 Hz, 3 MHz, or no number at all), or when no
 //! engine can be built even from the built-in IR (a worker thread that cannot start), the
 //! activation succeeds and passes the signal through instead, and the editor says why: its
-//! problem line ([`crate::monitor::EngineMonitor::pass_through`]), its Engine tab, and the IR
-//! preview ("Not playable: ...").
+//! problem line ([`crate::audio::monitor::EngineMonitor::pass_through`]), its Engine tab, and the
+//! IR preview ("Not playable: ...").
 //!
 //! # What
 //!

@@ -2,7 +2,7 @@
 //!
 //! The audio thread owns a [`Meter`] per side (sized in `initialize()`, only cleared in
 //! `reset()`) and publishes into the [`MeterLevels`] of the shared
-//! [`crate::monitor::EngineMonitor`] with relaxed atomics:
+//! [`crate::audio::monitor::EngineMonitor`] with relaxed atomics:
 //!
 //! - **Peak**: the largest `|x|` since the editor last took it. The audio thread raises it with
 //!   `fetch_max` on the `f32` bits (for non-negative floats the bit patterns order like the

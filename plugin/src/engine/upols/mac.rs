@@ -30,8 +30,8 @@
 //! last-level cache) took twice the time per MAC of the levels in a core's own cache. Neither
 //! laying the IR spectra out in the order they are read (bins blocked, one sequential stream)
 //! nor interleaving re and im in blocks of 8 (three streams instead of six) changed that. What
-//! lowers the cost is reading fewer spectra: fewer, bigger partitions ([`super::plan`]), and
-//! each partition read once for two periods (the pair kernel, see `upols/carry.rs`). A level
+//! lowers the cost is reading fewer spectra: fewer, bigger partitions ([`crate::engine::plan`]),
+//! and each partition read once for two periods (the pair kernel, see `upols/carry.rs`). A level
 //! of many partitions walks its bins in chunks of 1024 and reads its input spectra once for
 //! two periods too, which took 6 to 13 % off stereo reverbs at blocks of 256 and 10 s ones at
 //! 1024; a dense level of a few partitions (a big matrix's) reads half its partitions a period
@@ -91,8 +91,8 @@ pub type MacKernel = fn(Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 pub type Term<'a> = (Spectrum<'a>, Spectrum<'a>);
 
 /// `a += sum_k lead[k] + x_a * h` and `b += x_b * h` in one pass over `h`: two periods' terms
-/// of one IR partition for one read of its spectrum ([`super::upols`]'s carried terms), after
-/// `LEAD` terms of `a` alone (0, or 1: a carrying level's term before it, in the same pass).
+/// of one IR partition for one read of its spectrum ([`crate::engine::upols`]'s carried terms),
+/// after `LEAD` terms of `a` alone (0, or 1: a carrying level's term before it, in the same pass).
 pub type MacPairKernel<const LEAD: usize> =
     fn(Acc<'_>, [Term<'_>; LEAD], Spectrum<'_>, Acc<'_>, Spectrum<'_>, Spectrum<'_>);
 
@@ -325,7 +325,11 @@ pub fn spectral_mac_terms<const K: usize>(
 macro_rules! simd_kernels {
     ($name:ident, $features:literal) => {
         mod $name {
-            use super::{Acc, MacKernels, Spectrum, Term, mac_pair_body, mac_terms_body};
+            // Named in full: read without the macro expanded, `super` would be the parent of
+            // this file, not this file.
+            use crate::engine::upols::mac::{
+                Acc, MacKernels, Spectrum, Term, mac_pair_body, mac_terms_body,
+            };
 
             /// The kernels of this build.
             ///

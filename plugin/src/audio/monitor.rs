@@ -10,8 +10,8 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
+use crate::audio::meters::MeterLevels;
 use crate::engine::{BackendProbe, LateStats, LatencyMode};
-use crate::meters::MeterLevels;
 
 /// Load buckets: 1 % each, the last one for everything at or over the deadline.
 const LOAD_BUCKETS: usize = 101;
@@ -49,7 +49,7 @@ pub struct EngineMonitor {
     /// silence until the host activates it again.
     pub faulted: AtomicBool,
     /// Times the playing engine waited for a result while the host ran ahead of real time
-    /// (`engine::pace`), and the longest wait in nanoseconds.
+    /// (`engine::realtime::pace`), and the longest wait in nanoseconds.
     pub waits: AtomicU64,
     pub wait_max_ns: AtomicU64,
     /// CPU time the workers spent computing, in nanoseconds.
@@ -70,8 +70,8 @@ pub struct EngineMonitor {
     /// The host's tempo at the last `process()` call, as `f64` bits; 0: none given.
     host_tempo_bits: AtomicU64,
     /// Why this activation passes the dry signal through instead of convolving (see
-    /// [`crate::passthrough`]); `None` while it convolves. Written by `activate()`, read by the
-    /// editor, never touched by the audio thread.
+    /// [`crate::audio::passthrough`]); `None` while it convolves. Written by `activate()`, read by
+    /// the editor, never touched by the audio thread.
     pass_through: Mutex<Option<String>>,
     /// Probes of the engines built lately (newest last), offered by the threads that build
     /// them; the editor shows the one playing.

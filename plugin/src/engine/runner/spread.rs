@@ -18,18 +18,18 @@
 //! (its `4096x14` level; the audio thread 0.00140 to 0.00121 CPU-s/s, the median call 28 to
 //! 23 us, p99 the same) and 3.6 % off a 1 s one (`4096x10`).
 //!
-//! So a level whose slack is too small for a worker ([`super::plan::PartitionPlan::on_audio_thread`])
-//! costs the audio thread a steady share of each quantum instead of a spike every `P` samples,
-//! and no hand-over. The steps and their order are those of a whole period, and where they fall
-//! depends only on the time, so the output is the same bit for bit whatever the host's block
-//! sizes, and that of the level run whole when its chunk completes; only a level carrying by
-//! parity, which no plan spreads (its IR spectra pass what a spread level may hold), would sum
-//! its terms in another order, to float rounding.
+//! So a level whose slack is too small for a worker
+//! ([`crate::engine::plan::PartitionPlan::on_audio_thread`]) costs the audio thread a steady share
+//! of each quantum instead of a spike every `P` samples, and no hand-over. The steps and their
+//! order are those of a whole period, and where they fall depends only on the time, so the output
+//! is the same bit for bit whatever the host's block sizes, and that of the level run whole when
+//! its chunk completes; only a level carrying by parity, which no plan spreads (its IR spectra pass
+//! what a spread level may hold), would sum its terms in another order, to float rounding.
 //!
-//! Uses the rings and the FFT levels ([`super::upols`]).
+//! Uses the rings and the FFT levels ([`crate::engine::upols`]).
 
-use super::rings::{InputRing, OutputRing};
-use super::upols::UpolsLevel;
+use crate::engine::memory::rings::{InputRing, OutputRing};
+use crate::engine::upols::UpolsLevel;
 
 /// The next step of a period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,20 +1,23 @@
 //! One level of an engine and where it runs: on the audio thread whole when its chunk
 //! completes (level 0, and every level with the inline executor), on the audio thread spread
-//! over its period ([`super::spread`]) or summed ahead of its chunk ([`super::ahead`]), or on
+//! over its period ([`spread`]) or summed ahead of its chunk ([`ahead`]), or on
 //! a worker ([`super::worker`]).
 //!
 //! Uses the plan, the rings, the FFT levels, the spread and ahead levels, the pace and the
 //! workers.
 
+pub mod ahead;
+pub mod spread;
+
 use std::sync::Arc;
 
-use super::ahead::AheadLevel;
-use super::pace::Wait;
+use super::memory::rings::{InputRing, OutputRing};
 use super::plan::PartitionPlan;
-use super::rings::{InputRing, OutputRing};
-use super::spread::SpreadLevel;
+use super::realtime::pace::Wait;
 use super::upols::UpolsLevel;
 use super::worker::{InputHistory, WorkerLevel, num_slots};
+use ahead::AheadLevel;
+use spread::SpreadLevel;
 
 /// One level and where it runs.
 pub enum LevelRunner {

@@ -4,8 +4,8 @@
 //! the MMCSS "Pro Audio" task (`AvSetMmThreadCharacteristicsW`), or
 //! `THREAD_PRIORITY_TIME_CRITICAL` where MMCSS refuses. Elsewhere the default policy.
 //!
-//! Uses nothing of the engine; the worker thread ([`super::thread`]) raises itself at start,
-//! and the GPU hub's thread runs [`raise_gpu_hub`] at start (set by
+//! Uses nothing of the engine; the worker thread ([`crate::engine::worker::thread`]) raises itself
+//! at start, and the GPU hub's thread runs [`raise_gpu_hub`] at start (set by
 //! [`open_gpu`](crate::engine::open_gpu) through `longtail_gpu::set_thread_start`).
 //!
 //! # Priorities

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 
-use super::pages::PageBuf;
+use crate::engine::memory::pages::PageBuf;
 
 /// The twiddle pass after the forward complex FFT: `spectrum` (`P` values, interleaved, and a
 /// spare) into `P + 1` bins of split real and imaginary parts.

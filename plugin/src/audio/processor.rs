@@ -10,8 +10,8 @@
 
 use std::f32::consts::FRAC_PI_2;
 
+use crate::engine::memory::rings::InputRing;
 use crate::engine::plan::{PartitionPlan, max_latency};
-use crate::engine::rings::InputRing;
 use crate::engine::{Engine, LateStats, MAX_CHANNELS};
 use crate::ir::mapping::{Bus, ChannelFormat, Dry, dry_source};
 
@@ -148,7 +148,7 @@ impl Processor {
 
     /// Offline rendering waits for worker results so output is deterministic; real-time mode
     /// waits only while the host runs ahead of real time, within a bound, and applies the late
-    /// policy otherwise ([`crate::engine::pace`]). Applies to every engine this processor
+    /// policy otherwise ([`crate::engine::realtime::pace`]). Applies to every engine this processor
     /// plays, including later swaps. Does not allocate.
     pub fn set_offline(&mut self, offline: bool) {
         self.offline = offline;

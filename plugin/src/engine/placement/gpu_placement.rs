@@ -1,34 +1,19 @@
-//! Where the GPU takes levels: the [`GpuPolicy`], opening the hub for an engine
+//! Where the GPU takes levels for a [`GpuPolicy`]: opening the hub for an engine
 //! ([`open_gpu`], which also has the hub's thread raise its priority), the rules that place a
 //! level on the GPU or let it go back, and the costs the Auto policy compares the GPU's with
 //! ([`cpu_costs`]: transforms and multiply-adds apart, weighed by an engine's
 //! [`gpu_workload`]).
 //!
-//! Uses the GPU crate, the FFT levels ([`super::upols`]) and the paths ([`super::routing`]) to
-//! measure the CPU; the engine and its workers use it, never the other way round.
+//! Uses the GPU crate, the FFT levels ([`crate::engine::upols`]) and the paths
+//! ([`crate::engine::routing`]) to measure the CPU; the engine and its workers use it, never the
+//! other way round.
 
 use rustfft::FftPlanner;
 
-use super::plan::PartitionPlan;
-use super::routing::Path;
-use super::upols::{self, UpolsLevel};
-
-/// When the GPU takes levels ([`Executor::Gpu`](super::Executor::Gpu)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GpuPolicy {
-    /// Only when it pays: a real GPU (not a CPU adapter such as lavapipe) that opened and
-    /// calibrated, and an engine with at least [`AUTO_MIN_WORK`] path-samples of IR. Smaller
-    /// engines start on the CPU with a way to the GPU, and go there when the Auto engines of
-    /// the process together load the CPU and the GPU costs less ([`super::load_policy`]).
-    Auto,
-    /// Every level of at least [`GPU_MIN_PARTITION`] samples on the GPU whenever one can be
-    /// opened, whatever the calibration says; `allow_cpu_adapter` accepts lavapipe (tests, or
-    /// `LONGTAIL_GPU_ALLOW_CPU=1`). Levels still fall back to the CPU when it fails or is late.
-    Forced {
-        /// Accept a CPU adapter.
-        allow_cpu_adapter: bool,
-    },
-}
+use crate::engine::config::GpuPolicy;
+use crate::engine::plan::PartitionPlan;
+use crate::engine::routing::Path;
+use crate::engine::upols::{self, UpolsLevel};
 
 /// Smallest partition the GPU takes: below it, dispatch and transfer overhead outweigh the
 /// FFT work (the DESIGN's GPU threshold; the calibration decides the slack side).
@@ -46,15 +31,15 @@ pub const AUTO_MIN_WORK: usize = 1_500_000;
 /// audio thread.
 ///
 /// First, whatever the answer, it has every hub of the process raise its thread as a worker's
-/// ([`raise_gpu_hub`](super::worker::realtime::raise_gpu_hub)): every engine that may use the
-/// GPU comes here before any hub opens, those that open it later (a level's way back, after a
+/// ([`raise_gpu_hub`](crate::engine::realtime::priority::raise_gpu_hub)): every engine that may use
+/// the GPU comes here before any hub opens, those that open it later (a level's way back, after a
 /// refusal here) included.
 pub fn open_gpu(
     policy: GpuPolicy,
     work: usize,
     workload: Workload,
 ) -> Result<(std::sync::Arc<longtail_gpu::Hub>, longtail_gpu::OpenOptions), String> {
-    longtail_gpu::set_thread_start(Some(super::worker::realtime::raise_gpu_hub));
+    longtail_gpu::set_thread_start(Some(crate::engine::realtime::priority::raise_gpu_hub));
     let allow_cpu_adapter = match policy {
         GpuPolicy::Auto if work < AUTO_MIN_WORK => {
             return Err(format!(
@@ -122,7 +107,7 @@ fn round_trip_samples(round_trip: &longtail_gpu::RoundTrip, sample_rate: u32) ->
 
 /// Whether results would come back within the slack (the rule for levels placed without the
 /// four-fold margin: forced ones, and those the thermal policy sends).
-pub(super) fn results_on_time(
+pub(in crate::engine) fn results_on_time(
     round_trip: &longtail_gpu::RoundTrip,
     slack_samples: usize,
     sample_rate: u32,
@@ -156,7 +141,7 @@ pub fn level_goes_to_gpu(
 /// Whether a level that left the GPU may go back to a hub with these recent round trips:
 /// Auto asks what it asked when it placed the level ([`gpu_can_take`]); Forced placed it
 /// without asking, and asks only that results would come back within the slack.
-pub(super) fn gpu_fits(
+pub(in crate::engine) fn gpu_fits(
     policy: GpuPolicy,
     round_trip: &longtail_gpu::RoundTrip,
     partition_size: usize,
