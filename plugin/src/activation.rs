@@ -3,11 +3,11 @@
 //! ([`Active::service_preparer`]): requests for the engine the parameters ask for, the built
 //! engine crossfaded in, the replaced one handed back to be dropped. Never allocates or waits.
 
+use crate::audio::monitor::LoadMeter;
+use crate::audio::processor::Processor;
 use crate::engine::{Engine, EngineConfig, Executor, LatencyMode};
 use crate::ir::edit::EditSettings;
 use crate::ir::mapping::ChannelFormat;
-use crate::audio::monitor::LoadMeter;
-use crate::audio::processor::Processor;
 use crate::preparer::{IrSource, Preparer, Request};
 
 /// What an engine is built from, besides the activation's configuration.
