@@ -114,9 +114,7 @@ pub struct Longtail {
     meters: [Meter; 2],
     /// Drains this instance's tasks from nice-plug's shared task thread in `deactivate()`
     /// (see [`guard::fence`]); made from the executor nice-plug hands `editor()`.
-    fence: Option<TaskFence>,
-    /// The plugin API of the last activation.
-    plugin_api: Option<PluginApi>,
+    fence: Option<Arc<TaskFence>>,
     /// A panic on the audio thread was caught (see [`guard::unwind`]): silence until the next
     /// activation.
     faulted: bool,
@@ -138,7 +136,6 @@ impl Default for Longtail {
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             meters: Default::default(),
             fence: None,
-            plugin_api: None,
             faulted: false,
         }
     }
@@ -519,14 +516,15 @@ impl Plugin for Longtail {
 
     fn editor(&mut self, async_executor: AsyncExecutor<Self>) -> Option<Self::Editor> {
         // nice-plug calls this once, as the instance is made, in every wrapper.
-        self.fence = Some(TaskFence::new(move |task| {
+        let fence = Arc::new(TaskFence::new(move |task| {
             async_executor.execute_background(task);
         }));
+        self.fence = Some(Arc::clone(&fence));
         if editor::HEADLESS.load(Relaxed) {
             return None;
         }
         let (params, monitor) = (Arc::clone(&self.params), Arc::clone(&self.monitor));
-        unwind::catch(|| editor::create(params, monitor)).unwrap_or_else(|message| {
+        unwind::catch(|| editor::create(params, monitor, Some(fence))).unwrap_or_else(|message| {
             nice_error!("Longtail cannot create its editor: {message}");
             None
         })
@@ -538,7 +536,11 @@ impl Plugin for Longtail {
         buffer_config: &BufferConfig,
         context: &mut impl ActivateContext<Self>,
     ) -> bool {
-        self.plugin_api = Some(context.plugin_api());
+        if context.plugin_api() == PluginApi::Vst3
+            && let Some(fence) = &self.fence
+        {
+            fence.mark_vst3();
+        }
         if self.faulted {
             // A panic left the signal path in an unknown state: build it anew.
             self.active = None;
@@ -596,9 +598,7 @@ impl Plugin for Longtail {
         // Buffers stay allocated: a host that reactivates with the same settings reuses them.
         // A VST3 host may release the instance right after this call: first drain this
         // instance's tasks from nice-plug's shared task thread (see `guard::fence`).
-        if self.plugin_api == Some(PluginApi::Vst3)
-            && let Some(fence) = &self.fence
-        {
+        if let Some(fence) = self.fence.as_ref().filter(|fence| fence.is_vst3()) {
             match unwind::catch(|| fence.wait(FENCE_LIMIT)) {
                 Ok(FenceOutcome::Drained(_)) => {}
                 Ok(outcome) => nice_error!(

@@ -90,6 +90,7 @@ use nice_plug_egui::{
 };
 
 use crate::audio::monitor::EngineMonitor;
+use crate::guard::fence::TaskFence;
 use crate::params::{IrSourceParam, LongtailParams};
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 use threads::{Job, Jobs, Poll, ThreadEnd};
@@ -186,7 +187,14 @@ pub struct EditorApp {
 }
 
 /// Builds the editor for the plugin's shared state.
-pub fn create(params: Arc<LongtailParams>, monitor: Arc<EngineMonitor>) -> Option<Editor> {
+///
+/// `fence` posts through nice-plug's task queue: opening and closing the window park its thread
+/// with it (`window::QueueHold`).
+pub fn create(
+    params: Arc<LongtailParams>,
+    monitor: Arc<EngineMonitor>,
+    fence: Option<Arc<TaskFence>>,
+) -> Option<Editor> {
     if let Some(tab) = Tab::from_env() {
         params.editor_tab.store(tab.index(), Relaxed);
     }
@@ -244,7 +252,7 @@ pub fn create(params: Arc<LongtailParams>, monitor: Arc<EngineMonitor>) -> Optio
             .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned()),
     };
     create_egui_editor(egui_state, RepaintNotifier::new(), settings, app)
-        .map(|egui| Editor::new(egui, Arc::new(move || window_threads.end())))
+        .map(|egui| Editor::new(egui, Arc::new(move || window_threads.end()), fence))
 }
 
 /// The threads the editor's state starts that end with its window: the preview and file jobs,

@@ -10,11 +10,15 @@
 //! host's GUI thread after the window's own thread has ended, so no job can start after it.
 //!
 //! Opening and closing catch a panic (`crate::guard::unwind`): a failed open is an error to the
-//! host, a failed close a logged message. Everything else is passed through to nice-plug-egui
+//! host, a failed close a logged message. Both park nice-plug's shared task thread meanwhile
+//! ([`QueueHold`]). Everything else is passed through to nice-plug-egui
 //! unchanged. Generic over the app, so this file needs nothing of the editor's.
 
 use std::error::Error;
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use nice_plug::context::gui::GuiContext;
 use nice_plug::editor::dpi::NativeSize;
@@ -23,7 +27,10 @@ use nice_plug::editor::{
     VirtualKeyCode,
 };
 use nice_plug::plugin::TrackInfo;
+use nice_plug::prelude::PluginApi;
 use nice_plug_egui::{EguiEditor, EguiEditorHandle, NiceEguiApp};
+
+use crate::guard::fence::{HOLD_LIMIT, Hold, TaskFence};
 
 /// The egui window's type.
 type EguiWindow = <EguiEditorHandle as EditorHandle>::Window;
@@ -31,15 +38,87 @@ type EguiWindow = <EguiEditorHandle as EditorHandle>::Window;
 /// What a window calls once it has closed.
 pub type OnClosed = Arc<dyn Fn() + Send + Sync>;
 
+/// How long opening or closing the window waits for nice-plug's task thread to reach its hold
+/// (it first runs the tasks queued before).
+const HOLD_WAIT: Duration = Duration::from_millis(500);
+
 /// The plugin's editor: an [`EguiEditor`], and what its windows call once closed.
 pub struct Editor<A: NiceEguiApp> {
     egui: EguiEditor<A>,
     on_closed: OnClosed,
+    queue: Arc<QueueHold>,
 }
 
 impl<A: NiceEguiApp> Editor<A> {
-    pub(super) fn new(egui: EguiEditor<A>, on_closed: OnClosed) -> Self {
-        Self { egui, on_closed }
+    /// The editor; with `fence`, opening and closing its window hold nice-plug's task thread
+    /// (see [`QueueHold`]).
+    pub(super) fn new(
+        egui: EguiEditor<A>,
+        on_closed: OnClosed,
+        fence: Option<Arc<TaskFence>>,
+    ) -> Self {
+        Self {
+            egui,
+            on_closed,
+            queue: Arc::new(QueueHold {
+                fence,
+                hold: Mutex::new(None),
+                open: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+/// Keeps nice-plug's shared task thread parked while nice-plug opens or closes the window.
+///
+/// nice-plug's VST3 wrapper keeps the open window in an `AtomicRefCell`, borrowed mutably on the
+/// host's GUI thread for the whole of `attached()` (our `spawn` and `show`) and `removed()` (our
+/// window's drop), and borrowed on its shared task thread by every parameter notice a host's
+/// audio thread posts there. The cell panics where a lock would wait: the task thread dies, and
+/// the last instance's release then aborts the host. pluginval met it in "Editor Automation",
+/// right after "Automation" had posted thousands of notices. So the thread is parked in a task
+/// of ours ([`TaskFence::hold`]) from before the mutable borrow to after it:
+///
+/// - opening: from the host's size query before `attached()` (JUCE and most hosts ask for the
+///   size first), or else from `spawn` on, until `show` has returned;
+/// - closing: from the start of the window's drop to its end.
+///
+/// Each hold ends by itself after [`crate::guard::fence::HOLD_LIMIT`].
+struct QueueHold {
+    fence: Option<Arc<TaskFence>>,
+    hold: Mutex<Option<(Hold, Instant)>>,
+    /// A window is open.
+    open: AtomicBool,
+}
+
+impl QueueHold {
+    /// Parks the task thread unless a hold that has not expired is in place (VST3 only: the
+    /// other wrappers send no editor task to that thread).
+    fn take(&self) {
+        let Some(fence) = self.fence.as_ref().filter(|fence| fence.is_vst3()) else {
+            return;
+        };
+        let mut slot = self.hold.lock().unwrap_or_else(|p| p.into_inner());
+        if slot
+            .as_ref()
+            .is_some_and(|(_, since)| since.elapsed() < HOLD_LIMIT)
+        {
+            return;
+        }
+        *slot = fence.hold(HOLD_WAIT).map(|hold| (hold, Instant::now()));
+    }
+
+    /// Lets the task thread go on at once.
+    fn release(&self) {
+        self.hold.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// Lets the task thread go on once nice-plug has left the call we return into.
+    fn release_settled(&self) {
+        let hold = self.hold.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((hold, _)) = hold {
+            hold.release_settled();
+        }
     }
 }
 
@@ -50,6 +129,7 @@ pub struct Handle(EguiEditorHandle);
 pub struct Window {
     egui: Option<EguiWindow>,
     on_closed: OnClosed,
+    queue: Arc<QueueHold>,
 }
 
 impl Window {
@@ -62,6 +142,8 @@ impl Window {
 
 impl Drop for Window {
     fn drop(&mut self) {
+        // nice-plug holds the window's cell for the whole drop: park its task thread meanwhile.
+        self.queue.take();
         // Closes the window and ends its thread (baseview joins it): nothing starts a thread
         // after this. The host's close call: a panic must not unwind into it.
         let egui = self.egui.take();
@@ -71,6 +153,8 @@ impl Drop for Window {
         if let Err(message) = crate::guard::unwind::catch(|| (self.on_closed)()) {
             nice_plug::nice_error!("Longtail's editor threads failed to end: {message}");
         }
+        self.queue.open.store(false, Relaxed);
+        self.queue.release();
     }
 }
 
@@ -85,6 +169,14 @@ impl<A: NiceEguiApp> nice_plug::editor::Editor for Editor<A> {
         gui_context: GuiContext,
         host: Option<HostMethods>,
     ) -> Result<SpawnedEditor<Handle>, Box<dyn Error>> {
+        // nice-plug holds the window's cell from here until `show` has returned.
+        if gui_context.plugin_api() == PluginApi::Vst3
+            && let Some(fence) = &self.queue.fence
+        {
+            fence.mark_vst3();
+        }
+        self.queue.take();
+        self.queue.open.store(true, Relaxed);
         // The host's open call: a panic becomes an error, which nice-plug reports to the host.
         let spawned = crate::guard::unwind::catch(|| {
             self.egui.spawn(
@@ -95,17 +187,32 @@ impl<A: NiceEguiApp> nice_plug::editor::Editor for Editor<A> {
                 host,
             )
         })
-        .map_err(|message| format!("the editor failed to open: {message}"))??;
+        .map_err(|message| format!("the editor failed to open: {message}"))
+        .and_then(|spawned| spawned.map_err(|err| err.to_string()));
+        let spawned = match spawned {
+            Ok(spawned) => spawned,
+            Err(message) => {
+                self.queue.open.store(false, Relaxed);
+                self.queue.release();
+                return Err(message.into());
+            }
+        };
         Ok(SpawnedEditor {
             handle: Handle(spawned.handle),
             window: Window {
                 egui: Some(spawned.window),
                 on_closed: Arc::clone(&self.on_closed),
+                queue: Arc::clone(&self.queue),
             },
         })
     }
 
     fn size(&self) -> NativeSize<u32> {
+        // A host asks for the size before it attaches the window: park nice-plug's task thread
+        // now, before nice-plug borrows the window's cell (see `QueueHold`).
+        if !self.queue.open.load(Relaxed) {
+            self.queue.take();
+        }
         self.egui.size()
     }
 
@@ -139,7 +246,10 @@ impl EditorHandle for Handle {
     }
 
     fn show(&self, window: &Window) -> Result<(), Self::Error> {
-        self.0.show(window.egui())
+        let shown = self.0.show(window.egui());
+        // nice-plug stores the window and lets go of its cell right after this returns.
+        window.queue.release_settled();
+        shown
     }
 
     fn hide(&self, window: &Window) -> Result<(), Self::Error> {

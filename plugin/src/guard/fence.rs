@@ -40,12 +40,14 @@
 //! call and the release. The fix for those belongs in nice-plug (the upstream report in
 //! `docs/plugin.md`).
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The longest [`TaskFence::wait`] waits (nice-plug waits as long for the plugin's lock in
-/// `setActive`).
-pub const FENCE_LIMIT: Duration = Duration::from_secs(1);
+/// The longest [`TaskFence::wait`] waits: longer than a hold ([`HOLD_LIMIT`]) that a host's
+/// size query left without opening the window.
+pub const FENCE_LIMIT: Duration = Duration::from_secs(2);
 
 /// How long [`TaskFence::wait`] leaves the thread that ran the fence after it did: that thread
 /// still holds a strong reference to the instance for the few instructions from the fence's
@@ -54,12 +56,17 @@ pub const FENCE_LIMIT: Duration = Duration::from_secs(1);
 /// on the same core; sleeping hands the core back.
 pub const FENCE_SETTLE: Duration = Duration::from_millis(1);
 
+/// The longest a [`TaskFence::hold`] parks the queue's thread when it is not released.
+pub const HOLD_LIMIT: Duration = Duration::from_secs(1);
+
 /// A task of the plugin's own, run by nice-plug's task executor through [`Task::run`] (the
 /// plugin's `BackgroundTask`).
 #[derive(Debug)]
 pub enum Task {
     /// Opens the fence that posted it.
     Fence(Token),
+    /// Opens the fence, then parks the thread until its [`Hold`] is released.
+    Hold(Token, Arc<Release>),
 }
 
 impl Task {
@@ -67,7 +74,68 @@ impl Task {
     pub fn run(self) {
         match self {
             Self::Fence(token) => token.open(),
+            Self::Hold(token, release) => {
+                token.open();
+                if release.wait(HOLD_LIMIT) {
+                    // The releasing thread still finishes the call it released from (nice-plug's
+                    // `attached()`, which holds the editor's cell): leave it the core.
+                    std::thread::sleep(FENCE_SETTLE);
+                }
+            }
         }
+    }
+}
+
+/// The release of a held queue, set once by [`Hold`]: `Some(settle)` once released.
+#[derive(Debug, Default)]
+pub struct Release {
+    released: Mutex<Option<bool>>,
+    changed: Condvar,
+}
+
+impl Release {
+    fn set(&self, settle: bool) {
+        let mut released = self
+            .released
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if released.is_none() {
+            *released = Some(settle);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Waits for the release, for `limit` at most; whether the thread should then settle.
+    fn wait(&self, limit: Duration) -> bool {
+        let released = self
+            .released
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (released, _) = self
+            .changed
+            .wait_timeout_while(released, limit, |released| released.is_none())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        released.unwrap_or(false)
+    }
+}
+
+/// The queue's thread parked in a task of ours ([`TaskFence::hold`]): tasks posted meanwhile wait
+/// behind it. Dropping it lets the thread go on at once.
+#[derive(Debug)]
+pub struct Hold(Arc<Release>);
+
+impl Hold {
+    /// Lets the thread go on after [`FENCE_SETTLE`]: for a caller that returns into a call that
+    /// still holds what the queued tasks use, and whose instance lives on (the thread holds the
+    /// instance meanwhile).
+    pub fn release_settled(self) {
+        self.0.set(true);
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.set(false);
     }
 }
 
@@ -136,6 +204,9 @@ pub enum FenceOutcome {
 /// given, or any function that queues a [`Task`] to be run later.
 pub struct TaskFence {
     post: Box<dyn Fn(Task) + Send + Sync>,
+    /// The queue is nice-plug's VST3 one, where tasks of the instance can be left for a
+    /// released instance (set by [`Self::mark_vst3`]).
+    vst3: AtomicBool,
 }
 
 impl std::fmt::Debug for TaskFence {
@@ -149,7 +220,19 @@ impl TaskFence {
     pub fn new(post: impl Fn(Task) + Send + Sync + 'static) -> Self {
         Self {
             post: Box::new(post),
+            vst3: AtomicBool::new(false),
         }
+    }
+
+    /// Marks the queue as nice-plug's VST3 one (the plugin learns its API at activation, the
+    /// editor when its window opens): only there do the fence and the holds matter.
+    pub fn mark_vst3(&self) {
+        self.vst3.store(true, Relaxed);
+    }
+
+    /// Whether [`Self::mark_vst3`] was called.
+    pub fn is_vst3(&self) -> bool {
+        self.vst3.load(Relaxed)
     }
 
     /// Posts a fence and waits until it has run, for `limit` at most, then [`FENCE_SETTLE`].
@@ -158,17 +241,38 @@ impl TaskFence {
         let gate = Arc::new(Gate::default());
         let start = Instant::now();
         (self.post)(Task::Fence(Token(Arc::clone(&gate))));
-        let settled = gate.lock();
-        let (settled, _) = gate
+        let outcome = gate.wait(start, limit);
+        if matches!(outcome, FenceOutcome::Drained(_)) {
+            std::thread::sleep(FENCE_SETTLE);
+        }
+        outcome
+    }
+
+    /// Posts a fence that then parks the queue's thread, and waits until it runs (for `limit`
+    /// at most): every task posted before it has run, and every task posted until the [`Hold`]
+    /// is dropped (or [`HOLD_LIMIT`] has passed) waits behind it. `None` where the fence did
+    /// not run in time (it then parks the thread later, until its limit). Main thread; blocks.
+    pub fn hold(&self, limit: Duration) -> Option<Hold> {
+        let gate = Arc::new(Gate::default());
+        let release = Arc::new(Release::default());
+        let start = Instant::now();
+        (self.post)(Task::Hold(Token(Arc::clone(&gate)), Arc::clone(&release)));
+        let hold = Hold(release);
+        matches!(gate.wait(start, limit), FenceOutcome::Drained(_)).then_some(hold)
+    }
+}
+
+impl Gate {
+    /// Waits until the token settles, for `limit` at most from `start`.
+    fn wait(&self, start: Instant, limit: Duration) -> FenceOutcome {
+        let settled = self.lock();
+        let left = limit.saturating_sub(start.elapsed());
+        let (settled, _) = self
             .changed
-            .wait_timeout_while(settled, limit, |settled| settled.is_none())
+            .wait_timeout_while(settled, left, |settled| settled.is_none())
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         match *settled {
-            Some(Settled::Ran) => {
-                drop(settled);
-                std::thread::sleep(FENCE_SETTLE);
-                FenceOutcome::Drained(start.elapsed())
-            }
+            Some(Settled::Ran) => FenceOutcome::Drained(start.elapsed()),
             Some(Settled::Dropped) => FenceOutcome::Dropped,
             None => FenceOutcome::TimedOut,
         }
@@ -207,6 +311,39 @@ mod tests {
         let outcome = fence.wait(Duration::from_secs(30));
         assert!(matches!(outcome, FenceOutcome::Drained(_)), "{outcome:?}");
         assert_eq!(ran.lock().unwrap().len(), 100);
+        drop(fence);
+        drop(sender);
+        worker.join().unwrap();
+    }
+
+    /// A hold parks the queue's thread: a task posted while it is held runs only after the hold
+    /// is dropped.
+    #[test]
+    fn a_hold_keeps_later_tasks_waiting_until_it_is_released() {
+        let (sender, receiver) = mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let worker = std::thread::spawn(move || {
+            for job in receiver {
+                job();
+            }
+        });
+        let queue = Mutex::new(sender.clone());
+        let fence = TaskFence::new(move |task| {
+            let _ = queue.lock().unwrap().send(Box::new(move || task.run()));
+        });
+        let hold = fence.hold(Duration::from_secs(30)).expect("the hold runs");
+        let ran = Arc::new(Mutex::new(false));
+        let later = Arc::clone(&ran);
+        sender
+            .send(Box::new(move || *later.lock().unwrap() = true))
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!*ran.lock().unwrap(), "a task ran while the queue was held");
+        drop(hold);
+        assert!(matches!(
+            fence.wait(Duration::from_secs(30)),
+            FenceOutcome::Drained(_)
+        ));
+        assert!(*ran.lock().unwrap());
         drop(fence);
         drop(sender);
         worker.join().unwrap();

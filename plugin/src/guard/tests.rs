@@ -127,7 +127,7 @@ fn a_panic_in_process_plays_silence_until_the_next_activation() {
         tasks_run: Cell::new(0),
     };
     let mut plugin = Longtail::default();
-    plugin.fence = Some(super::fence::TaskFence::new(Task::run));
+    plugin.fence = Some(std::sync::Arc::new(super::fence::TaskFence::new(Task::run)));
     activate(&mut plugin, &mut host);
     let heard = |out: &[Vec<f32>; 2]| out.iter().flatten().any(|&s| s != 0.0);
     assert!(heard(&play(&mut plugin, &mut host)));
