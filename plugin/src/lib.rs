@@ -186,12 +186,11 @@ impl Longtail {
         }
     }
 
-    /// Makes this activation play the dry signal (see [`passthrough`]) and tells the editor
-    /// `reason`. Main thread; drops the previous activation's engines here.
+    /// Makes this activation play the dry signal (see [`passthrough`]) on the bus `activate()`
+    /// recorded in the monitor, and tells the editor `reason`. Main thread; drops the previous
+    /// activation's engines here.
     fn activate_pass_through(
         &mut self,
-        num_inputs: usize,
-        num_outputs: usize,
         buffer_config: &BufferConfig,
         reason: String,
         context: &mut impl ActivateContext<Self>,
@@ -201,8 +200,8 @@ impl Longtail {
         self.generation += 1;
         self.active = None;
         self.pass_through = Some(PassThrough::new(
-            num_inputs,
-            num_outputs,
+            self.monitor.num_inputs.load(Relaxed) as usize,
+            self.monitor.num_outputs.load(Relaxed) as usize,
             self.params.channel_format.value().into(),
         ));
         context.set_latency_samples(0);
@@ -245,7 +244,7 @@ impl Longtail {
         let sample_rate = match passthrough::session_rate(buffer_config.sample_rate) {
             Ok(sample_rate) => sample_rate,
             Err(reason) => {
-                self.activate_pass_through(num_inputs, num_outputs, buffer_config, reason, context);
+                self.activate_pass_through(buffer_config, reason, context);
                 return true;
             }
         };
@@ -297,13 +296,7 @@ impl Longtail {
                 Err(err) => {
                     let reason = format!("Longtail cannot build its engine: {err}");
                     nice_error!("{reason}");
-                    self.activate_pass_through(
-                        num_inputs,
-                        num_outputs,
-                        buffer_config,
-                        reason,
-                        context,
-                    );
+                    self.activate_pass_through(buffer_config, reason, context);
                     return true;
                 }
             };
@@ -554,18 +547,7 @@ impl Plugin for Longtail {
                 // A bug of ours: play the dry signal, say why, and keep the host running.
                 let reason = format!("Longtail failed while activating ({message})");
                 nice_error!("{reason}");
-                let num_inputs = self.monitor.num_inputs.load(Relaxed) as usize;
-                let num_outputs = self.monitor.num_outputs.load(Relaxed) as usize;
-                unwind::catch(|| {
-                    self.activate_pass_through(
-                        num_inputs,
-                        num_outputs,
-                        buffer_config,
-                        reason,
-                        context,
-                    );
-                })
-                .is_ok()
+                unwind::catch(|| self.activate_pass_through(buffer_config, reason, context)).is_ok()
             }
         }
     }

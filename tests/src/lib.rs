@@ -222,6 +222,41 @@ impl Blocks {
     }
 }
 
+/// Runs the ignored test `name` of the calling test binary in a child process of its own (so
+/// that an abort, or a count of the process's threads, stays there), with `configure` applied to
+/// its command, and prints and returns its stdout and stderr. Fails with both where the child
+/// failed or ran no test.
+pub fn run_test_in_child(
+    name: &str,
+    configure: impl FnOnce(&mut std::process::Command) -> &mut std::process::Command,
+) -> (String, String) {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let mut command = std::process::Command::new(exe);
+    command.args([
+        name,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    let output = configure(&mut command)
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    println!("{stdout}{stderr}");
+    assert!(
+        output.status.success(),
+        "the child failed ({}):\n{stdout}{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "the child ran no test:\n{stdout}"
+    );
+    (stdout, stderr)
+}
+
 /// Runs `create` (making a plugin instance through its CLAP or VST3 entry) while no other
 /// thread of the test binary makes one.
 ///

@@ -24,7 +24,7 @@
 use std::time::{Duration, Instant};
 
 use longtail::rng::Rng;
-use longtail_tests::RNG_SEED;
+use longtail_tests::{RNG_SEED, run_test_in_child};
 use vst3::Steinberg::PClassInfo;
 
 use crate::host::{Instance, Module, Point};
@@ -64,33 +64,10 @@ fn beside_a_living_instance() {
     cycles(true);
 }
 
-/// Runs the ignored test `name` of this binary in a child process and fails with its output
-/// unless it passed (an abort shows as a signal).
+/// Runs the ignored test `name` in a child process: an abort kills only the child, and a panic
+/// on nice-plug's shared thread, which does not abort by itself, shows in its stderr.
 fn run_in_child(name: &str) {
-    let exe = std::env::current_exe().expect("the test binary knows its path");
-    let output = std::process::Command::new(exe)
-        .args([
-            name,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .output()
-        .expect("the test binary runs again");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}{stderr}");
-    assert!(
-        output.status.success(),
-        "the child failed ({}):\n{stdout}{stderr}",
-        output.status
-    );
-    assert!(
-        stdout.contains("1 passed"),
-        "the child ran no test:\n{stdout}"
-    );
-    // A panic on nice-plug's shared thread does not abort by itself: its message does tell.
+    let (_, stderr) = run_test_in_child(name, |command| command);
     assert!(
         !stderr.contains("panicked"),
         "a thread of the child panicked:\n{stderr}"
