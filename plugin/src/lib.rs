@@ -115,9 +115,6 @@ pub struct Longtail {
     /// Drains this instance's tasks from nice-plug's shared task thread in `deactivate()`
     /// (see [`guard::fence`]); made from the executor nice-plug hands `editor()`.
     fence: Option<Arc<TaskFence>>,
-    /// A panic on the audio thread was caught (see [`guard::unwind`]): silence until the next
-    /// activation.
-    faulted: bool,
 }
 
 /// Instances created in this process so far.
@@ -136,7 +133,6 @@ impl Default for Longtail {
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             meters: Default::default(),
             fence: None,
-            faulted: false,
         }
     }
 }
@@ -364,9 +360,8 @@ impl Longtail {
     }
 
     /// After a panic caught on the audio thread: silence until the next activation, and the
-    /// editor says so. Atomics only.
-    fn fault(&mut self) {
-        self.faulted = true;
+    /// editor says so ([`EngineMonitor::faulted`]). Atomics only.
+    fn fault(&self) {
         self.monitor.faulted.store(true, Relaxed);
     }
 
@@ -534,11 +529,9 @@ impl Plugin for Longtail {
         {
             fence.mark_vst3();
         }
-        if self.faulted {
+        if self.monitor.faulted.swap(false, Relaxed) {
             // A panic left the signal path in an unknown state: build it anew.
             self.active = None;
-            self.faulted = false;
-            self.monitor.faulted.store(false, Relaxed);
         }
         let built = unwind::catch(|| self.activate_engine(audio_io_layout, buffer_config, context));
         match built {
@@ -564,7 +557,7 @@ impl Plugin for Longtail {
         _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
-        if !self.faulted {
+        if !self.monitor.faulted.load(Relaxed) {
             if let Some(status) = unwind::catch_quietly(|| self.process_block(buffer, context)) {
                 return status;
             }
@@ -582,7 +575,7 @@ impl Plugin for Longtail {
         // instance's tasks from nice-plug's shared task thread (see `guard::fence`).
         if let Some(fence) = self.fence.as_ref().filter(|fence| fence.is_vst3()) {
             match unwind::catch(|| fence.wait(FENCE_LIMIT)) {
-                Ok(FenceOutcome::Drained(_)) => {}
+                Ok(FenceOutcome::Drained) => {}
                 Ok(outcome) => nice_error!(
                     "Longtail could not drain its tasks before deactivation ({outcome:?}): \
                      nice-plug's task thread is stuck or has ended"

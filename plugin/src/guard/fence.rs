@@ -38,12 +38,12 @@
 //! No fence covers a parameter the host sets from another thread than the creating one after
 //! `setActive(false)`, or on an instance it never activated: our code runs no more between that
 //! call and the release. The fix for those belongs in nice-plug (the upstream report in
-//! `docs/plugin.md`).
+//! `docs/dependencies.md`).
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The longest [`TaskFence::wait`] waits: longer than a hold ([`HOLD_LIMIT`]) that a host's
 /// size query left without opening the window.
@@ -65,8 +65,9 @@ pub const HOLD_LIMIT: Duration = Duration::from_secs(1);
 pub enum Task {
     /// Opens the fence that posted it.
     Fence(Token),
-    /// Opens the fence, then parks the thread until its [`Hold`] is released.
-    Hold(Token, Arc<Release>),
+    /// Opens the fence, then parks the thread until its [`Hold`] is released (with whether to
+    /// settle after).
+    Hold(Token, Arc<Latch<bool>>),
 }
 
 impl Task {
@@ -76,7 +77,7 @@ impl Task {
             Self::Fence(token) => token.open(),
             Self::Hold(token, release) => {
                 token.open();
-                if release.wait(HOLD_LIMIT) {
+                if release.wait(HOLD_LIMIT) == Some(true) {
                     // The releasing thread still finishes the call it released from (nice-plug's
                     // `attached()`, which holds the editor's cell): leave it the core.
                     std::thread::sleep(FENCE_SETTLE);
@@ -86,43 +87,55 @@ impl Task {
     }
 }
 
-/// The release of a held queue, set once by [`Hold`]: `Some(settle)` once released.
-#[derive(Debug, Default)]
-pub struct Release {
-    released: Mutex<Option<bool>>,
+/// A value set once on one thread and awaited, for a bounded time, on another: what became of a
+/// fence's [`Token`], or the release of a [`Hold`].
+#[derive(Debug)]
+pub struct Latch<T> {
+    value: Mutex<Option<T>>,
     changed: Condvar,
 }
 
-impl Release {
-    fn set(&self, settle: bool) {
-        let mut released = self
-            .released
+impl<T> Default for Latch<T> {
+    fn default() -> Self {
+        Self {
+            value: Mutex::new(None),
+            changed: Condvar::new(),
+        }
+    }
+}
+
+impl<T: Copy> Latch<T> {
+    fn lock(&self) -> MutexGuard<'_, Option<T>> {
+        // The data is a plain value: a panic while it was held leaves it consistent.
+        self.value
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if released.is_none() {
-            *released = Some(settle);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records the first value only.
+    fn set(&self, value: T) {
+        let mut slot = self.lock();
+        if slot.is_none() {
+            *slot = Some(value);
             self.changed.notify_all();
         }
     }
 
-    /// Waits for the release, for `limit` at most; whether the thread should then settle.
-    fn wait(&self, limit: Duration) -> bool {
-        let released = self
-            .released
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (released, _) = self
+    /// Waits until a value is set, for `limit` at most.
+    fn wait(&self, limit: Duration) -> Option<T> {
+        let slot = self.lock();
+        let (slot, _) = self
             .changed
-            .wait_timeout_while(released, limit, |released| released.is_none())
+            .wait_timeout_while(slot, limit, |slot| slot.is_none())
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        released.unwrap_or(false)
+        *slot
     }
 }
 
 /// The queue's thread parked in a task of ours ([`TaskFence::hold`]): tasks posted meanwhile wait
 /// behind it. Dropping it lets the thread go on at once.
 #[derive(Debug)]
-pub struct Hold(Arc<Release>);
+pub struct Hold(Arc<Latch<bool>>);
 
 impl Hold {
     /// Lets the thread go on after [`FENCE_SETTLE`]: for a caller that returns into a call that
@@ -142,18 +155,18 @@ impl Drop for Hold {
 /// The half of a fence that travels through the queue: opens the fence when run, and tells it
 /// when it is dropped without running.
 #[derive(Debug)]
-pub struct Token(Arc<Gate>);
+pub struct Token(Arc<Latch<Settled>>);
 
 impl Token {
     fn open(self) {
-        self.0.settle(Settled::Ran);
+        self.0.set(Settled::Ran);
     }
 }
 
 impl Drop for Token {
     fn drop(&mut self) {
-        // After `open` this finds the gate settled already and changes nothing.
-        self.0.settle(Settled::Dropped);
+        // After `open` this finds the latch set already and changes nothing.
+        self.0.set(Settled::Dropped);
     }
 }
 
@@ -164,26 +177,12 @@ enum Settled {
     Dropped,
 }
 
-#[derive(Debug, Default)]
-struct Gate {
-    settled: Mutex<Option<Settled>>,
-    changed: Condvar,
-}
-
-impl Gate {
-    fn lock(&self) -> MutexGuard<'_, Option<Settled>> {
-        // The data is a plain value: a panic while it was held leaves it consistent.
-        self.settled
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Records the first outcome only.
-    fn settle(&self, outcome: Settled) {
-        let mut settled = self.lock();
-        if settled.is_none() {
-            *settled = Some(outcome);
-            self.changed.notify_all();
+impl From<Option<Settled>> for FenceOutcome {
+    fn from(settled: Option<Settled>) -> Self {
+        match settled {
+            Some(Settled::Ran) => Self::Drained,
+            Some(Settled::Dropped) => Self::Dropped,
+            None => Self::TimedOut,
         }
     }
 }
@@ -191,8 +190,8 @@ impl Gate {
 /// How [`TaskFence::wait`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FenceOutcome {
-    /// The fence ran: every task posted before it has run. With the time it took.
-    Drained(Duration),
+    /// The fence ran: every task posted before it has run.
+    Drained,
     /// The fence did not run within the limit (it stays queued).
     TimedOut,
     /// The fence's task was dropped without running: not posted (the queue full, or the thread
@@ -238,11 +237,10 @@ impl TaskFence {
     /// Posts a fence and waits until it has run, for `limit` at most, then [`FENCE_SETTLE`].
     /// Main thread; blocks.
     pub fn wait(&self, limit: Duration) -> FenceOutcome {
-        let gate = Arc::new(Gate::default());
-        let start = Instant::now();
-        (self.post)(Task::Fence(Token(Arc::clone(&gate))));
-        let outcome = gate.wait(start, limit);
-        if matches!(outcome, FenceOutcome::Drained(_)) {
+        let settled = Arc::new(Latch::default());
+        (self.post)(Task::Fence(Token(Arc::clone(&settled))));
+        let outcome = FenceOutcome::from(settled.wait(limit));
+        if outcome == FenceOutcome::Drained {
             std::thread::sleep(FENCE_SETTLE);
         }
         outcome
@@ -250,32 +248,18 @@ impl TaskFence {
 
     /// Posts a fence that then parks the queue's thread, and waits until it runs (for `limit`
     /// at most): every task posted before it has run, and every task posted until the [`Hold`]
-    /// is dropped (or [`HOLD_LIMIT`] has passed) waits behind it. `None` where the fence did
-    /// not run in time (it then parks the thread later, until its limit). Main thread; blocks.
+    /// is released (or [`HOLD_LIMIT`] has passed) waits behind it. `None` where the fence did
+    /// not run in time: it is released already, and goes on at once when it does run. Main
+    /// thread; blocks.
     pub fn hold(&self, limit: Duration) -> Option<Hold> {
-        let gate = Arc::new(Gate::default());
-        let release = Arc::new(Release::default());
-        let start = Instant::now();
-        (self.post)(Task::Hold(Token(Arc::clone(&gate)), Arc::clone(&release)));
+        let settled = Arc::new(Latch::default());
+        let release = Arc::new(Latch::default());
+        (self.post)(Task::Hold(
+            Token(Arc::clone(&settled)),
+            Arc::clone(&release),
+        ));
         let hold = Hold(release);
-        matches!(gate.wait(start, limit), FenceOutcome::Drained(_)).then_some(hold)
-    }
-}
-
-impl Gate {
-    /// Waits until the token settles, for `limit` at most from `start`.
-    fn wait(&self, start: Instant, limit: Duration) -> FenceOutcome {
-        let settled = self.lock();
-        let left = limit.saturating_sub(start.elapsed());
-        let (settled, _) = self
-            .changed
-            .wait_timeout_while(settled, left, |settled| settled.is_none())
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match *settled {
-            Some(Settled::Ran) => FenceOutcome::Drained(start.elapsed()),
-            Some(Settled::Dropped) => FenceOutcome::Dropped,
-            None => FenceOutcome::TimedOut,
-        }
+        (FenceOutcome::from(settled.wait(limit)) == FenceOutcome::Drained).then_some(hold)
     }
 }
 
@@ -283,6 +267,7 @@ impl Gate {
 mod tests {
     use super::*;
     use std::sync::mpsc;
+    use std::time::Instant;
 
     /// A queue run by a thread of its own, first in, first out, as nice-plug's is: a fence
     /// returns only after the tasks posted before it have run.
@@ -309,7 +294,7 @@ mod tests {
             let _ = queue.lock().unwrap().send(Box::new(move || task.run()));
         });
         let outcome = fence.wait(Duration::from_secs(30));
-        assert!(matches!(outcome, FenceOutcome::Drained(_)), "{outcome:?}");
+        assert_eq!(outcome, FenceOutcome::Drained);
         assert_eq!(ran.lock().unwrap().len(), 100);
         drop(fence);
         drop(sender);
@@ -339,10 +324,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(50));
         assert!(!*ran.lock().unwrap(), "a task ran while the queue was held");
         drop(hold);
-        assert!(matches!(
-            fence.wait(Duration::from_secs(30)),
-            FenceOutcome::Drained(_)
-        ));
+        assert_eq!(fence.wait(Duration::from_secs(30)), FenceOutcome::Drained);
         assert!(*ran.lock().unwrap());
         drop(fence);
         drop(sender);
@@ -371,9 +353,6 @@ mod tests {
         assert!(start.elapsed() < Duration::from_secs(10));
 
         let inline = TaskFence::new(Task::run);
-        assert!(matches!(
-            inline.wait(Duration::from_secs(30)),
-            FenceOutcome::Drained(_)
-        ));
+        assert_eq!(inline.wait(Duration::from_secs(30)), FenceOutcome::Drained);
     }
 }

@@ -126,8 +126,10 @@ fn a_panic_in_process_plays_silence_until_the_next_activation() {
         latency: Cell::new(0),
         tasks_run: Cell::new(0),
     };
-    let mut plugin = Longtail::default();
-    plugin.fence = Some(std::sync::Arc::new(super::fence::TaskFence::new(Task::run)));
+    let mut plugin = Longtail {
+        fence: Some(std::sync::Arc::new(super::fence::TaskFence::new(Task::run))),
+        ..Longtail::default()
+    };
     activate(&mut plugin, &mut host);
     let heard = |out: &[Vec<f32>; 2]| out.iter().flatten().any(|&s| s != 0.0);
     assert!(heard(&play(&mut plugin, &mut host)));

@@ -6,7 +6,7 @@
 //!
 //! - `activate()`: the dry signal passes through, and the editor says why;
 //! - `process()` and `reset()`: silence until the next activation, and the editor says so
-//!   ([`crate::monitor::EngineMonitor::faulted`]);
+//!   ([`crate::audio::monitor::EngineMonitor::faulted`]);
 //! - `deactivate()`: logged;
 //! - `editor()`: no editor; the editor window's open: an error to nice-plug, which tells the
 //!   host it failed; its close: logged;
