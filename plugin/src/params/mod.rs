@@ -8,6 +8,9 @@
 //! engine is crossfaded in.
 //!
 //! Persisted besides the parameters: the user IR file (`"ir-file"`, see [`crate::ir::store`]).
+//!
+//! Here: the parameters, their defaults and the edit settings they describe; `choices`: the
+//! enums among them; `ranges`: the shapes of the numeric ones.
 
 use std::sync::Arc;
 
@@ -18,13 +21,18 @@ use std::sync::atomic::{AtomicU8, AtomicU32};
 
 use nice_plug::prelude::*;
 
-use crate::engine::plan::OFFLOAD_LATENCIES;
-use crate::engine::{Executor, GpuPolicy, LatencyMode};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
-use crate::ir::mapping::ChannelFormat;
 use crate::ir::store::IrFileState;
 use crate::preparer::IrSource;
+
+mod choices;
+mod ranges;
+
+pub use choices::{
+    BackendParam, ChannelFormatParam, IrSourceParam, LatencyModeParam, MAX_PREDELAY_MS, NoteValue,
+};
+use ranges::{corner, decibels, milliseconds, with_off};
 
 /// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
 pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
@@ -34,269 +42,6 @@ pub const AUTO_TRIM_OFF_DB: f32 = -120.0;
 pub const LOW_CUT_OFF_HZ: f32 = 10.0;
 /// The high cut parameter at or above this is "Off".
 pub const HIGH_CUT_OFF_HZ: f32 = 20_000.0;
-
-/// Where the IR comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-pub enum IrSourceParam {
-    /// The built-in IR chosen by the "Impulse response" parameter.
-    #[id = "builtin"]
-    #[name = "Built-in"]
-    Builtin,
-    /// The user's IR file (see [`crate::ir::store`]); the built-in one while none is loaded.
-    #[id = "file"]
-    #[name = "File"]
-    File,
-}
-
-/// Latency mode as the user picks it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-pub enum LatencyModeParam {
-    /// No latency: a direct-form head computes the first quantum.
-    #[id = "zero"]
-    #[name = "Zero latency"]
-    Zero,
-    /// One quantum of latency (64 samples at most host settings), less CPU.
-    #[id = "low"]
-    #[name = "Low CPU"]
-    LowCpu,
-    /// Offload: nothing convolves on the audio thread, every level runs on the GPU or the CPU
-    /// workers, and the host compensates a fixed latency of (at least) this many samples
-    /// ([`crate::engine::plan::offload_shape`]). New values go at the end: saved by id.
-    #[id = "offload_512"]
-    #[name = "Offload 512"]
-    Offload512,
-    #[id = "offload_1024"]
-    #[name = "Offload 1024"]
-    Offload1024,
-    #[id = "offload_2048"]
-    #[name = "Offload 2048"]
-    Offload2048,
-    #[id = "offload_4096"]
-    #[name = "Offload 4096"]
-    Offload4096,
-}
-
-impl LatencyModeParam {
-    /// The latency the offload mode asks for, in samples; `None` in the other modes.
-    pub fn offload_latency(self) -> Option<usize> {
-        match LatencyMode::from(self) {
-            LatencyMode::Offload(samples) => Some(samples),
-            LatencyMode::Zero | LatencyMode::LowCpu => None,
-        }
-    }
-
-    /// Every value, in the parameter's order.
-    pub const ALL: [Self; 6] = [
-        Self::Zero,
-        Self::LowCpu,
-        Self::Offload512,
-        Self::Offload1024,
-        Self::Offload2048,
-        Self::Offload4096,
-    ];
-}
-
-/// Pre-delay as a note value at the host's tempo: plain, dotted (`.`) and triplet (`T`), from
-/// 1/64 to 1/2, shortest first. Saved by its id; new values go at the end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-pub enum NoteValue {
-    #[id = "1_64"]
-    #[name = "1/64"]
-    N64,
-    #[id = "1_32t"]
-    #[name = "1/32T"]
-    N32T,
-    #[id = "1_64d"]
-    #[name = "1/64."]
-    N64D,
-    #[id = "1_32"]
-    #[name = "1/32"]
-    N32,
-    #[id = "1_16t"]
-    #[name = "1/16T"]
-    N16T,
-    #[id = "1_32d"]
-    #[name = "1/32."]
-    N32D,
-    #[id = "1_16"]
-    #[name = "1/16"]
-    N16,
-    #[id = "1_8t"]
-    #[name = "1/8T"]
-    N8T,
-    #[id = "1_16d"]
-    #[name = "1/16."]
-    N16D,
-    #[id = "1_8"]
-    #[name = "1/8"]
-    N8,
-    #[id = "1_4t"]
-    #[name = "1/4T"]
-    N4T,
-    #[id = "1_8d"]
-    #[name = "1/8."]
-    N8D,
-    #[id = "1_4"]
-    #[name = "1/4"]
-    N4,
-    #[id = "1_2t"]
-    #[name = "1/2T"]
-    N2T,
-    #[id = "1_4d"]
-    #[name = "1/4."]
-    N4D,
-    #[id = "1_2"]
-    #[name = "1/2"]
-    N2,
-}
-
-impl NoteValue {
-    /// Every value, shortest first.
-    pub const ALL: [Self; 16] = [
-        Self::N64,
-        Self::N32T,
-        Self::N64D,
-        Self::N32,
-        Self::N16T,
-        Self::N32D,
-        Self::N16,
-        Self::N8T,
-        Self::N16D,
-        Self::N8,
-        Self::N4T,
-        Self::N8D,
-        Self::N4,
-        Self::N2T,
-        Self::N4D,
-        Self::N2,
-    ];
-
-    /// Length in beats (quarter notes).
-    pub fn beats(self) -> f64 {
-        match self {
-            Self::N64 => 4.0 / 64.0,
-            Self::N32T => 4.0 / 32.0 * 2.0 / 3.0,
-            Self::N64D => 4.0 / 64.0 * 1.5,
-            Self::N32 => 4.0 / 32.0,
-            Self::N16T => 4.0 / 16.0 * 2.0 / 3.0,
-            Self::N32D => 4.0 / 32.0 * 1.5,
-            Self::N16 => 4.0 / 16.0,
-            Self::N8T => 4.0 / 8.0 * 2.0 / 3.0,
-            Self::N16D => 4.0 / 16.0 * 1.5,
-            Self::N8 => 4.0 / 8.0,
-            Self::N4T => 2.0 / 3.0,
-            Self::N8D => 4.0 / 8.0 * 1.5,
-            Self::N4 => 1.0,
-            Self::N2T => 4.0 / 2.0 * 2.0 / 3.0,
-            Self::N4D => 1.5,
-            Self::N2 => 4.0 / 2.0,
-        }
-    }
-
-    /// The name as the editor and the CLI write it: `1/8`, `1/16.` (dotted), `1/4T` (triplet).
-    pub fn name(self) -> &'static str {
-        Self::variants()[self.to_index()]
-    }
-
-    /// Reads a name, the triplet's `T` in either case.
-    pub fn parse(text: &str) -> Option<Self> {
-        let text = text.trim();
-        Self::ALL
-            .into_iter()
-            .find(|note| note.name().eq_ignore_ascii_case(text))
-    }
-
-    /// Its length at `bpm` in milliseconds, at most [`MAX_PREDELAY_MS`] and rounded to 0.1 us
-    /// (so a tempo that wobbles in its last digits does not rebuild the IR).
-    pub fn predelay_ms(self, bpm: f64) -> f64 {
-        let ms = (self.beats() * 60_000.0 / bpm).min(MAX_PREDELAY_MS);
-        (ms * 1e4).round() / 1e4
-    }
-}
-
-/// The longest pre-delay, in milliseconds (the parameter's range; a synced note past it is
-/// held there).
-pub const MAX_PREDELAY_MS: f64 = 500.0;
-
-impl From<LatencyModeParam> for LatencyMode {
-    fn from(mode: LatencyModeParam) -> Self {
-        match mode {
-            LatencyModeParam::Zero => LatencyMode::Zero,
-            LatencyModeParam::LowCpu => LatencyMode::LowCpu,
-            LatencyModeParam::Offload512 => LatencyMode::Offload(OFFLOAD_LATENCIES[0]),
-            LatencyModeParam::Offload1024 => LatencyMode::Offload(OFFLOAD_LATENCIES[1]),
-            LatencyModeParam::Offload2048 => LatencyMode::Offload(OFFLOAD_LATENCIES[2]),
-            LatencyModeParam::Offload4096 => LatencyMode::Offload(OFFLOAD_LATENCIES[3]),
-        }
-    }
-}
-
-/// How a bus wider than stereo reads its channels (see [`crate::ir::mapping`]): hosts give
-/// only a channel count, and quad and first-order Ambisonics are both four channels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-pub enum ChannelFormatParam {
-    /// The speaker set of the width, else Ambisonics where the width is a square, else
-    /// discrete.
-    #[id = "auto"]
-    #[name = "Auto"]
-    Auto,
-    /// Speakers (quad, 5.0, 5.1, 7.0, 7.1, 7.1.2 / 5.1.4, 7.1.4, 9.1.6).
-    #[id = "speakers"]
-    #[name = "Speakers"]
-    Speakers,
-    /// Ambisonics, ACN order and SN3D.
-    #[id = "ambisonics"]
-    #[name = "Ambisonics"]
-    Ambisonics,
-    /// Numbered channels, odd ones left, even ones right.
-    #[id = "discrete"]
-    #[name = "Discrete"]
-    Discrete,
-}
-
-impl From<ChannelFormatParam> for ChannelFormat {
-    fn from(format: ChannelFormatParam) -> Self {
-        match format {
-            ChannelFormatParam::Auto => ChannelFormat::Auto,
-            ChannelFormatParam::Speakers => ChannelFormat::Speakers,
-            ChannelFormatParam::Ambisonics => ChannelFormat::Ambisonics,
-            ChannelFormatParam::Discrete => ChannelFormat::Discrete,
-        }
-    }
-}
-
-/// Where the tail is computed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
-pub enum BackendParam {
-    /// The GPU takes the big levels when it pays (a real GPU, a big engine, a round trip that
-    /// fits the slack); else the CPU. See [`GpuPolicy::Auto`].
-    #[id = "auto"]
-    #[name = "Auto"]
-    Auto,
-    /// Always on the CPU.
-    #[id = "cpu"]
-    #[name = "CPU"]
-    Cpu,
-    /// The big levels on the GPU whenever one opens; they still fall back to the CPU when it
-    /// fails or is late. `LONGTAIL_GPU_ALLOW_CPU=1` accepts a CPU adapter (lavapipe).
-    #[id = "gpu"]
-    #[name = "GPU"]
-    Gpu,
-}
-
-impl BackendParam {
-    /// The engine executor for this choice.
-    pub fn executor(self) -> Executor {
-        match self {
-            Self::Auto => Executor::Gpu(GpuPolicy::Auto),
-            Self::Cpu => Executor::Workers,
-            // `LONGTAIL_GPU_ALLOW_CPU` is read when the engine is built, off the audio thread.
-            Self::Gpu => Executor::Gpu(GpuPolicy::Forced {
-                allow_cpu_adapter: false,
-            }),
-        }
-    }
-}
 
 /// Every parameter of the plugin.
 #[derive(Params)]
@@ -473,71 +218,6 @@ fn shelf(hz: &FloatParam, db: &FloatParam) -> Option<Shelf> {
         hz: f64::from(hz.value()),
         db: f64::from(db.value()),
     })
-}
-
-/// A level in dB from -24 to +24, 0 by default, in 0.1 dB steps.
-fn decibels(name: &str) -> FloatParam {
-    let max = crate::ir::edit::MAX_SHAPE_DB as f32;
-    FloatParam::new(name, 0.0, FloatRange::Linear { min: -max, max })
-        .with_step_size(0.1)
-        .with_unit(" dB")
-}
-
-/// A corner frequency from `min` to `max` Hz, skewed towards the low end.
-fn corner(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
-    FloatParam::new(
-        name,
-        default,
-        FloatRange::Skewed {
-            min,
-            max,
-            factor: FloatRange::skew_factor(-1.5),
-        },
-    )
-    .with_step_size(1.0)
-    .with_unit(" Hz")
-    .with_value_to_string(Arc::new(|value| format!("{value:.0}")))
-}
-
-fn milliseconds(name: &str, max: f32) -> FloatParam {
-    FloatParam::new(
-        name,
-        0.0,
-        FloatRange::Skewed {
-            min: 0.0,
-            max,
-            factor: FloatRange::skew_factor(-1.5),
-        },
-    )
-    .with_unit(" ms")
-    .with_step_size(0.1)
-}
-
-/// A parameter with an "Off" end (`is_off`; `off_value` is that end): shows "Off" there,
-/// without the unit, and the value with `unit` elsewhere, and reads either back ("off",
-/// "250", "250 Hz").
-fn with_off(
-    param: FloatParam,
-    off_value: f32,
-    is_off: fn(f32) -> bool,
-    unit: &'static str,
-) -> FloatParam {
-    param
-        .with_value_to_string(Arc::new(move |value| {
-            if is_off(value) {
-                "Off".to_string()
-            } else {
-                format!("{value:.0}{unit}")
-            }
-        }))
-        .with_string_to_value(Arc::new(move |text| {
-            let text = text.trim();
-            if text.eq_ignore_ascii_case("off") {
-                Some(off_value)
-            } else {
-                text.trim_end_matches(unit.trim()).trim().parse().ok()
-            }
-        }))
 }
 
 /// Default wet share when the plugin is inserted.

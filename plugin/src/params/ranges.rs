@@ -1,0 +1,70 @@
+//! The shapes of the numeric parameters: their ranges, steps, units and texts.
+
+use std::sync::Arc;
+
+use nice_plug::prelude::*;
+
+/// A level in dB from -24 to +24, 0 by default, in 0.1 dB steps.
+pub(super) fn decibels(name: &str) -> FloatParam {
+    let max = crate::ir::edit::MAX_SHAPE_DB as f32;
+    FloatParam::new(name, 0.0, FloatRange::Linear { min: -max, max })
+        .with_step_size(0.1)
+        .with_unit(" dB")
+}
+
+/// A corner frequency from `min` to `max` Hz, skewed towards the low end.
+pub(super) fn corner(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
+    FloatParam::new(
+        name,
+        default,
+        FloatRange::Skewed {
+            min,
+            max,
+            factor: FloatRange::skew_factor(-1.5),
+        },
+    )
+    .with_step_size(1.0)
+    .with_unit(" Hz")
+    .with_value_to_string(Arc::new(|value| format!("{value:.0}")))
+}
+
+pub(super) fn milliseconds(name: &str, max: f32) -> FloatParam {
+    FloatParam::new(
+        name,
+        0.0,
+        FloatRange::Skewed {
+            min: 0.0,
+            max,
+            factor: FloatRange::skew_factor(-1.5),
+        },
+    )
+    .with_unit(" ms")
+    .with_step_size(0.1)
+}
+
+/// A parameter with an "Off" end (`is_off`; `off_value` is that end): shows "Off" there,
+/// without the unit, and the value with `unit` elsewhere, and reads either back ("off",
+/// "250", "250 Hz").
+pub(super) fn with_off(
+    param: FloatParam,
+    off_value: f32,
+    is_off: fn(f32) -> bool,
+    unit: &'static str,
+) -> FloatParam {
+    param
+        .with_value_to_string(Arc::new(move |value| {
+            if is_off(value) {
+                "Off".to_string()
+            } else {
+                format!("{value:.0}{unit}")
+            }
+        }))
+        .with_string_to_value(Arc::new(move |text| {
+            let text = text.trim();
+            if text.eq_ignore_ascii_case("off") {
+                Some(off_value)
+            } else {
+                text.trim_end_matches(unit.trim()).trim().parse().ok()
+            }
+        }))
+}
