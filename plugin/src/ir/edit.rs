@@ -12,24 +12,28 @@
 //!    engine does not convolve silence or noise floor.
 //! 3. **Resample** to the session rate and **stretch** by `stretch` in one pass (see
 //!    [`super::resample`] for the resampler, its accuracy and the level rule).
-//! 4. **Reverse**.
-//! 5. **Fades**: raised-cosine (`sin²`) fade in over the first `fade_in_ms`, fade out over the
+//! 4. **Decay time**: each band's decay time times [`DecaySettings::ratio_at`] its centre
+//!    (see [`super::decay`]), at the session rate and before Reverse, so the room's own decay
+//!    is what changes.
+//! 5. **Reverse**.
+//! 6. **Fades**: raised-cosine (`sin²`) fade in over the first `fade_in_ms`, fade out over the
 //!    last `fade_out_ms`; the first and last samples of a fade are at gain 0.
-//! 6. **Early/late balance**: `early_db` on the IR before `crossover_ms`, `tail_db` after it,
+//! 7. **Early/late balance**: `early_db` on the IR before `crossover_ms`, `tail_db` after it,
 //!    with a raised-cosine crossfade of the gain over [`BALANCE_FADE_MS`] each side (at most
 //!    half the crossover). Times count from the IR's first sample, before the pre-delay.
-//! 7. **Wet low cut and high cut**: second-order Butterworth high-pass and low-pass biquads
+//! 8. **Wet low cut and high cut**: second-order Butterworth high-pass and low-pass biquads
 //!    (bilinear transform, `Q = 1/sqrt(2)`: -3 dB at the cutoff, 12 dB per octave), then the
 //!    **low and high shelves**: fourth-order Butterworth shelving filters (two biquads each,
 //!    [`Biquad::shelf`]) whose gain is half the shelf's, in dB, at the corner, and within 0.3 dB
 //!    of all of it from an octave beyond, with no overshoot. All run over the IR in float64,
 //!    forward, like an EQ on the wet path. The IR keeps its length.
-//! 8. **Normalisation**: one gain for all channels so that the energy reaching each output
+//! 9. **Normalisation**: one gain for all channels so that the energy reaching each output
 //!    averages 1 (mono: `sum h^2 = 1`; stereo: `(E_L + E_R) / 2 = 1`; true stereo:
 //!    `(E_LL + E_LR + E_RL + E_RR) / 2 = 1`), the scale of the built-in IRs: white noise keeps its
 //!    level through the wet path, so switching IRs keeps loudness similar.
-//! 9. **Pre-delay**: `predelay_ms` of silence in front.
+//! 10. **Pre-delay**: `predelay_ms` of silence in front.
 
+use super::decay::{self, DecaySettings};
 use super::resample::{self, MAX_STRETCH, MIN_STRETCH};
 use super::{Ir, IrError, IrLayout};
 
@@ -73,7 +77,7 @@ pub struct EditSettings {
     pub reverse: bool,
     /// Time-scale factor, [`MIN_STRETCH`] to [`MAX_STRETCH`]; 1: unchanged.
     pub stretch: f64,
-    /// Normalise the energy (step 7 of the module docs).
+    /// Normalise the energy (step 9 of the module docs).
     pub normalize: bool,
     /// Wet low cut (high-pass) frequency in Hz; `None`: off.
     pub low_cut_hz: Option<f64>,
@@ -89,6 +93,8 @@ pub struct EditSettings {
     pub low_shelf: Option<Shelf>,
     /// High shelf; `None` (or 0 dB): off.
     pub high_shelf: Option<Shelf>,
+    /// Decay time per band; [`DecaySettings::NEUTRAL`]: as recorded.
+    pub decay: DecaySettings,
 }
 
 impl EditSettings {
@@ -110,6 +116,7 @@ impl EditSettings {
         crossover_ms: DEFAULT_CROSSOVER_MS,
         low_shelf: None,
         high_shelf: None,
+        decay: DecaySettings::NEUTRAL,
     };
 
     /// The plugin's defaults for files: automatic end trim at -80 dB and normalisation on.
@@ -167,6 +174,7 @@ impl EditSettings {
                 self.crossover_ms
             )));
         }
+        self.decay.validate(nyquist).map_err(IrError::InvalidEdit)?;
         let corners = [
             ("low cut", self.low_cut_hz),
             ("high cut", self.high_cut_hz),
@@ -258,12 +266,17 @@ pub fn prepare(
     }
     let rate = f64::from(session_rate);
 
-    // 4. Reverse.
+    // 4. Decay time.
+    if !edits.decay.is_neutral() {
+        decay::apply(&mut channels, rate, &edits.decay);
+    }
+
+    // 5. Reverse.
     if edits.reverse {
         channels.iter_mut().for_each(|c| c.reverse());
     }
 
-    // 5. Fades.
+    // 6. Fades.
     let fade_in = ms_to_frames(edits.fade_in_ms, rate);
     let fade_out = ms_to_frames(edits.fade_out_ms, rate);
     for channel in &mut channels {
@@ -277,7 +290,7 @@ pub fn prepare(
         debug_assert_eq!(channel.len(), len);
     }
 
-    // 6. Early/late balance.
+    // 7. Early/late balance.
     if edits.early_db != 0.0 || edits.tail_db != 0.0 {
         let gains = balance_gains(edits, rate);
         for channel in &mut channels {
@@ -287,7 +300,7 @@ pub fn prepare(
         }
     }
 
-    // 7. Wet low and high cut, then the shelves, in float64.
+    // 8. Wet low and high cut, then the shelves, in float64.
     let shelves = [
         (ShelfKind::Low, edits.low_shelf),
         (ShelfKind::High, edits.high_shelf),
@@ -319,7 +332,7 @@ pub fn prepare(
         }
     }
 
-    // 8. Normalisation.
+    // 9. Normalisation.
     let layout = source.layout;
     if edits.normalize {
         let energy = output_energy(&channels, layout);
@@ -337,7 +350,7 @@ pub fn prepare(
         report.normalize_gain_db = Some(20.0 * gain.log10());
     }
 
-    // 9. Pre-delay.
+    // 10. Pre-delay.
     let predelay = ms_to_frames(edits.predelay_ms, rate);
     if predelay > 0 {
         for channel in &mut channels {
@@ -376,7 +389,7 @@ pub fn peak(channels: &[Vec<f32>]) -> f64 {
         .fold(0.0f64, |peak, &s| peak.max(f64::from(s.abs())))
 }
 
-/// Mean energy reaching each output for uncorrelated unit-power inputs (step 7).
+/// Mean energy reaching each output for uncorrelated unit-power inputs (step 9).
 pub fn output_energy(channels: &[Vec<f32>], layout: IrLayout) -> f64 {
     let total: f64 = channels
         .iter()
@@ -397,7 +410,7 @@ fn fade_gain(idx: usize, len: usize) -> f32 {
     (std::f64::consts::FRAC_PI_2 * x).sin().powi(2) as f32
 }
 
-/// The early/late balance's gain of each sample (step 6): `early_db` up to the crossfade,
+/// The early/late balance's gain of each sample (step 7): `early_db` up to the crossfade,
 /// `tail_db` after it, a raised-cosine blend of the two amplitudes between.
 fn balance_gains(edits: &EditSettings, rate: f64) -> impl Fn(usize) -> f64 {
     let early = 10f64.powf(edits.early_db / 20.0);

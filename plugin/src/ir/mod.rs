@@ -14,12 +14,13 @@
 //!
 //! Submodules: [`decode`] (symphonia; [`wide_wav`]: WAVs past its 18 channels, through hound,
 //! and every WAV's channel mask), [`resample`] (rubato), [`edit`] (trim, fades, filters,
-//! normalisation: the pure preparation step), [`store`] (the plugin's user file and its place in
+//! normalisation: the pure preparation step), [`decay`] (decay time per band, one of the edits), [`store`] (the plugin's user file and its place in
 //! the project state), [`wav`] (writing renders, with the bus's channel mask), [`builtin`],
 //! [`speakers`] (speaker sets and WAV channel masks) and [`mapping`] (how every IR meets every
 //! bus: the rules, the refusals, the budget, the dry signal).
 
 pub mod builtin;
+pub mod decay;
 pub mod decode;
 pub mod edit;
 pub mod mapping;
