@@ -5,6 +5,7 @@
 //! `bench`, and `status`, the rates and the version below.
 
 mod bench;
+mod decay;
 mod library;
 mod render;
 mod shape;

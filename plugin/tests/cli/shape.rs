@@ -61,7 +61,7 @@ fn width_scales_the_side_of_the_wet_signal() {
 
 /// A mono IR rendered from a unit impulse at mix 100 % (no normalisation): the output is the
 /// edited IR, so each edit is measured on what the render writes.
-fn impulse_render(dir: &Path, ir: &[f32], extra: &[&str]) -> Vec<f64> {
+pub(super) fn impulse_render(dir: &Path, ir: &[f32], extra: &[&str]) -> Vec<f64> {
     let ir_path = dir.join("ir.wav");
     let input_path = dir.join("impulse.wav");
     write_float_wav(&ir_path, 44_100, &[ir.to_vec()]);

@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 
 use longtail::engine::{Executor, GpuPolicy, LatencyMode, MAX_CHANNELS};
 use longtail::ir::builtin::BuiltinIr;
+use longtail::ir::decay::bands::Bands;
+use longtail::ir::decay::estimate::estimate;
 use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, EditSettings};
 use longtail::ir::mapping::{Bus, ChannelFormat, check_file_mask, map, wav_mask};
-use longtail::ir::{IrError, single_file_mask, speakers, wav};
+use longtail::ir::{Ir, IrError, single_file_mask, speakers, wav};
 use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
 use longtail::tools::demo;
 
@@ -155,7 +157,34 @@ pub(crate) fn run_ir_info(
         prepared.len(),
         prepared.seconds()
     );
+    print_decays(&prepared);
     Ok(())
+}
+
+/// The decay time per octave band of the prepared IR (125 Hz to 8 kHz), as the decay edit
+/// estimates it: a T30 where the band's range allows, else a shorter fit (named).
+fn print_decays(ir: &Ir) {
+    let octaves = Bands::OCTAVES;
+    let decays = estimate(&ir.channels, f64::from(ir.sample_rate), &octaves);
+    println!("decay:      band     T60 (fit)       range over floor");
+    for decay in decays
+        .iter()
+        .filter(|d| (125.0..=8_000.0).contains(&d.center_hz))
+    {
+        let hz = if decay.center_hz >= 1000.0 {
+            format!("{:.0}k", decay.center_hz / 1000.0)
+        } else {
+            format!("{:.0}", decay.center_hz)
+        };
+        let time = match decay.t60_s {
+            Some(t60) => format!("{t60:6.2} s (T{:.0})", decay.fit_db - 5.0),
+            None => "     - (no decay)".to_string(),
+        };
+        println!(
+            "            {hz:>5} Hz {time:<16} {:5.1} dB",
+            decay.range_db
+        );
+    }
 }
 
 pub(crate) fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> Result<(), String> {

@@ -5,7 +5,7 @@
 //!
 //! This file parses the command line and hands each subcommand to its runner, through one
 //! function per subcommand that turns its flags into the library's types: `args` defines the
-//! command line (the `--help` texts live there), `audio` runs the subcommands that read or
+//! command line (the `--help` texts live there; `edits`, render's IR edits), `audio` runs the subcommands that read or
 //! write audio files (render, ir-info, demo), `measure` the ones that measure the engine and
 //! the machine (bench, bench-gpu, status, soak). Runners use the library (and its
 //! `longtail::tools`) and the argument types of `args`, never each other.
@@ -15,6 +15,7 @@
 
 mod args;
 mod audio;
+mod edits;
 mod measure;
 
 use std::path::{Path, PathBuf};
