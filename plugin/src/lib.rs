@@ -706,7 +706,12 @@ mod tests {
                 "hshelf",
                 "hshelfdb",
                 "predsync",
-                "prednote"
+                "prednote",
+                "decay",
+                "decaylhz",
+                "decaylow",
+                "decayhhz",
+                "decayhigh"
             ]
         );
     }

@@ -77,6 +77,56 @@ impl EditorApp {
             .on_disabled_hover_text(disabled.unwrap_or(tip));
         ui.end_row();
     }
+
+    /// Two parameters in one row of a grid, side by side (a corner and its amount, say), each
+    /// with its own tip; `tip` is the label's. The pair takes the room of one row's slider and
+    /// value (`width` is that slider's): each slider shows its value on itself.
+    pub(super) fn pair_row<P: Param, Q: Param>(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        label: &str,
+        (first, first_tip): (&P, &str),
+        (second, second_tip): (&Q, &str),
+        (width, value_width, tip): (f32, f32, &str),
+    ) {
+        ui.label(label).on_hover_text(tip);
+        ui.horizontal(|ui| {
+            let half = ((width + value_width - ui.spacing().item_spacing.x) / 2.0).max(24.0);
+            self.labelled_slider(ui, setter, first, half, first_tip);
+            self.labelled_slider(ui, setter, second, half, second_tip);
+        });
+        ui.end_row();
+    }
+
+    /// One slider with its value written over it, the wheel, its probe rectangle and its hover
+    /// text.
+    fn labelled_slider<P: Param>(
+        &mut self,
+        ui: &mut egui::Ui,
+        setter: &ParamSetter,
+        param: &P,
+        width: f32,
+        tip: &str,
+    ) {
+        let response = ui.add(
+            widgets::ParamSlider::for_param(param, setter)
+                .without_value()
+                .with_width(width),
+        );
+        ui.painter().text(
+            response.rect.center(),
+            egui::Align2::CENTER_CENTER,
+            param.to_string(),
+            egui::FontId::proportional(12.0 * self.zoom),
+            Palette::TEXT,
+        );
+        self.probe_rect(param.name(), response.rect);
+        wheel(ui, setter, param, &response);
+        response.on_hover_text(format!(
+            "{tip}. Now {param}. Double-click resets; Shift drags finely; the wheel steps"
+        ));
+    }
 }
 
 /// Steps `param` by [`WHEEL_STEP`] per wheel notch while the pointer is over `response`, each

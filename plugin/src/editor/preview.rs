@@ -94,6 +94,7 @@ pub fn picture_edits(edits: &EditSettings) -> EditSettings {
         crossover_ms: edits.crossover_ms,
         low_shelf: edits.low_shelf,
         high_shelf: edits.high_shelf,
+        decay: edits.decay,
         ..EditSettings::NONE
     }
 }

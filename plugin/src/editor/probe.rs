@@ -129,6 +129,11 @@ impl Probe {
         add(&params.low_shelf_db);
         add(&params.high_shelf_hz);
         add(&params.high_shelf_db);
+        add(&params.decay);
+        add(&params.decay_low_hz);
+        add(&params.decay_low);
+        add(&params.decay_high_hz);
+        add(&params.decay_high);
         let record = serde_json::json!({
             "window": [window.width(), window.height()],
             "zoom": zoom,

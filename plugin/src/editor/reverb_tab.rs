@@ -116,10 +116,11 @@ impl EditorApp {
             .num_columns(2)
             .min_col_width(LABEL_WIDTH * self.zoom)
             .show(ui, |ui| {
-                let rows: [(&str, &FloatParam, &str); 3] = [
+                let rows: [(&str, &FloatParam, &str); 4] = [
                     ("Early", &params.early_db, "Level of the IR before the crossover: the early reflections"),
                     ("Tail", &params.tail_db, "Level of the IR after the crossover: the reverb's tail"),
                     ("Crossover", &params.crossover_ms, "Where early becomes tail, in ms of the IR, with a 10 ms crossfade each side (at most half of it)"),
+                    ("Decay", &params.decay, "How long the room rings, band by band, against the IR's own (100 %: as recorded); a longer decay ends where the recording met its noise floor, and the IR keeps its length"),
                 ];
                 for (label, param, tip) in rows {
                     self.param_row(ui, setter, label, param, width, tip);
@@ -164,21 +165,28 @@ impl EditorApp {
 
     fn tone_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
         let params = Arc::clone(&self.params);
-        ui.label(egui::RichText::new("Tone").strong());
-        let width = self.slider_width(ui);
+        ui.label(egui::RichText::new("Tone and decay").strong());
+        let width = (self.slider_width(ui), VALUE_WIDTH * self.zoom);
         egui::Grid::new("tone-grid")
             .num_columns(2)
             .min_col_width(LABEL_WIDTH * self.zoom)
             .show(ui, |ui| {
-                let rows: [(&str, &FloatParam, &str); 4] = [
-                    ("Low shelf", &params.low_shelf_hz, "Corner of the low shelf on the reverb: half its gain there, all of it an octave below"),
-                    ("Low gain", &params.low_shelf_db, "Boost or cut of the reverb's lows (0 dB: off)"),
-                    ("High shelf", &params.high_shelf_hz, "Corner of the high shelf on the reverb: half its gain there, all of it an octave above"),
-                    ("High gain", &params.high_shelf_db, "Boost or cut of the reverb's highs (0 dB: off)"),
-                ];
-                for (label, param, tip) in rows {
-                    self.param_row(ui, setter, label, param, width, tip);
-                }
+                self.pair_row(ui, setter, "Low shelf",
+                    (&params.low_shelf_hz, "Corner of the low shelf on the reverb: half its gain there, all of it an octave below"),
+                    (&params.low_shelf_db, "Boost or cut of the reverb's lows (0 dB: off)"),
+                    (width.0, width.1, "The reverb's lows: the shelf's corner and its gain"));
+                self.pair_row(ui, setter, "High shelf",
+                    (&params.high_shelf_hz, "Corner of the high shelf on the reverb: half its gain there, all of it an octave above"),
+                    (&params.high_shelf_db, "Boost or cut of the reverb's highs (0 dB: off)"),
+                    (width.0, width.1, "The reverb's highs: the shelf's corner and its gain"));
+                self.pair_row(ui, setter, "Decay lows",
+                    (&params.decay_low_hz, "Corner of the lows' decay multiplier: half its effect there, all of it half an octave below"),
+                    (&params.decay_low, "The lows ring this many times as long as Decay says (1 x: off)"),
+                    (width.0, width.1, "How long the lows ring: a corner and a multiplier of the decay time below it"));
+                self.pair_row(ui, setter, "Decay highs",
+                    (&params.decay_high_hz, "Corner of the highs' decay multiplier: half its effect there, all of it half an octave above"),
+                    (&params.decay_high, "The highs ring this many times as long as Decay says (1 x: off)"),
+                    (width.0, width.1, "How long the highs ring: a corner and a multiplier of the decay time above it"));
             });
     }
 

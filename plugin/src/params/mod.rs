@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU8, AtomicU32};
 use nice_plug::prelude::*;
 
 use crate::ir::builtin::BuiltinIr;
+use crate::ir::decay::{BandScale, DecaySettings, MULTIPLIER_RANGE, RATIO_RANGE};
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
 use crate::ir::store::IrFileState;
 use crate::preparer::IrSource;
@@ -32,7 +33,7 @@ mod ranges;
 pub use choices::{
     BackendParam, ChannelFormatParam, IrSourceParam, LatencyModeParam, MAX_PREDELAY_MS, NoteValue,
 };
-use ranges::{corner, decibels, milliseconds, with_off};
+use ranges::{corner, decibels, milliseconds, ratio, with_off};
 
 /// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
 pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
@@ -149,6 +150,21 @@ pub struct LongtailParams {
     /// The synced pre-delay's note value.
     #[id = "prednote"]
     pub predelay_note: EnumParam<NoteValue>,
+    /// The decay time's ratio to the IR's own (0.25 to 2; 1 as recorded); an IR edit.
+    #[id = "decay"]
+    pub decay: FloatParam,
+    /// Corner of the decay's low multiplier, in Hz.
+    #[id = "decaylhz"]
+    pub decay_low_hz: FloatParam,
+    /// The decay time's multiplier below [`Self::decay_low_hz`] (0.5 to 2; 1 is off).
+    #[id = "decaylow"]
+    pub decay_low: FloatParam,
+    /// Corner of the decay's high multiplier, in Hz.
+    #[id = "decayhhz"]
+    pub decay_high_hz: FloatParam,
+    /// The decay time's multiplier above [`Self::decay_high_hz`] (0.5 to 2; 1 is off).
+    #[id = "decayhigh"]
+    pub decay_high: FloatParam,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -195,6 +211,11 @@ impl LongtailParams {
             crossover_ms: f64::from(self.crossover_ms.value()),
             low_shelf: shelf(&self.low_shelf_hz, &self.low_shelf_db),
             high_shelf: shelf(&self.high_shelf_hz, &self.high_shelf_db),
+            decay: DecaySettings {
+                ratio: f64::from(self.decay.value()),
+                low: band_scale(&self.decay_low_hz, &self.decay_low),
+                high: band_scale(&self.decay_high_hz, &self.decay_high),
+            },
         }
     }
 }
@@ -217,6 +238,14 @@ fn shelf(hz: &FloatParam, db: &FloatParam) -> Option<Shelf> {
     (db.value() != 0.0).then(|| Shelf {
         hz: f64::from(hz.value()),
         db: f64::from(db.value()),
+    })
+}
+
+/// A decay multiplier from its corner and factor parameters; `None` at 1.
+fn band_scale(hz: &FloatParam, factor: &FloatParam) -> Option<BandScale> {
+    (factor.value() != 1.0).then(|| BandScale {
+        hz: f64::from(hz.value()),
+        factor: f64::from(factor.value()),
     })
 }
 
@@ -344,6 +373,11 @@ impl Default for LongtailParams {
             low_shelf_db: decibels("Low shelf gain"),
             high_shelf_hz: corner("High shelf", 6_000.0, 1_000.0, 20_000.0),
             high_shelf_db: decibels("High shelf gain"),
+            decay: ratio("Decay", RATIO_RANGE, true),
+            decay_low_hz: corner("Decay low corner", 250.0, 20.0, 2_000.0),
+            decay_low: ratio("Decay low", MULTIPLIER_RANGE, false),
+            decay_high_hz: corner("Decay high corner", 4_000.0, 1_000.0, 20_000.0),
+            decay_high: ratio("Decay high", MULTIPLIER_RANGE, false),
             predelay_sync: BoolParam::new("Pre-delay sync", false),
             predelay_note: EnumParam::new("Pre-delay note", NoteValue::N8),
             ir_file: Arc::new(IrFileState::default()),

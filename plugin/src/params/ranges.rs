@@ -68,3 +68,27 @@ pub(super) fn with_off(
             }
         }))
 }
+
+/// A ratio over `range` with 1 at its centre (skewed so each side takes half the knob), in
+/// 0.01 steps: a percentage (`percent`) or a multiplier ("1.50 x").
+pub(super) fn ratio(name: &str, range: (f64, f64), percent: bool) -> FloatParam {
+    let param = FloatParam::new(
+        name,
+        1.0,
+        FloatRange::SymmetricalSkewed {
+            min: range.0 as f32,
+            max: range.1 as f32,
+            factor: FloatRange::skew_factor(-1.0),
+            center: 1.0,
+        },
+    )
+    .with_step_size(0.01);
+    if percent {
+        param
+            .with_unit("%")
+            .with_value_to_string(formatters::v2s_f32_percentage(0))
+            .with_string_to_value(formatters::s2v_f32_percentage())
+    } else {
+        param.with_unit(" x")
+    }
+}
