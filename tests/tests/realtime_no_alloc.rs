@@ -592,7 +592,6 @@ fn stepping_through_ten_library_files_never_clicks() {
 fn automating_the_shelves_never_clicks() {
     use longtail::ir::edit::Shelf;
 
-    let mut preparer = Preparer::spawn(Default::default(), Default::default()).unwrap();
     let shelf = |hz: f64, db: f64| Some(Shelf { hz, db });
     let edits = [
         EditSettings::NONE,
@@ -610,6 +609,43 @@ fn automating_the_shelves_never_clicks() {
             ..EditSettings::NONE
         },
     ];
+    assert_edits_never_click(&edits);
+}
+
+/// The decay automated while a sine plays, as the shelves are: shorter, longer, longer lows with
+/// shorter highs, back to the IR's own; no click.
+#[test]
+fn automating_the_decay_never_clicks() {
+    use longtail::ir::decay::{BandScale, DecaySettings};
+
+    let decay = |ratio: f64, low: f64, high: f64| EditSettings {
+        decay: DecaySettings {
+            ratio,
+            low: Some(BandScale {
+                hz: 400.0,
+                factor: low,
+            }),
+            high: Some(BandScale {
+                hz: 3_000.0,
+                factor: high,
+            }),
+        },
+        ..EditSettings::NONE
+    };
+    assert_edits_never_click(&[
+        EditSettings::NONE,
+        decay(0.5, 1.0, 1.0),
+        decay(2.0, 1.0, 1.0),
+        decay(1.0, 2.0, 0.5),
+        EditSettings::NONE,
+    ]);
+}
+
+/// Plays a sine through the Small room with each of `edits` in turn, each prepared on the
+/// preparation thread and crossfaded in at a block boundary, as the plugin does once a knob
+/// rests; no click ([`assert_steps_never_click`]).
+fn assert_edits_never_click(edits: &[EditSettings]) {
+    let mut preparer = Preparer::spawn(Default::default(), Default::default()).unwrap();
     let request = |k: usize| Request {
         source: IrSource::Builtin(BuiltinIr::SmallRoom),
         edits: edits[k],
