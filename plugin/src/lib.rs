@@ -305,8 +305,10 @@ impl Longtail {
             };
             let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
             self.generation += 1;
+            let mut processor = Processor::new(Box::new(engine), swap_fade_samples);
+            processor.set_sample_rate(sample_rate);
             self.active = Some(Active {
-                processor: Processor::new(Box::new(engine), swap_fade_samples),
+                processor,
                 sample_rate,
                 config,
                 offline,
@@ -441,6 +443,8 @@ impl Longtail {
                 mix: &active.mix_buffer[..len],
                 gain: &active.gain_buffer[..len],
                 width: &active.width_buffer[..len],
+                duck: self.params.duck_settings(),
+                key: None,
             };
             active
                 .processor
@@ -449,6 +453,8 @@ impl Longtail {
         }
 
         self.meters[1].measure(channels, &self.monitor.output_levels);
+        self.monitor
+            .set_duck_reduction(active.processor.duck_reduction_db());
         let engine = active.processor.engine();
         self.monitor
             .publish_lates(engine.late_stats(), engine.worker_busy_ns());
@@ -711,7 +717,12 @@ mod tests {
                 "decaylhz",
                 "decaylow",
                 "decayhhz",
-                "decayhigh"
+                "decayhigh",
+                "duck",
+                "duckthr",
+                "duckatk",
+                "duckrel",
+                "duckkey"
             ]
         );
     }

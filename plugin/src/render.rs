@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use crate::audio::ducker::DuckSettings;
 use crate::audio::processor::{Controls, Processor};
 use crate::cpu_time;
 use crate::engine::realtime::denormals::ScopedFtz;
@@ -58,6 +59,9 @@ pub struct RenderOptions {
     pub outputs: Option<usize>,
     /// What the channels of a bus wider than stereo are ([`crate::ir::mapping`]).
     pub format: ChannelFormat,
+    /// Ducking of the wet signal ([`DuckSettings::OFF`]: none); its key is the input unless
+    /// [`render_keyed`] is given one.
+    pub duck: DuckSettings,
 }
 
 /// What a render did, for reports.
@@ -117,6 +121,18 @@ pub fn render(
     input: &[Vec<f32>],
     options: RenderOptions,
 ) -> Result<(Vec<Vec<f32>>, RenderReport), EngineError> {
+    render_keyed(ir, input, &[], options)
+}
+
+/// [`render`] with `key` (one `Vec` per channel, at the input's rate) as the ducking's key, in
+/// place of the input: a sidechain. Shorter keys are followed by silence, longer ones cut; no
+/// channels: the input is the key.
+pub fn render_keyed(
+    ir: &Ir,
+    input: &[Vec<f32>],
+    key: &[Vec<f32>],
+    options: RenderOptions,
+) -> Result<(Vec<Vec<f32>>, RenderReport), EngineError> {
     let _ftz = ScopedFtz::enable();
     let num_inputs = input.len();
     let num_outputs = options
@@ -138,6 +154,7 @@ pub fn render(
     let num_workers = engine.num_workers();
     let mut processor = Processor::new(Box::new(engine), 1);
     processor.set_format(options.format);
+    processor.set_sample_rate(ir.sample_rate);
     // A render waits for the workers: deterministic, and equal to real time with no late block.
     processor.set_offline(true);
 
@@ -148,6 +165,14 @@ pub fn render(
     let mut channels: Vec<Vec<f32>> = (0..num_channels)
         .map(|channel_idx| {
             let mut channel = input.get(channel_idx).cloned().unwrap_or_default();
+            channel.resize(total, 0.0);
+            channel
+        })
+        .collect();
+    let key: Vec<Vec<f32>> = key
+        .iter()
+        .map(|channel| {
+            let mut channel = channel.clone();
             channel.resize(total, 0.0);
             channel
         })
@@ -172,12 +197,15 @@ pub fn render(
             .iter_mut()
             .map(|c| &mut c[start..start + len])
             .collect();
+        let key_block: Vec<&[f32]> = key.iter().map(|c| &c[start..start + len]).collect();
         processor.process(
             &mut block,
             Controls {
                 mix: &mix[..len],
                 gain: &gain[..len],
                 width: &width[..len],
+                duck: options.duck,
+                key: (!key_block.is_empty()).then_some(&key_block[..]),
             },
         );
         start += len;

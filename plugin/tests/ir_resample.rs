@@ -163,6 +163,7 @@ fn a_44k1_file_in_a_48k_session_matches_the_float64_reference() {
         executor: longtail::engine::Executor::Workers,
         outputs: None,
         format: Default::default(),
+        duck: longtail::audio::ducker::DuckSettings::OFF,
     };
     let (output, _) = render(&ir, std::slice::from_ref(&input), options).unwrap();
     let mut expected = vec![0.0f64; input.len() + ideal.len() - 1];

@@ -40,6 +40,14 @@ fn engine(ir: BuiltinIr, latency_mode: LatencyMode) -> Box<Engine> {
     Box::new(Engine::new(&ir.generate(RATE), config(latency_mode)).unwrap())
 }
 
+/// The ducking [`run`] applies: 12 dB while the key is over -20 dBFS.
+const DUCKING: longtail::audio::ducker::DuckSettings = longtail::audio::ducker::DuckSettings {
+    amount_db: 12.0,
+    threshold_db: -20.0,
+    attack_ms: 5.0,
+    release_ms: 50.0,
+};
+
 /// Processes `num_samples` of noise in ragged blocks, each call under `assert_no_alloc`.
 fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: bool) -> f32 {
     let mut left = noise(num_samples, 0.5, seed);
@@ -67,6 +75,9 @@ fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: b
             &mut right[start..start + size],
         );
         let mut channels: [&mut [f32]; 2] = [l, r];
+        // The ducking runs too, keyed by the input and, every other call, by a sidechain.
+        let sidechain: [&[f32]; 1] = [&width[..size]];
+        let key = (start % 2 == 1).then_some(&sidechain[..]);
         assert_no_alloc(|| {
             processor.process(
                 &mut channels,
@@ -74,6 +85,8 @@ fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: b
                     mix: &mix[..size],
                     gain: &gain[..size],
                     width: &width[..size],
+                    duck: DUCKING,
+                    key,
                 },
             );
         });
@@ -490,6 +503,8 @@ fn assert_steps_never_click(
                         mix: &ones[..size],
                         gain: &ones[..size],
                         width: &ones[..size],
+                        duck: longtail::audio::ducker::DuckSettings::OFF,
+                        key: None,
                     },
                 )
             });

@@ -5,6 +5,7 @@
 //!
 //! # Parts
 //!
+//! - [`ducker`]: the wet signal lowered while a key (the input or a sidechain) plays.
 //! - [`meters`]: the input and output meters (sample peak, RMS over 300 ms), published by
 //!   atomics.
 //! - [`monitor`]: the audio thread's numbers for the editor (atomics only): the running
@@ -14,6 +15,7 @@
 //! - [`processor`]: the signal path around the engine: wet width, dry/wet mix, output gain,
 //!   the crossfaded engine swaps.
 
+pub mod ducker;
 pub mod meters;
 pub mod monitor;
 pub mod passthrough;

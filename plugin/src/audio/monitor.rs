@@ -69,6 +69,8 @@ pub struct EngineMonitor {
     pub playing_engine: AtomicU64,
     /// The host's tempo at the last `process()` call, as `f64` bits; 0: none given.
     host_tempo_bits: AtomicU64,
+    /// The ducking's reduction at the end of the last `process()` call, in dB, as `f32` bits.
+    duck_reduction_bits: AtomicU32,
     /// Why this activation passes the dry signal through instead of convolving (see
     /// [`crate::audio::passthrough`]); `None` while it convolves. Written by `activate()`, read by
     /// the editor, never touched by the audio thread.
@@ -88,6 +90,17 @@ impl EngineMonitor {
             .filter(|bpm| bpm.is_finite() && *bpm > 0.0)
             .map_or(0, f64::to_bits);
         self.host_tempo_bits.store(bits, Relaxed);
+    }
+
+    /// The ducking's reduction now, in dB (0 or more), from the audio thread (atomics only).
+    pub fn set_duck_reduction(&self, db: f32) {
+        self.duck_reduction_bits
+            .store(db.max(0.0).to_bits(), Relaxed);
+    }
+
+    /// The ducking's reduction at the end of the last `process()` call, in dB.
+    pub fn duck_reduction_db(&self) -> f32 {
+        f32::from_bits(self.duck_reduction_bits.load(Relaxed))
     }
 
     /// The host's tempo at the last `process()` call, where it gave one.

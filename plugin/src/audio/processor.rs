@@ -1,4 +1,5 @@
-//! The signal path around the engine: the wet signal's stereo width, dry/wet mix with a
+//! The signal path around the engine: the wet signal's stereo width and ducking
+//! ([`super::ducker`]), dry/wet mix with a
 //! latency-compensated dry path, output gain, the crossfade between an outgoing and an incoming
 //! engine, and the final guard against non-finite output. The plugin and `longtail-cli render`
 //! both run this, so offline renders are what the plugin plays.
@@ -10,6 +11,7 @@
 
 use std::f32::consts::FRAC_PI_2;
 
+use super::ducker::{DuckSettings, Ducker};
 use crate::engine::memory::rings::InputRing;
 use crate::engine::plan::{PartitionPlan, max_latency};
 use crate::engine::{Engine, LateStats, MAX_CHANNELS};
@@ -17,6 +19,9 @@ use crate::ir::mapping::{Bus, ChannelFormat, Dry, dry_source};
 
 /// Length of the crossfade when an engine is swapped, in milliseconds.
 pub const DEFAULT_SWAP_FADE_MS: f32 = 50.0;
+
+/// The rate the ducking's times count in until [`Processor::set_sample_rate`] says otherwise.
+const DEFAULT_SAMPLE_RATE: f32 = 48_000.0;
 
 /// Per-sample controls for one block, each slice as long as the block.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +34,11 @@ pub struct Controls<'a> {
     /// doubled): `L, R = M ± width · S` with `M = (L + R) / 2`, `S = (L - R) / 2`. Applies on
     /// buses with two outputs only ([`width_applies`]); elsewhere ignored.
     pub width: &'a [f32],
+    /// Ducking of the wet signal for this block ([`DuckSettings::OFF`]: none).
+    pub duck: DuckSettings,
+    /// The ducking's key for this block, one slice per channel as long as the block: a
+    /// sidechain. `None` (or no channels): the input is the key.
+    pub key: Option<&'a [&'a [f32]]>,
 }
 
 /// Whether the Width control acts on a bus of `num_outputs` outputs: stereo outputs only (the
@@ -57,6 +67,8 @@ pub struct Processor {
     fading: Option<Box<Engine>>,
     /// Samples of the crossfade done so far.
     fade_pos: usize,
+    /// Lowers the wet signal while the key plays.
+    ducker: Ducker,
     /// Crossfade length in samples.
     fade_len: usize,
     /// An engine whose crossfade finished, waiting for the caller to take it.
@@ -109,6 +121,7 @@ impl Processor {
         Self {
             fading: None,
             fade_pos: 0,
+            ducker: Ducker::new(DEFAULT_SAMPLE_RATE, max_block_size),
             fade_len: swap_fade_samples.max(1),
             finished: None,
             max_block_size,
@@ -138,6 +151,16 @@ impl Processor {
     /// Latency of the signal path, in samples (the current engine's).
     pub fn latency_samples(&self) -> usize {
         self.engine.latency_samples()
+    }
+
+    /// The session's sample rate, which the ducking's times count in. Does not allocate.
+    pub fn set_sample_rate(&mut self, sample_rate: u32) {
+        self.ducker.set_sample_rate(sample_rate as f32);
+    }
+
+    /// The ducking's reduction now, in dB (0 or more). Does not allocate.
+    pub fn duck_reduction_db(&self) -> f32 {
+        self.ducker.reduction_db()
     }
 
     /// Reads the bus as `format` for the dry path ([`crate::ir::mapping::dry_source`]). Does not
@@ -246,6 +269,7 @@ impl Processor {
             self.finished = Some(fading);
         }
         self.dry_rings.iter_mut().for_each(InputRing::clear);
+        self.ducker.reset();
         self.time = 0;
         self.silent_samples = u64::MAX;
     }
@@ -330,6 +354,26 @@ impl Processor {
                 &mut right[..len],
                 &controls.width[range.clone()],
             );
+        }
+
+        {
+            let mut key: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            let num_keys = match controls.key {
+                Some(sidechain) if !sidechain.is_empty() => {
+                    for (slot, channel) in key.iter_mut().zip(sidechain) {
+                        *slot = &channel[range.clone()];
+                    }
+                    sidechain.len().min(MAX_CHANNELS)
+                }
+                _ => {
+                    for (slot, buffer) in key.iter_mut().zip(&self.input_buffer) {
+                        *slot = &buffer[..len];
+                    }
+                    self.num_inputs
+                }
+            };
+            self.ducker
+                .process(&key[..num_keys], &mut self.wet_buffer, len, &controls.duck);
         }
 
         // The dry path, delayed by the engine's latency so it stays aligned with the wet path.

@@ -269,3 +269,17 @@ impl BackendParam {
         }
     }
 }
+
+/// What the ducking listens to. Saved by its id; new values go at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub enum DuckKeyParam {
+    /// The plugin's own input.
+    #[id = "input"]
+    #[name = "Input"]
+    Input,
+    /// The sidechain input, where the host feeds one; the input where it has none (the
+    /// standalone).
+    #[id = "sidechain"]
+    #[name = "Sidechain"]
+    Sidechain,
+}

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU8, AtomicU32};
 
 use nice_plug::prelude::*;
 
+use crate::audio::ducker::{DuckSettings, MAX_DUCK_DB};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::decay::{BandScale, DecaySettings, MULTIPLIER_RANGE, RATIO_RANGE};
 use crate::ir::edit::{DEFAULT_AUTO_TRIM_DB, EditSettings, Shelf};
@@ -31,9 +32,10 @@ mod choices;
 mod ranges;
 
 pub use choices::{
-    BackendParam, ChannelFormatParam, IrSourceParam, LatencyModeParam, MAX_PREDELAY_MS, NoteValue,
+    BackendParam, ChannelFormatParam, DuckKeyParam, IrSourceParam, LatencyModeParam,
+    MAX_PREDELAY_MS, NoteValue,
 };
-use ranges::{corner, decibels, milliseconds, ratio, with_off};
+use ranges::{corner, decibels, milliseconds, ratio, time_ms, with_off};
 
 /// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
 pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
@@ -165,6 +167,22 @@ pub struct LongtailParams {
     /// The decay time's multiplier above [`Self::decay_high_hz`] (0.5 to 2; 1 is off).
     #[id = "decayhigh"]
     pub decay_high: FloatParam,
+    /// Ducking: the wet signal's reduction while the key plays, 0 to 24 dB; 0 is off. Run-time,
+    /// not an IR edit.
+    #[id = "duck"]
+    pub duck_db: FloatParam,
+    /// The key's level (sample peak) that starts the ducking, in dBFS.
+    #[id = "duckthr"]
+    pub duck_threshold_db: FloatParam,
+    /// Time to duck by the whole amount, in milliseconds.
+    #[id = "duckatk"]
+    pub duck_attack_ms: FloatParam,
+    /// Time from the key falling under the threshold to the wet signal within 1 dB of unity.
+    #[id = "duckrel"]
+    pub duck_release_ms: FloatParam,
+    /// What the ducking listens to: the input or the sidechain.
+    #[id = "duckkey"]
+    pub duck_key: EnumParam<DuckKeyParam>,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -221,6 +239,16 @@ impl LongtailParams {
 }
 
 impl LongtailParams {
+    /// The ducking's settings now. Reads atomics only: safe on the audio thread.
+    pub fn duck_settings(&self) -> DuckSettings {
+        DuckSettings {
+            amount_db: self.duck_db.value(),
+            threshold_db: self.duck_threshold_db.value(),
+            attack_ms: self.duck_attack_ms.value(),
+            release_ms: self.duck_release_ms.value(),
+        }
+    }
+
     /// The pre-delay in milliseconds: the synced note at `tempo` when Pre-delay sync is on and
     /// the host gives a usable tempo, else the Pre-delay parameter.
     pub fn predelay_now(&self, tempo: Option<f64>) -> f64 {
@@ -380,6 +408,29 @@ impl Default for LongtailParams {
             decay_high: ratio("Decay high", MULTIPLIER_RANGE, false),
             predelay_sync: BoolParam::new("Pre-delay sync", false),
             predelay_note: EnumParam::new("Pre-delay note", NoteValue::N8),
+            duck_db: FloatParam::new(
+                "Duck",
+                0.0,
+                FloatRange::Linear {
+                    min: 0.0,
+                    max: MAX_DUCK_DB,
+                },
+            )
+            .with_step_size(0.1)
+            .with_unit(" dB"),
+            duck_threshold_db: FloatParam::new(
+                "Duck threshold",
+                DuckSettings::OFF.threshold_db,
+                FloatRange::Linear {
+                    min: -60.0,
+                    max: 0.0,
+                },
+            )
+            .with_step_size(0.1)
+            .with_unit(" dB"),
+            duck_attack_ms: time_ms("Duck attack", DuckSettings::OFF.attack_ms, 1.0, 500.0),
+            duck_release_ms: time_ms("Duck release", DuckSettings::OFF.release_ms, 20.0, 5_000.0),
+            duck_key: EnumParam::new("Duck key", DuckKeyParam::Input),
             ir_file: Arc::new(IrFileState::default()),
         }
     }

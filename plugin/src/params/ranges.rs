@@ -92,3 +92,18 @@ pub(super) fn ratio(name: &str, range: (f64, f64), percent: bool) -> FloatParam 
         param.with_unit(" x")
     }
 }
+
+/// A time from `min` to `max` milliseconds, skewed towards the short end, in 0.1 ms steps.
+pub(super) fn time_ms(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
+    FloatParam::new(
+        name,
+        default,
+        FloatRange::Skewed {
+            min,
+            max,
+            factor: FloatRange::skew_factor(-2.0),
+        },
+    )
+    .with_step_size(0.1)
+    .with_unit(" ms")
+}

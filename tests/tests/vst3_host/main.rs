@@ -68,6 +68,7 @@ fn vst3_processes_like_the_cli_render_and_restores_its_state() {
                 executor: Executor::Workers,
                 outputs: None,
                 format: Default::default(),
+                duck: longtail::audio::ducker::DuckSettings::OFF,
             },
         )
         .expect("render");
