@@ -6,6 +6,7 @@
 
 mod bench;
 mod decay;
+mod duck;
 mod library;
 mod render;
 mod shape;

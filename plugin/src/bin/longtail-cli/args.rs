@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::edits::EditArgs;
+use crate::edits::{DuckArgs, EditArgs};
 
 use longtail::engine::LatencyMode;
 use longtail::engine::plan::{MAX_OFFLOAD_LATENCY, OFFLOAD_LATENCIES};
@@ -169,6 +169,8 @@ pub(crate) struct RenderArgs {
     pub(crate) backend: BackendArg,
     #[command(flatten)]
     pub(crate) edits: EditArgs,
+    #[command(flatten)]
+    pub(crate) duck: DuckArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use longtail::audio::ducker::DuckSettings;
 use longtail::engine::{Executor, GpuPolicy, LatencyMode, MAX_CHANNELS};
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::decay::bands::Bands;
@@ -16,39 +17,34 @@ use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, EditSettings};
 use longtail::ir::mapping::{Bus, ChannelFormat, check_file_mask, map, wav_mask};
 use longtail::ir::{Ir, IrError, single_file_mask, speakers, wav};
-use longtail::render::{BlockSizes, RenderOptions, RenderReport, render};
+use longtail::render::{BlockSizes, RenderOptions, RenderReport, render, render_keyed};
 use longtail::tools::demo;
 
 pub(crate) fn run_render(
     ir_paths: &[&Path],
     input_path: &Path,
+    key_path: Option<&Path>,
     output_path: &Path,
     options: RenderOptions,
     edits: &EditSettings,
 ) -> Result<(), String> {
     let (source, infos) = longtail::ir::load(ir_paths).map_err(|err| format!("IR: {err}"))?;
-    let limits = Limits {
-        max_channels: MAX_CHANNELS,
-        max_seconds: None,
-    };
-    let (input, _) = decode::read(input_path, limits).map_err(|err| match err {
-        IrError::UnsupportedChannels(n) => {
-            format!(
-                "input '{}' has {n} channels; supported are 1 to {MAX_CHANNELS}",
-                input_path.display()
-            )
+    let input = read_signal(input_path, "input")?;
+    let key = match key_path {
+        Some(path) => {
+            let key = read_signal(path, "key")?;
+            if key.sample_rate != input.sample_rate {
+                return Err(format!(
+                    "key '{}' is at {} Hz and the input at {} Hz; use one rate",
+                    path.display(),
+                    key.sample_rate,
+                    input.sample_rate
+                ));
+            }
+            key.channels
         }
-        other => format!("input: {other}"),
-    })?;
-    if input.num_frames() == 0 {
-        return Err(format!("input '{}' has no samples", input_path.display()));
-    }
-    if let Some((channel, frame)) = first_non_finite(&input.channels) {
-        return Err(format!(
-            "input '{}' contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}",
-            input_path.display()
-        ));
-    }
+        None => Vec::new(),
+    };
     let outputs = options
         .outputs
         .unwrap_or_else(|| longtail::render::num_outputs_for(input.channels.len(), &source));
@@ -70,7 +66,7 @@ pub(crate) fn run_render(
     let (ir, report) =
         edit::prepare(&source, edits, input.sample_rate).map_err(|err| format!("IR: {err}"))?;
     let (output, render_report) =
-        render(&ir, &input.channels, options).map_err(|err| err.to_string())?;
+        render_keyed(&ir, &input.channels, &key, options).map_err(|err| err.to_string())?;
     wav::write_f32_masked(output_path, input.sample_rate, &output, wav_mask(bus))
         .map_err(|err| format!("cannot write '{}': {err}", output_path.display()))?;
     println!(
@@ -88,6 +84,34 @@ pub(crate) fn run_render(
     }
     print_report(&render_report);
     Ok(())
+}
+
+/// Reads an audio file the render plays (`what`: "input" or "key"): 1 to 64 channels, at least
+/// one frame, every sample finite.
+fn read_signal(path: &Path, what: &str) -> Result<decode::Audio, String> {
+    let limits = Limits {
+        max_channels: MAX_CHANNELS,
+        max_seconds: None,
+    };
+    let (audio, _) = decode::read(path, limits).map_err(|err| match err {
+        IrError::UnsupportedChannels(n) => {
+            format!(
+                "{what} '{}' has {n} channels; supported are 1 to {MAX_CHANNELS}",
+                path.display()
+            )
+        }
+        other => format!("{what}: {other}"),
+    })?;
+    if audio.num_frames() == 0 {
+        return Err(format!("{what} '{}' has no samples", path.display()));
+    }
+    if let Some((channel, frame)) = first_non_finite(&audio.channels) {
+        return Err(format!(
+            "{what} '{}' contains a non-finite sample (NaN or infinity) at frame {frame}, channel {channel}",
+            path.display()
+        ));
+    }
+    Ok(audio)
 }
 
 pub(crate) fn run_ir_info(
@@ -207,6 +231,7 @@ pub(crate) fn run_demo(dir: &Path, rate: u32, blocks: BlockSizes, mix: f32) -> R
         executor: Executor::Gpu(GpuPolicy::Auto),
         outputs: None,
         format: ChannelFormat::Auto,
+        duck: DuckSettings::OFF,
     };
     for builtin in BuiltinIr::ALL {
         let ir = builtin.generate(rate);

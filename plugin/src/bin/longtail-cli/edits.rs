@@ -1,7 +1,10 @@
-//! The IR edits of `render` on the command line: one flag per edit, each applying only when
+//! The IR edits of `render` on the command line, one flag per edit, each applying only when
 //! given, and their parsers (the ranges are checked with the library's, in
-//! [`EditSettings::validate`]).
+//! [`EditSettings::validate`]); and the ducking of its wet signal.
 
+use std::path::PathBuf;
+
+use longtail::audio::ducker::{DuckSettings, MAX_DUCK_DB};
 use longtail::ir::decay::{BandScale, DecaySettings};
 use longtail::ir::edit::{EditSettings, Shelf};
 use longtail::params::NoteValue;
@@ -150,4 +153,67 @@ impl EditArgs {
             },
         }
     }
+}
+
+/// Ducking of `render`'s wet signal: off unless --duck is given.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DuckArgs {
+    /// Lower the wet signal by this many dB (0 to 24) while the key (the input, or --key)
+    /// is at or over --duck-threshold.
+    #[arg(long, value_name = "DB", value_parser = parse_duck)]
+    duck: Option<f32>,
+    /// The key's level (sample peak, dBFS) that starts the ducking.
+    #[arg(long, value_name = "DB", allow_hyphen_values = true,
+          default_value_t = DuckSettings::OFF.threshold_db, value_parser = parse_threshold)]
+    duck_threshold: f32,
+    /// Milliseconds to duck by the whole amount (1 to 500).
+    #[arg(long, value_name = "MS", default_value_t = DuckSettings::OFF.attack_ms,
+          value_parser = parse_attack)]
+    duck_attack: f32,
+    /// Milliseconds from the key falling under the threshold to the wet signal within 1 dB of
+    /// unity (20 to 5000).
+    #[arg(long, value_name = "MS", default_value_t = DuckSettings::OFF.release_ms,
+          value_parser = parse_release)]
+    duck_release: f32,
+    /// A sidechain: this audio file (at the input's rate, any channel count up to 64) keys the
+    /// ducking instead of the input.
+    #[arg(long, value_name = "FILE", requires = "duck")]
+    pub(crate) key: Option<PathBuf>,
+}
+
+impl DuckArgs {
+    pub(crate) fn settings(&self) -> DuckSettings {
+        DuckSettings {
+            amount_db: self.duck.unwrap_or(0.0),
+            threshold_db: self.duck_threshold,
+            attack_ms: self.duck_attack,
+            release_ms: self.duck_release,
+        }
+    }
+}
+
+/// A number within `low..=high`, or a message naming `what` and `unit`.
+fn bounded(text: &str, (low, high): (f32, f32), what: &str, unit: &str) -> Result<f32, String> {
+    match text.trim().trim_end_matches(unit).trim().parse::<f32>() {
+        Ok(value) if (low..=high).contains(&value) => Ok(value),
+        _ => Err(format!(
+            "'{text}' is not {what}: use {low} to {high} {unit}"
+        )),
+    }
+}
+
+fn parse_duck(text: &str) -> Result<f32, String> {
+    bounded(text, (0.0, MAX_DUCK_DB), "a ducking amount", "dB")
+}
+
+fn parse_threshold(text: &str) -> Result<f32, String> {
+    bounded(text, (-60.0, 0.0), "a threshold", "dB")
+}
+
+fn parse_attack(text: &str) -> Result<f32, String> {
+    bounded(text, (1.0, 500.0), "an attack time", "ms")
+}
+
+fn parse_release(text: &str) -> Result<f32, String> {
+    bounded(text, (20.0, 5_000.0), "a release time", "ms")
 }

@@ -79,6 +79,7 @@ fn render(args: RenderArgs) -> Result<(), String> {
         outputs,
         format,
         edits,
+        duck,
     } = args;
     let options = RenderOptions {
         blocks: block,
@@ -88,9 +89,11 @@ fn render(args: RenderArgs) -> Result<(), String> {
         executor: backend.executor(),
         outputs: outputs.map(usize::from),
         format: format.into(),
+        duck: duck.settings(),
     };
     let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
-    run_render(&ir, &input, &output, options, &edits.settings())
+    let key = duck.key.as_deref();
+    run_render(&ir, &input, key, &output, options, &edits.settings())
 }
 
 /// `ir-info`: the bus to map onto, where `--outputs` names one.
