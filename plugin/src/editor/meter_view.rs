@@ -1,4 +1,5 @@
-//! The input and output meters: a bar per channel (RMS filled, the sample peak as a line, the
+//! The input and output meters, and the ducking's gain reduction beside them. The meters: a
+//! bar per channel (RMS filled, the sample peak as a line, the
 //! held peak as a tick), -60 to 0 dBFS, and the loudest held peak of each side in figures.
 //!
 //! The levels come from [`crate::audio::meters::MeterLevels`] (atomics the audio thread publishes);
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 use egui::{Pos2, Rect, Sense, Stroke, Vec2};
 
 use super::theme::Palette;
+use crate::audio::ducker::MAX_DUCK_DB;
 use crate::audio::meters::{MAX_METERED, MeterLevels, to_db};
 
 /// How long a peak is held.
@@ -164,4 +166,55 @@ pub(super) fn draw_meter(
         HOLD.as_secs_f32()
     ));
     rect
+}
+
+/// Width of the gain reduction bar, in points at 100 %.
+pub(super) const REDUCTION_WIDTH: f32 = 26.0;
+
+/// The ducking's gain reduction, `db` (0 or more), as a bar falling from the top over the
+/// ducking's range, with the figure under it.
+pub(super) fn draw_reduction(ui: &mut egui::Ui, db: f32, height: f32, zoom: f32) -> Rect {
+    let size = Vec2::new(REDUCTION_WIDTH * zoom, height);
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    let painter = ui.painter_at(rect);
+    let font = egui::FontId::proportional(11.0 * zoom);
+    let label_height = 16.0 * zoom;
+    painter.text(
+        Pos2::new(rect.center().x, rect.top()),
+        egui::Align2::CENTER_TOP,
+        "GR",
+        font.clone(),
+        Palette::TEXT_WEAK,
+    );
+    painter.text(
+        Pos2::new(rect.center().x, rect.bottom()),
+        egui::Align2::CENTER_BOTTOM,
+        reduction_text(db),
+        font,
+        Palette::TEXT,
+    );
+    let bar = Rect::from_min_max(
+        rect.min + Vec2::new(2.0, label_height),
+        rect.max - Vec2::new(2.0, label_height),
+    );
+    painter.rect_filled(bar, 2.0, Palette::PANEL);
+    let depth = (db / MAX_DUCK_DB).clamp(0.0, 1.0) * bar.height();
+    painter.rect_filled(
+        Rect::from_min_max(bar.min, Pos2::new(bar.right(), bar.top() + depth)),
+        0.0,
+        Palette::METER_MID,
+    );
+    response.on_hover_text(format!(
+        "Ducking: the reverb is {db:.1} dB down now (the bar spans {MAX_DUCK_DB:.0} dB)"
+    ));
+    rect
+}
+
+/// A reduction as the meter and the Shape tab write it: "0.0" at rest, else "-3.2".
+pub(super) fn reduction_text(db: f32) -> String {
+    if db < 0.05 {
+        "0.0".to_owned()
+    } else {
+        format!("-{db:.1}")
+    }
 }

@@ -70,8 +70,8 @@
 //! - `meter_view`: the input and output meters and their peak hold.
 //! - `ir_picture`: the IR's waveform or spectrogram with the edits and their handles.
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
-//! - `reverb_tab`, `library_tab`, `engine_tab`, `thermal_tab`: one file per tab (the Shape
-//!   tab lives in `reverb_tab`);
+//! - `reverb_tab`, `shape_tab`, `library_tab`, `engine_tab`, `thermal_tab`: one file per tab
+//!   (the Shape tab draws the Reverb tab's IR picture under its own controls);
 //! - `window`: the editor as nice-plug sees it, whose window ends [`WindowThreads`] once it has
 //!   closed (generic over the app: it uses nothing here);
 //! - [`threads`]: one-off helper threads joined within a bound, and pinning the library when
@@ -106,6 +106,7 @@ mod meter_view;
 mod preview;
 mod probe;
 mod reverb_tab;
+mod shape_tab;
 pub mod spectrogram;
 pub mod theme;
 mod thermal_tab;

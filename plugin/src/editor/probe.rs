@@ -134,6 +134,10 @@ impl Probe {
         add(&params.decay_low);
         add(&params.decay_high_hz);
         add(&params.decay_high);
+        add(&params.duck_db);
+        add(&params.duck_threshold_db);
+        add(&params.duck_attack_ms);
+        add(&params.duck_release_ms);
         let record = serde_json::json!({
             "window": [window.width(), window.height()],
             "zoom": zoom,

@@ -4,8 +4,8 @@
 //! away under "File & bus". The picture takes the height the controls leave, so it grows with
 //! the window.
 //!
-//! Also the Shape tab, its companion view: the early/late balance and the tone shelves (IR
-//! edits like the Reverb tab's) above the same picture, which shows what they do.
+//! The Shape tab (`shape_tab`) shows the same picture under its own controls, through
+//! [`EditorApp::picture_area`] and the row widths here.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
@@ -13,21 +13,21 @@ use std::sync::atomic::Ordering::Relaxed;
 use egui::Vec2;
 use nice_plug::prelude::*;
 
-use super::meter_view::draw_meter;
+use super::meter_view::{REDUCTION_WIDTH, draw_meter, draw_reduction};
 use super::theme::Palette;
 use super::*;
 use crate::engine::plan::DEFAULT_MIN_WORKER_SLACK;
 use crate::ir::IrError;
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::mapping::{Bus, Mapping, map};
-use crate::params::{IrSourceParam, LatencyModeParam, NoteValue};
+use crate::params::{IrSourceParam, LatencyModeParam};
 
 /// Rows of each control column, its heading included.
 const CONTROL_ROWS: f32 = 7.0;
 /// A control row's label column, its value box and its narrowest slider, in points at 100 %.
-const LABEL_WIDTH: f32 = 78.0;
-const VALUE_WIDTH: f32 = 72.0;
-const MIN_SLIDER: f32 = 100.0;
+pub(super) const LABEL_WIDTH: f32 = 78.0;
+pub(super) const VALUE_WIDTH: f32 = 72.0;
+pub(super) const MIN_SLIDER: f32 = 100.0;
 
 impl EditorApp {
     /// The tab in a view `view_height` high.
@@ -59,10 +59,10 @@ impl EditorApp {
             + 4.0 * z;
         let left = view_height - (ui.cursor().top() - top);
         let picture_height = (left - controls_height).max(60.0 * z);
-        let meter_width = 2.0 * self.meter_side_width();
+        let meter_width = 2.0 * self.meter_side_width() + REDUCTION_WIDTH * z;
         ui.horizontal(|ui| {
             let width =
-                (ui.available_width() - meter_width - 2.0 * ui.spacing().item_spacing.x).max(120.0);
+                (ui.available_width() - meter_width - 3.0 * ui.spacing().item_spacing.x).max(120.0);
             let size = Vec2::new(width, picture_height);
             self.picture_area(ui, setter, size, mapped);
             self.meters(ui, picture_height);
@@ -74,7 +74,7 @@ impl EditorApp {
     }
 
     /// The bus and how the previewed IR maps onto it.
-    fn mapped_preview(&self) -> (Bus, Option<Result<Mapping, IrError>>) {
+    pub(super) fn mapped_preview(&self) -> (Bus, Option<Result<Mapping, IrError>>) {
         let bus = matrix_view::current_bus(&self.monitor, &self.params);
         let mapped = match &self.preview {
             Some(Preview {
@@ -83,111 +83,6 @@ impl EditorApp {
             _ => None,
         };
         (bus, mapped)
-    }
-
-    /// The Shape tab in a view `view_height` high: the balance and the shelves in two columns
-    /// (one above the other where a big zoom leaves too little width), then the IR picture in
-    /// the height they leave.
-    pub(super) fn shape_tab(&mut self, ui: &mut egui::Ui, setter: &ParamSetter, view_height: f32) {
-        let z = self.zoom;
-        let top = ui.cursor().top();
-        let column = LABEL_WIDTH * z + VALUE_WIDTH * z + MIN_SLIDER * z;
-        if ui.available_width() >= 2.0 * column + 2.0 * ui.spacing().item_spacing.x {
-            ui.columns(2, |columns| {
-                self.balance_controls(&mut columns[0], setter);
-                self.tone_controls(&mut columns[1], setter);
-            });
-        } else {
-            self.balance_controls(ui, setter);
-            self.tone_controls(ui, setter);
-        }
-        ui.add_space(4.0 * z);
-        let (_, mapped) = self.mapped_preview();
-        let left = view_height - (ui.cursor().top() - top) - ui.spacing().item_spacing.y - 4.0 * z;
-        let size = Vec2::new(ui.available_width(), left.max(60.0 * z));
-        self.picture_area(ui, setter, size, mapped.as_ref());
-    }
-
-    fn balance_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
-        let params = Arc::clone(&self.params);
-        ui.label(egui::RichText::new("Early and tail").strong());
-        let width = self.slider_width(ui);
-        egui::Grid::new("balance-grid")
-            .num_columns(2)
-            .min_col_width(LABEL_WIDTH * self.zoom)
-            .show(ui, |ui| {
-                let rows: [(&str, &FloatParam, &str); 4] = [
-                    ("Early", &params.early_db, "Level of the IR before the crossover: the early reflections"),
-                    ("Tail", &params.tail_db, "Level of the IR after the crossover: the reverb's tail"),
-                    ("Crossover", &params.crossover_ms, "Where early becomes tail, in ms of the IR, with a 10 ms crossfade each side (at most half of it)"),
-                    ("Decay", &params.decay, "How long the room rings, band by band, against the IR's own (100 %: as recorded); a longer decay ends where the recording met its noise floor, and the IR keeps its length"),
-                ];
-                for (label, param, tip) in rows {
-                    self.param_row(ui, setter, label, param, width, tip);
-                }
-            });
-        self.predelay_sync_row(ui, setter);
-    }
-
-    /// Pre-delay sync: the toggle, the note value, and what it gives at the host's tempo, in
-    /// one row that wraps where the column is narrow.
-    fn predelay_sync_row(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
-        let params = Arc::clone(&self.params);
-        let tempo = self.monitor.host_tempo();
-        ui.horizontal_wrapped(|ui| {
-            ui.label("Pre-delay").on_hover_text(
-                "The pre-delay as a note value at the host's tempo (the Reverb tab's Pre-delay \
-                 where the host gives none)",
-            );
-            toggle(ui, setter, "Sync", &params.predelay_sync).on_hover_text(
-                "Follow the host's tempo; the IR is rebuilt once a tempo change holds",
-            );
-            let current = params.predelay_note.value();
-            egui::ComboBox::from_id_salt("predelay-note")
-                .selected_text(current.name())
-                .width(64.0 * self.zoom)
-                .show_ui(ui, |ui| {
-                    for note in NoteValue::ALL {
-                        if ui.selectable_label(note == current, note.name()).clicked() {
-                            set_param(setter, &params.predelay_note, note);
-                        }
-                    }
-                })
-                .response
-                .on_hover_text("The note value: plain, dotted (.) or triplet (T)");
-            let text = match tempo {
-                Some(bpm) => format!("{:.1} ms at {bpm:.1} BPM", current.predelay_ms(bpm)),
-                None => "no tempo from the host".to_owned(),
-            };
-            ui.label(egui::RichText::new(text).color(Palette::TEXT_WEAK));
-        });
-    }
-
-    fn tone_controls(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
-        let params = Arc::clone(&self.params);
-        ui.label(egui::RichText::new("Tone and decay").strong());
-        let width = (self.slider_width(ui), VALUE_WIDTH * self.zoom);
-        egui::Grid::new("tone-grid")
-            .num_columns(2)
-            .min_col_width(LABEL_WIDTH * self.zoom)
-            .show(ui, |ui| {
-                self.pair_row(ui, setter, "Low shelf",
-                    (&params.low_shelf_hz, "Corner of the low shelf on the reverb: half its gain there, all of it an octave below"),
-                    (&params.low_shelf_db, "Boost or cut of the reverb's lows (0 dB: off)"),
-                    (width.0, width.1, "The reverb's lows: the shelf's corner and its gain"));
-                self.pair_row(ui, setter, "High shelf",
-                    (&params.high_shelf_hz, "Corner of the high shelf on the reverb: half its gain there, all of it an octave above"),
-                    (&params.high_shelf_db, "Boost or cut of the reverb's highs (0 dB: off)"),
-                    (width.0, width.1, "The reverb's highs: the shelf's corner and its gain"));
-                self.pair_row(ui, setter, "Decay lows",
-                    (&params.decay_low_hz, "Corner of the lows' decay multiplier: half its effect there, all of it half an octave below"),
-                    (&params.decay_low, "The lows ring this many times as long as Decay says (1 x: off)"),
-                    (width.0, width.1, "How long the lows ring: a corner and a multiplier of the decay time below it"));
-                self.pair_row(ui, setter, "Decay highs",
-                    (&params.decay_high_hz, "Corner of the highs' decay multiplier: half its effect there, all of it half an octave above"),
-                    (&params.decay_high, "The highs ring this many times as long as Decay says (1 x: off)"),
-                    (width.0, width.1, "How long the highs ring: a corner and a multiplier of the decay time above it"));
-            });
     }
 
     /// Source, the built-in choice or the file, loading, the view: one wrapped row.
@@ -329,7 +224,7 @@ impl EditorApp {
     }
 
     /// The picture (waveform, spectrogram or the paths, from `mapped`) of `size`.
-    fn picture_area(
+    pub(super) fn picture_area(
         &mut self,
         ui: &mut egui::Ui,
         setter: &ParamSetter,
@@ -398,7 +293,7 @@ impl EditorApp {
         (channels * 9.0).clamp(30.0, 90.0) * self.zoom
     }
 
-    /// The input and output meters, side by side, `height` high.
+    /// The input and output meters and the ducking's reduction, side by side, `height` high.
     fn meters(&mut self, ui: &mut egui::Ui, height: f32) {
         let now = Instant::now();
         let size = Vec2::new(self.meter_side_width(), height);
@@ -418,6 +313,8 @@ impl EditorApp {
                 probe.rect(rect_name, rect);
             }
         }
+        let rect = draw_reduction(ui, monitor.duck_reduction_db(), height, self.zoom);
+        self.probe_rect("meter-gr", rect);
     }
 
     /// The mix and the IR edits: two columns of sliders that share the width, or one above the
@@ -437,7 +334,7 @@ impl EditorApp {
     }
 
     /// The slider's width in `ui`: what the label and the value box leave.
-    fn slider_width(&self, ui: &egui::Ui) -> f32 {
+    pub(super) fn slider_width(&self, ui: &egui::Ui) -> f32 {
         let z = self.zoom;
         (ui.available_width()
             - LABEL_WIDTH * z
