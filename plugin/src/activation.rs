@@ -3,6 +3,8 @@
 //! ([`Active::service_preparer`]): requests for the engine the parameters ask for, the built
 //! engine crossfaded in, the replaced one handed back to be dropped. Never allocates or waits.
 
+use nice_plug::prelude::PluginApi;
+
 use crate::audio::monitor::LoadMeter;
 use crate::audio::processor::Processor;
 use crate::engine::{Engine, EngineConfig, Executor, LatencyMode};
@@ -52,9 +54,37 @@ pub(crate) struct Active {
     pub(crate) gain_buffer: Vec<f32>,
     /// Callback load histogram for the editor.
     pub(crate) load_meter: LoadMeter,
+    /// The sidechain has carried a sample in this activation (looked at in the standalone
+    /// only, see [`Active::sidechain_keys`]).
+    pub(crate) sidechain_fed: bool,
 }
 
 impl Active {
+    /// Whether the ducking listens to `sidechain` in this block: where the user `chose` the
+    /// Sidechain key and there is a sidechain bus, except in the standalone until its sidechain
+    /// has carried a sample. Its ALSA backend has no sidechain (nice-plug leaves the buffers
+    /// silent), nor has a JACK sidechain port that nothing is connected to, so the input keys
+    /// the ducking there. Reads the sidechain until it is fed; never allocates.
+    pub(crate) fn sidechain_keys(
+        &mut self,
+        chosen: bool,
+        api: PluginApi,
+        sidechain: &[&mut [f32]],
+    ) -> bool {
+        if !chosen || sidechain.is_empty() {
+            return false;
+        }
+        if api != PluginApi::Standalone {
+            return true;
+        }
+        if !self.sidechain_fed {
+            self.sidechain_fed = sidechain
+                .iter()
+                .any(|channel| channel.iter().any(|&s| s != 0.0));
+        }
+        self.sidechain_fed
+    }
+
     /// Hands `engine` to the preparation thread to be dropped, or keeps it for a later try.
     pub(crate) fn retire(&mut self, preparer: &mut Preparer, engine: Box<Engine>) {
         if let Err(engine) = preparer.retire(engine) {

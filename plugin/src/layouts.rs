@@ -7,6 +7,15 @@
 //! - `1 -> N` and `2 -> N` for the speaker widths: a surround reverb fed by a mono or stereo
 //!   source.
 //!
+//! Every layout also has a sidechain input, "Sidechain", as wide as its main input: the
+//! ducking's key where the Duck key parameter says so ([`crate::audio::ducker`]). On every
+//! layout, because a VST3 host's `setBusArrangements` only matches a layout with the same
+//! number of buses: a sidechain on some layouts would make the others unreachable. As wide as
+//! the main input, because nice-plug 0.4.2's VST3 wrapper checks the sidechain's arrangement
+//! against the main input's (see docs/dependencies.md): a stereo sidechain would make every
+//! layout but the stereo-input ones unreachable. Hosts that feed nothing into it give silence,
+//! which never ducks.
+//!
 //! What the channels are comes from the Channel format setting
 //! ([`crate::params::ChannelFormatParam`], see [`crate::ir::mapping`]): nice-plug tells the
 //! plugin a channel count only, and names the VST3 arrangement of a width itself (5.0, 5.1,
@@ -24,12 +33,31 @@
 
 use std::num::NonZeroU32;
 
-use nice_plug::prelude::AudioIOLayout;
+use nice_plug::prelude::{AudioIOLayout, PortNames, new_nonzero_u32};
+
+/// Widest main input of any layout.
+const MAX_INPUTS: usize = 49;
+
+/// The sidechain's channel count for each main input width (index 0 unused).
+static SIDECHAIN_WIDTHS: [NonZeroU32; MAX_INPUTS + 1] = {
+    let mut widths = [new_nonzero_u32(1); MAX_INPUTS + 1];
+    let mut n = 1;
+    while n <= MAX_INPUTS {
+        widths[n] = new_nonzero_u32(n as u32);
+        n += 1;
+    }
+    widths
+};
 
 const fn bus(inputs: u32, outputs: u32) -> AudioIOLayout {
     AudioIOLayout {
         main_input_channels: NonZeroU32::new(inputs),
         main_output_channels: NonZeroU32::new(outputs),
+        aux_input_ports: std::slice::from_ref(&SIDECHAIN_WIDTHS[inputs as usize]),
+        names: PortNames {
+            aux_inputs: &["Sidechain"],
+            ..PortNames::const_default()
+        },
         ..AudioIOLayout::const_default()
     }
 }

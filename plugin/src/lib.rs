@@ -78,7 +78,7 @@ use guard::fence::{FENCE_LIMIT, FenceOutcome, Task, TaskFence};
 use guard::unwind;
 use ir::edit::EditSettings;
 use ir::store::IrFileState;
-use params::{EDIT_DEBOUNCE_MS, LongtailParams};
+use params::{DuckKeyParam, EDIT_DEBOUNCE_MS, LongtailParams};
 use preparer::{IrSource, Preparer, Request};
 
 /// The commit this build comes from (12 hex digits), or `unknown` when it was built outside a
@@ -324,6 +324,7 @@ impl Longtail {
                 gain_buffer: vec![0.0; config.max_block_size],
                 // About one second of callbacks.
                 load_meter: LoadMeter::new(sample_rate / config.max_block_size.max(1) as u32),
+                sidechain_fed: false,
             });
         }
         if let Some(active) = &mut self.active {
@@ -371,6 +372,7 @@ impl Longtail {
     fn process_block(
         &mut self,
         buffer: &mut Buffer,
+        aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
         let num_inputs = (self.monitor.num_inputs.load(Relaxed) as usize).min(buffer.channels());
@@ -418,6 +420,12 @@ impl Longtail {
 
         let num_frames = buffer.samples();
         let max_block_size = active.config.max_block_size;
+        let sidechain = aux
+            .inputs
+            .first()
+            .map_or(&[][..], |bus| bus.as_slice_immutable());
+        let chosen = self.params.duck_key.value() == DuckKeyParam::Sidechain;
+        let keyed = active.sidechain_keys(chosen, context.plugin_api(), sidechain);
         let channels = buffer.as_slice();
         let num_channels = channels.len().min(MAX_CHANNELS);
         let mut start = 0;
@@ -439,12 +447,16 @@ impl Longtail {
                 .width
                 .smoothed
                 .next_block(&mut active.width_buffer, len);
+            let mut key: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            for (slot, channel) in key.iter_mut().zip(sidechain) {
+                *slot = &channel[start..start + len];
+            }
             let controls = Controls {
                 mix: &active.mix_buffer[..len],
                 gain: &active.gain_buffer[..len],
                 width: &active.width_buffer[..len],
                 duck: self.params.duck_settings(),
-                key: None,
+                key: keyed.then_some(&key[..sidechain.len().min(MAX_CHANNELS)]),
             };
             active
                 .processor
@@ -560,11 +572,12 @@ impl Plugin for Longtail {
     fn process(
         &mut self,
         buffer: &mut Buffer,
-        _aux: &mut AuxiliaryBuffers,
+        aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
         if !self.monitor.faulted.load(Relaxed) {
-            if let Some(status) = unwind::catch_quietly(|| self.process_block(buffer, context)) {
+            if let Some(status) = unwind::catch_quietly(|| self.process_block(buffer, aux, context))
+            {
                 return status;
             }
             self.fault();

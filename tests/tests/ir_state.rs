@@ -220,8 +220,10 @@ impl Host {
                 .spawn(move || {
                     let started = processor.ensure_processing_started().unwrap();
                     let mut ins = [vec![0.0f32; BLOCK], vec![0.0f32; BLOCK]];
+                    // The sidechain port, silent: CLAP hosts pass every port.
+                    let mut side = [vec![0.0f32; BLOCK], vec![0.0f32; BLOCK]];
                     let mut outs = [vec![0.0f32; BLOCK], vec![0.0f32; BLOCK]];
-                    let mut input_ports = AudioPorts::with_capacity(2, 1);
+                    let mut input_ports = AudioPorts::with_capacity(4, 2);
                     let mut output_ports = AudioPorts::with_capacity(2, 1);
                     let mut events = EventBuffer::with_capacity(1);
                     let mut result = [Vec::with_capacity(total), Vec::with_capacity(total)];
@@ -237,14 +239,24 @@ impl Host {
                         }
                         {
                             let [in_left, in_right] = &mut ins;
+                            let [side_left, side_right] = &mut side;
                             let [out_left, out_right] = &mut outs;
-                            let audio_inputs = input_ports.with_input_buffers([AudioPortBuffer {
-                                latency: 0,
-                                channels: AudioPortBufferType::f32_input_only([
-                                    InputChannel::variable(&mut in_left[..len]),
-                                    InputChannel::variable(&mut in_right[..len]),
-                                ]),
-                            }]);
+                            let audio_inputs = input_ports.with_input_buffers([
+                                AudioPortBuffer {
+                                    latency: 0,
+                                    channels: AudioPortBufferType::f32_input_only([
+                                        InputChannel::variable(&mut in_left[..len]),
+                                        InputChannel::variable(&mut in_right[..len]),
+                                    ]),
+                                },
+                                AudioPortBuffer {
+                                    latency: 0,
+                                    channels: AudioPortBufferType::f32_input_only([
+                                        InputChannel::variable(&mut side_left[..len]),
+                                        InputChannel::variable(&mut side_right[..len]),
+                                    ]),
+                                },
+                            ]);
                             let mut audio_outputs =
                                 output_ports.with_output_buffers([AudioPortBuffer {
                                     latency: 0,

@@ -157,7 +157,8 @@ impl EditorApp {
                 );
             let reduction = self.monitor.duck_reduction_db();
             ui.label(
-                egui::RichText::new(format!("{} dB now", reduction_text(reduction))).color(Palette::TEXT_WEAK),
+                egui::RichText::new(format!("{} dB now", reduction_text(reduction)))
+                    .color(Palette::TEXT_WEAK),
             )
             .on_hover_text("The ducking's reduction of the reverb now");
         });

@@ -687,8 +687,10 @@ impl Blocks<'_> {
             .ensure_processing_started()
             .expect("the plugin starts processing");
         let mut input_buffers = [vec![0.0f32; max_frames], vec![0.0f32; max_frames]];
+        // The sidechain port, silent: CLAP hosts pass every port the plugin declares.
+        let mut sidechain = [vec![0.0f32; max_frames], vec![0.0f32; max_frames]];
         let mut output_buffers = [vec![0.0f32; max_frames], vec![0.0f32; max_frames]];
-        let mut input_ports = AudioPorts::with_capacity(2, 1);
+        let mut input_ports = AudioPorts::with_capacity(4, 2);
         let mut output_ports = AudioPorts::with_capacity(2, 1);
         let mut events = EventBuffer::with_capacity(automation.len().max(1));
         let mut run = Run {
@@ -723,14 +725,24 @@ impl Blocks<'_> {
             }
             let status = {
                 let [in_left, in_right] = &mut input_buffers;
+                let [side_left, side_right] = &mut sidechain;
                 let [out_left, out_right] = &mut output_buffers;
-                let audio_inputs = input_ports.with_input_buffers([AudioPortBuffer {
-                    latency: 0,
-                    channels: AudioPortBufferType::f32_input_only([
-                        InputChannel::variable(&mut in_left[..len]),
-                        InputChannel::variable(&mut in_right[..len]),
-                    ]),
-                }]);
+                let audio_inputs = input_ports.with_input_buffers([
+                    AudioPortBuffer {
+                        latency: 0,
+                        channels: AudioPortBufferType::f32_input_only([
+                            InputChannel::variable(&mut in_left[..len]),
+                            InputChannel::variable(&mut in_right[..len]),
+                        ]),
+                    },
+                    AudioPortBuffer {
+                        latency: 0,
+                        channels: AudioPortBufferType::f32_input_only([
+                            InputChannel::variable(&mut side_left[..len]),
+                            InputChannel::variable(&mut side_right[..len]),
+                        ]),
+                    },
+                ]);
                 let mut audio_outputs = output_ports.with_output_buffers([AudioPortBuffer {
                     latency: 0,
                     channels: AudioPortBufferType::f32_output_only([

@@ -66,8 +66,10 @@ fn process_wide(host: &mut TestHost, input: &[Vec<f32>], num_outputs: usize) -> 
             .ensure_processing_started()
             .expect("the plugin starts processing");
         let mut in_buffers = vec![vec![0.0f32; max_frames]; input.len()];
+        // The sidechain port, as wide as the input and silent: CLAP hosts pass every port.
+        let mut side_buffers = vec![vec![0.0f32; max_frames]; input.len()];
         let mut out_buffers = vec![vec![0.0f32; max_frames]; num_outputs];
-        let mut in_ports = AudioPorts::with_capacity(input.len(), 1);
+        let mut in_ports = AudioPorts::with_capacity(2 * input.len(), 2);
         let mut out_ports = AudioPorts::with_capacity(num_outputs, 1);
         let mut outputs = vec![Vec::with_capacity(total); num_outputs];
         let mut start = 0;
@@ -76,14 +78,17 @@ fn process_wide(host: &mut TestHost, input: &[Vec<f32>], num_outputs: usize) -> 
                 buffer[..len].copy_from_slice(&channel[start..start + len]);
             }
             out_buffers.iter_mut().for_each(|b| b.fill(f32::NAN));
-            let audio_inputs = in_ports.with_input_buffers([AudioPortBuffer {
-                latency: 0,
-                channels: AudioPortBufferType::f32_input_only(
-                    in_buffers
-                        .iter_mut()
-                        .map(|b| InputChannel::variable(&mut b[..len])),
-                ),
-            }]);
+            let main: Vec<_> = (in_buffers.iter_mut())
+                .map(|b| InputChannel::variable(&mut b[..len]))
+                .collect();
+            let side: Vec<_> = (side_buffers.iter_mut())
+                .map(|b| InputChannel::variable(&mut b[..len]))
+                .collect();
+            let audio_inputs =
+                in_ports.with_input_buffers([main, side].map(|channels| AudioPortBuffer {
+                    latency: 0,
+                    channels: AudioPortBufferType::f32_input_only(channels),
+                }));
             let mut audio_outputs = out_ports.with_output_buffers([AudioPortBuffer {
                 latency: 0,
                 channels: AudioPortBufferType::f32_output_only(

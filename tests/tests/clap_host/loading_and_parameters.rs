@@ -69,6 +69,7 @@ fn parameters_are_listed_with_their_defaults() {
         .chain(IR_EDIT_FLOATS)
         .chain([IR_SOURCE, REVERSE, NORMALIZE, CHANNEL_FORMAT])
         .chain([PREDELAY_SYNC, PREDELAY_NOTE])
+        .chain(DUCKING)
         .collect::<Vec<_>>();
     expected.sort_unstable();
     assert_eq!(names, expected, "parameters: {descs:#?}");
@@ -102,7 +103,8 @@ fn parameters_are_listed_with_their_defaults() {
             CHANNEL_FORMAT => (true, 3.0),
             // Zero, Low CPU, Offload 512 to 4096.
             LATENCY => (true, 5.0),
-            IR_SOURCE | REVERSE | NORMALIZE | PREDELAY_SYNC => (true, 1.0),
+            // Input, Sidechain.
+            IR_SOURCE | REVERSE | NORMALIZE | PREDELAY_SYNC | "Duck key" => (true, 1.0),
             // 1/64 to 1/2, plain, dotted and triplet.
             PREDELAY_NOTE => (true, 15.0),
             _ => (false, 1.0),

@@ -80,7 +80,7 @@ const IR_SOURCE: &str = "IR source";
 const REVERSE: &str = "Reverse";
 const NORMALIZE: &str = "Normalize";
 const CHANNEL_FORMAT: &str = "Channel format";
-const IR_EDIT_FLOATS: [&str; 16] = [
+const IR_EDIT_FLOATS: [&str; 21] = [
     "Trim start",
     "Trim end",
     "Auto trim",
@@ -97,6 +97,19 @@ const IR_EDIT_FLOATS: [&str; 16] = [
     "Low shelf gain",
     "High shelf",
     "High shelf gain",
+    "Decay",
+    "Decay low corner",
+    "Decay low",
+    "Decay high corner",
+    "Decay high",
+];
+/// The ducking's parameters (run-time, not IR edits).
+const DUCKING: [&str; 5] = [
+    "Duck",
+    "Duck threshold",
+    "Duck attack",
+    "Duck release",
+    "Duck key",
 ];
 const IR_SMALL_ROOM: f64 = 0.0;
 const IR_PLATE: f64 = 1.0;

@@ -243,3 +243,64 @@ fn vst3_plays_every_offered_bus() {
         }
     }
 }
+
+/// The sidechain bus keys the ducking (Duck 12 dB, Duck key Sidechain): the VST3 output is the
+/// CLI's render with that key file, and a loud key lowers the wet signal where the input alone
+/// would not.
+#[test]
+fn vst3_ducks_from_its_sidechain() {
+    use longtail::audio::ducker::DuckSettings;
+    use longtail::render::render_keyed;
+
+    let module = Module::load();
+    let class = module.audio_class();
+    let (rate, block) = (48_000u32, 128usize);
+    let total = rate as usize;
+    let input = [
+        noise(total, 0.01, RNG_SEED + 230),
+        noise(total, 0.01, RNG_SEED + 231),
+    ];
+    // The key plays in the second half only; the input stays under the threshold throughout.
+    let key: Vec<Vec<f32>> = (0..2)
+        .map(|c| {
+            let mut key = noise(total, 0.5, RNG_SEED + 232 + c);
+            key[..total / 2].fill(0.0);
+            key
+        })
+        .collect();
+    let instance = module.instantiate(&class);
+    instance.set_param("Duck", 0.5);
+    instance.set_param("Duck key", 1.0);
+    instance.activate(f64::from(rate), block);
+    let output = instance.process_keyed(&input, &key, 2, block, &[]);
+    instance.deactivate();
+    let options = RenderOptions {
+        blocks: BlockSizes::Fixed(block),
+        mix: DEFAULT_MIX,
+        width: 1.0,
+        latency_mode: LatencyMode::Zero,
+        executor: Executor::Workers,
+        outputs: None,
+        format: Default::default(),
+        duck: DuckSettings {
+            amount_db: 12.0,
+            ..DuckSettings::OFF
+        },
+    };
+    let hall = BuiltinIr::Hall.generate(rate);
+    let (keyed, _) = render_keyed(&hall, &input, &key, options).expect("render");
+    let (unkeyed, _) = render(&hall, &input, options).expect("render");
+    for channel in 0..2 {
+        let want: Vec<f64> = keyed[channel][..total]
+            .iter()
+            .map(|&s| f64::from(s))
+            .collect();
+        let snr = snr_db(&output[channel], &want);
+        assert!(
+            snr >= 100.0,
+            "channel {channel}: {snr:.1} dB from the keyed render"
+        );
+        let differs = max_abs_diff(&keyed[channel][..total], &unkeyed[channel][..total]);
+        assert!(differs > 1e-4, "the key changed nothing");
+    }
+}
