@@ -7,14 +7,16 @@
 //! - `1 -> N` and `2 -> N` for the speaker widths: a surround reverb fed by a mono or stereo
 //!   source.
 //!
-//! Every layout also has a sidechain input, "Sidechain", as wide as its main input: the
-//! ducking's key where the Duck key parameter says so ([`crate::audio::ducker`]). On every
-//! layout, because a VST3 host's `setBusArrangements` only matches a layout with the same
-//! number of buses: a sidechain on some layouts would make the others unreachable. As wide as
-//! the main input, because nice-plug 0.4.2's VST3 wrapper checks the sidechain's arrangement
-//! against the main input's (see docs/dependencies.md): a stereo sidechain would make every
-//! layout but the stereo-input ones unreachable. Hosts that feed nothing into it give silence,
-//! which never ducks.
+//! In CLAP (and the standalone), every layout also has a stereo sidechain input, "Sidechain":
+//! the ducking's key where the Duck key parameter says so ([`crate::audio::ducker`]). Hosts that
+//! feed nothing into it give silence, which never ducks. VST3 has none: nice-plug 0.4.2's VST3
+//! wrapper checks a sidechain's arrangement against the main input's (see
+//! docs/dependencies.md), so a stereo sidechain would make every layout without a stereo input
+//! unreachable, and one as wide as the main input fails Steinberg's validator (it accepts a
+//! sidechain arrangement it then does not report). A VST3 host's `setBusArrangements` only
+//! matches a layout with the same number of buses, so it is on every layout or on none. The
+//! buses therefore depend on the format ([`Format`]), which is why the plugin type is
+//! `Longtail<F>`.
 //!
 //! What the channels are comes from the Channel format setting
 //! ([`crate::params::ChannelFormatParam`], see [`crate::ir::mapping`]): nice-plug tells the
@@ -35,71 +37,95 @@ use std::num::NonZeroU32;
 
 use nice_plug::prelude::{AudioIOLayout, PortNames, new_nonzero_u32};
 
-/// Widest main input of any layout.
-const MAX_INPUTS: usize = 49;
+/// Channels of the CLAP sidechain.
+pub const SIDECHAIN_CHANNELS: usize = 2;
+const SIDECHAIN: &[NonZeroU32] = &[new_nonzero_u32(SIDECHAIN_CHANNELS as u32)];
 
-/// The sidechain's channel count for each main input width (index 0 unused).
-static SIDECHAIN_WIDTHS: [NonZeroU32; MAX_INPUTS + 1] = {
-    let mut widths = [new_nonzero_u32(1); MAX_INPUTS + 1];
-    let mut n = 1;
-    while n <= MAX_INPUTS {
-        widths[n] = new_nonzero_u32(n as u32);
-        n += 1;
-    }
-    widths
-};
-
-const fn bus(inputs: u32, outputs: u32) -> AudioIOLayout {
-    AudioIOLayout {
-        main_input_channels: NonZeroU32::new(inputs),
-        main_output_channels: NonZeroU32::new(outputs),
-        aux_input_ports: std::slice::from_ref(&SIDECHAIN_WIDTHS[inputs as usize]),
-        names: PortNames {
-            aux_inputs: &["Sidechain"],
-            ..PortNames::const_default()
-        },
-        ..AudioIOLayout::const_default()
-    }
+/// Which plugin format a build of Longtail is for: the buses it offers differ (the sidechain).
+pub trait Format: 'static {
+    /// Every bus offered, in the order hosts see them.
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout];
 }
 
-/// Every bus offered, in the order hosts see them.
-pub const AUDIO_IO_LAYOUTS: &[AudioIOLayout] = &[
-    bus(2, 2),
-    bus(1, 2),
-    bus(1, 1),
-    bus(3, 3),
-    bus(4, 4),
-    bus(5, 5),
-    bus(6, 6),
-    bus(7, 7),
-    bus(8, 8),
-    bus(9, 9),
-    bus(10, 10),
-    bus(11, 11),
-    bus(12, 12),
-    bus(13, 13),
-    bus(14, 14),
-    bus(15, 15),
-    bus(16, 16),
-    bus(24, 24),
-    bus(25, 25),
-    bus(32, 32),
-    bus(36, 36),
-    bus(49, 49),
-    bus(1, 4),
-    bus(2, 4),
-    bus(1, 5),
-    bus(2, 5),
-    bus(1, 6),
-    bus(2, 6),
-    bus(1, 7),
-    bus(2, 7),
-    bus(1, 8),
-    bus(2, 8),
-    bus(1, 10),
-    bus(2, 10),
-    bus(1, 12),
-    bus(2, 12),
-    bus(1, 16),
-    bus(2, 16),
+/// CLAP and the standalone: every layout with a stereo sidechain.
+pub enum Clap {}
+
+/// VST3: no sidechain.
+pub enum Vst3 {}
+
+impl Format for Clap {
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = &WITH_SIDECHAIN;
+}
+
+impl Format for Vst3 {
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = &AUDIO_IO_LAYOUTS;
+}
+
+/// Main input and output widths of every bus offered, in the order hosts see them.
+const WIDTHS: [(u32, u32); 38] = [
+    (2, 2),
+    (1, 2),
+    (1, 1),
+    (3, 3),
+    (4, 4),
+    (5, 5),
+    (6, 6),
+    (7, 7),
+    (8, 8),
+    (9, 9),
+    (10, 10),
+    (11, 11),
+    (12, 12),
+    (13, 13),
+    (14, 14),
+    (15, 15),
+    (16, 16),
+    (24, 24),
+    (25, 25),
+    (32, 32),
+    (36, 36),
+    (49, 49),
+    (1, 4),
+    (2, 4),
+    (1, 5),
+    (2, 5),
+    (1, 6),
+    (2, 6),
+    (1, 7),
+    (2, 7),
+    (1, 8),
+    (2, 8),
+    (1, 10),
+    (2, 10),
+    (1, 12),
+    (2, 12),
+    (1, 16),
+    (2, 16),
 ];
+
+/// Every bus offered, main input and output only (VST3's).
+pub static AUDIO_IO_LAYOUTS: [AudioIOLayout; WIDTHS.len()] = layouts(false);
+/// Every bus offered with the stereo sidechain (CLAP's and the standalone's).
+pub static WITH_SIDECHAIN: [AudioIOLayout; WIDTHS.len()] = layouts(true);
+
+const fn layouts(sidechain: bool) -> [AudioIOLayout; WIDTHS.len()] {
+    let mut layouts = [AudioIOLayout::const_default(); WIDTHS.len()];
+    let mut idx = 0;
+    while idx < WIDTHS.len() {
+        let (inputs, outputs) = WIDTHS[idx];
+        layouts[idx] = AudioIOLayout {
+            main_input_channels: NonZeroU32::new(inputs),
+            main_output_channels: NonZeroU32::new(outputs),
+            ..AudioIOLayout::const_default()
+        };
+        if sidechain {
+            layouts[idx].aux_input_ports = SIDECHAIN;
+            layouts[idx].names = PortNames {
+                aux_inputs: &["Sidechain"],
+                ..PortNames::const_default()
+            };
+        }
+        idx += 1;
+    }
+    layouts
+}

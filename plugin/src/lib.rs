@@ -61,6 +61,7 @@ pub mod rng;
 pub mod thermal;
 pub mod tools;
 
+use std::marker::PhantomData;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -78,6 +79,7 @@ use guard::fence::{FENCE_LIMIT, FenceOutcome, Task, TaskFence};
 use guard::unwind;
 use ir::edit::EditSettings;
 use ir::store::IrFileState;
+use layouts::{Clap, Format, SIDECHAIN_CHANNELS, Vst3};
 use params::{DuckKeyParam, EDIT_DEBOUNCE_MS, LongtailParams};
 use preparer::{IrSource, Preparer, Request};
 
@@ -94,8 +96,9 @@ pub const VERSION_TEXT: &str = concat!(
     ")"
 );
 
-/// The plugin.
-pub struct Longtail {
+/// The plugin, built for a format ([`layouts::Format`]: its buses): `Longtail<Clap>` (the
+/// default) for CLAP and the standalone, `Longtail<Vst3>` for VST3.
+pub struct Longtail<F: Format = Clap> {
     params: Arc<LongtailParams>,
     /// What the audio thread tells the editor.
     monitor: Arc<EngineMonitor>,
@@ -115,12 +118,13 @@ pub struct Longtail {
     /// Drains this instance's tasks from nice-plug's shared task thread in `deactivate()`
     /// (see [`guard::fence`]); made from the executor nice-plug hands `editor()`.
     fence: Option<Arc<TaskFence>>,
+    format: PhantomData<fn() -> F>,
 }
 
 /// Instances created in this process so far.
 static NUM_INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-impl Default for Longtail {
+impl<F: Format> Default for Longtail<F> {
     fn default() -> Self {
         // Cheap: no planning, no threads, no IR generation until `activate()`.
         Self {
@@ -133,11 +137,12 @@ impl Default for Longtail {
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             meters: Default::default(),
             fence: None,
+            format: PhantomData,
         }
     }
 }
 
-impl Longtail {
+impl<F: Format> Longtail<F> {
     /// The signal path of the current activation (`None` before the first one and while
     /// passing through), for hosts of our own (`longtail-cli soak`) to read its counters
     /// between `process()` calls.
@@ -447,7 +452,7 @@ impl Longtail {
                 .width
                 .smoothed
                 .next_block(&mut active.width_buffer, len);
-            let mut key: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
+            let mut key: [&[f32]; SIDECHAIN_CHANNELS] = [&[]; SIDECHAIN_CHANNELS];
             for (slot, channel) in key.iter_mut().zip(sidechain) {
                 *slot = &channel[start..start + len];
             }
@@ -456,7 +461,7 @@ impl Longtail {
                 gain: &active.gain_buffer[..len],
                 width: &active.width_buffer[..len],
                 duck: self.params.duck_settings(),
-                key: keyed.then_some(&key[..sidechain.len().min(MAX_CHANNELS)]),
+                key: keyed.then_some(&key[..sidechain.len().min(SIDECHAIN_CHANNELS)]),
             };
             active
                 .processor
@@ -490,14 +495,14 @@ impl Longtail {
     }
 }
 
-impl Plugin for Longtail {
+impl<F: Format> Plugin for Longtail<F> {
     const NAME: &'static str = "Longtail";
     const VENDOR: &'static str = "Longtail developers";
     const URL: &'static str = "";
     const EMAIL: &'static str = "";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
 
-    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = layouts::AUDIO_IO_LAYOUTS;
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = F::AUDIO_IO_LAYOUTS;
 
     const SAMPLE_ACCURATE_AUTOMATION: bool = true;
 
@@ -616,7 +621,7 @@ fn publish_engine(monitor: &EngineMonitor, engine: &Engine) {
     );
 }
 
-impl ClapPlugin for Longtail {
+impl ClapPlugin for Longtail<Clap> {
     const CLAP_ID: &'static str = "audio.longtail.convolver";
     const CLAP_DESCRIPTION: Option<&'static str> =
         Some("Zero-latency convolution reverb with long tails on background workers");
@@ -630,14 +635,17 @@ impl ClapPlugin for Longtail {
     ];
 }
 
-impl Vst3Plugin for Longtail {
+impl Vst3Plugin for Longtail<Vst3> {
     const VST3_CLASS_ID: [u8; 16] = *b"LongtailConvoRvb";
     const VST3_SUBCATEGORIES: &'static [Vst3SubCategory] =
         &[Vst3SubCategory::Fx, Vst3SubCategory::Reverb];
 }
 
+/// The VST3 build of the plugin (no sidechain: see [`layouts`]).
+pub type LongtailVst3 = Longtail<Vst3>;
+
 nice_export_clap!(Longtail);
-nice_export_vst3!(Longtail);
+nice_export_vst3!(LongtailVst3);
 
 #[cfg(test)]
 mod tests {
@@ -668,15 +676,15 @@ mod tests {
     #[test]
     fn metadata_is_real_and_stereo_comes_first() {
         let clap_id = <Longtail as ClapPlugin>::CLAP_ID;
-        let vst3_id = <Longtail as Vst3Plugin>::VST3_CLASS_ID;
+        let vst3_id = <LongtailVst3 as Vst3Plugin>::VST3_CLASS_ID;
         for placeholder in ["your-domain", "com.moist", "example", "todo", "TODO"] {
             assert!(!clap_id.contains(placeholder), "{clap_id}");
         }
         assert_ne!(&vst3_id, b"Exactly16Chars!!");
         assert!(vst3_id.iter().all(u8::is_ascii_alphanumeric));
-        assert!(!Longtail::VENDOR.is_empty() && !Longtail::VENDOR.contains("TODO"));
+        assert!(!Longtail::<Clap>::VENDOR.is_empty() && !Longtail::<Clap>::VENDOR.contains("TODO"));
 
-        let layouts = Longtail::AUDIO_IO_LAYOUTS;
+        let layouts = Longtail::<Clap>::AUDIO_IO_LAYOUTS;
         assert!(!layouts.is_empty());
         assert_eq!(layouts[0].main_input_channels, NonZeroU32::new(2));
         assert_eq!(layouts[0].main_output_channels, NonZeroU32::new(2));

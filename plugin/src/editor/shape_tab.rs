@@ -152,8 +152,9 @@ impl EditorApp {
                 })
                 .response
                 .on_hover_text(
-                    "What the ducking listens to: the plugin's input, or the sidechain bus \
-                     where the host feeds one (the standalone has none: the input keys it)",
+                    "What the ducking listens to: the plugin's input, or the sidechain input \
+                     where the host feeds one (CLAP; the VST3 build has no sidechain, and the \
+                     standalone on ALSA neither: there the input keys it)",
                 );
             let reduction = self.monitor.duck_reduction_db();
             ui.label(

@@ -110,7 +110,11 @@ fn activate(plugin: &mut Longtail, host: &mut Host) {
         max_buffer_size: BLOCK as u32,
         process_mode: ProcessMode::Offline,
     };
-    assert!(plugin.activate(&Longtail::AUDIO_IO_LAYOUTS[0], &config, host));
+    assert!(plugin.activate(
+        &Longtail::<crate::layouts::Clap>::AUDIO_IO_LAYOUTS[0],
+        &config,
+        host
+    ));
     // The wrappers' part: every smoother at its value.
     for (_, param, _) in plugin.params.param_map() {
         // SAFETY: the pointer points into `plugin.params`, which lives through the call.

@@ -277,8 +277,9 @@ pub enum DuckKeyParam {
     #[id = "input"]
     #[name = "Input"]
     Input,
-    /// The sidechain input, where the host feeds one; the input where it has none (the
-    /// standalone).
+    /// The sidechain input (CLAP and the standalone), where the host feeds one; in the
+    /// standalone the input until the sidechain carries a sample. The VST3 build has no
+    /// sidechain (see `crate::layouts`): the input keys it there.
     #[id = "sidechain"]
     #[name = "Sidechain"]
     Sidechain,

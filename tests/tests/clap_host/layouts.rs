@@ -11,7 +11,7 @@ use clack_host::prelude::*;
 use longtail::ir::edit::{self, EditSettings};
 use longtail::ir::mapping::{Bus, ChannelFormat, map};
 use longtail::ir::{Ir, IrLayout};
-use longtail::layouts::AUDIO_IO_LAYOUTS;
+use longtail::layouts::{AUDIO_IO_LAYOUTS, SIDECHAIN_CHANNELS};
 use longtail_tests::{MIN_SNR_DB, RNG_SEED, decaying_noise, matrix_reference, noise, snr_db};
 
 use super::*;
@@ -55,6 +55,17 @@ fn select(host: &mut TestHost, id: ClapId) {
 /// Processes `input` (one slice per input channel) in ragged blocks on the audio thread and
 /// returns `num_outputs` channels. The outputs are poisoned with NaN before every call.
 fn process_wide(host: &mut TestHost, input: &[Vec<f32>], num_outputs: usize) -> Vec<Vec<f32>> {
+    let silence = vec![vec![0.0f32; input[0].len()]; SIDECHAIN_CHANNELS];
+    process_keyed(host, input, &silence, num_outputs)
+}
+
+/// [`process_wide`] with `key` (stereo, as long as the input) on the sidechain port.
+fn process_keyed(
+    host: &mut TestHost,
+    input: &[Vec<f32>],
+    key: &[Vec<f32>],
+    num_outputs: usize,
+) -> Vec<Vec<f32>> {
     let total = input[0].len();
     let max_frames = host.max_frames as usize;
     let sizes = block_sizes(total, max_frames);
@@ -66,15 +77,18 @@ fn process_wide(host: &mut TestHost, input: &[Vec<f32>], num_outputs: usize) -> 
             .ensure_processing_started()
             .expect("the plugin starts processing");
         let mut in_buffers = vec![vec![0.0f32; max_frames]; input.len()];
-        // The sidechain port, as wide as the input and silent: CLAP hosts pass every port.
-        let mut side_buffers = vec![vec![0.0f32; max_frames]; input.len()];
+        // The stereo sidechain port: CLAP hosts pass every port.
+        let mut side_buffers = vec![vec![0.0f32; max_frames]; SIDECHAIN_CHANNELS];
         let mut out_buffers = vec![vec![0.0f32; max_frames]; num_outputs];
-        let mut in_ports = AudioPorts::with_capacity(2 * input.len(), 2);
+        let mut in_ports = AudioPorts::with_capacity(input.len() + SIDECHAIN_CHANNELS, 2);
         let mut out_ports = AudioPorts::with_capacity(num_outputs, 1);
         let mut outputs = vec![Vec::with_capacity(total); num_outputs];
         let mut start = 0;
         for &len in &sizes {
             for (buffer, channel) in in_buffers.iter_mut().zip(input) {
+                buffer[..len].copy_from_slice(&channel[start..start + len]);
+            }
+            for (buffer, channel) in side_buffers.iter_mut().zip(key) {
                 buffer[..len].copy_from_slice(&channel[start..start + len]);
             }
             out_buffers.iter_mut().for_each(|b| b.fill(f32::NAN));
@@ -164,6 +178,50 @@ fn every_offered_bus_plays_the_reverb_where_the_mapping_says() {
         }
     }
     host.assert_threading_respected();
+}
+
+/// The sidechain keys the ducking (Duck 12 dB, Duck key Sidechain, fully wet) on buses from
+/// mono to 49 channels: while a loud key plays and the quiet input stays under the threshold,
+/// every output is 12 dB (± 0.5) under the same run with a silent key.
+#[test]
+fn the_sidechain_keys_the_ducking_on_every_width() {
+    let mut host = TestHost::new();
+    let listed = configs(&mut host);
+    let (mix, duck, key_param) = (host.param(MIX), host.param("Duck"), host.param("Duck key"));
+    host.flush(&[(mix, 1.0), (duck, 0.5), (key_param, 1.0)]);
+    let len = SAMPLE_RATE as usize / 2;
+    let loud: Vec<Vec<f32>> = (0..2).map(|c| noise(len, 0.5, RNG_SEED + 60 + c)).collect();
+    let silent = vec![vec![0.0f32; len]; SIDECHAIN_CHANNELS];
+    for widths in [(1, 1), (2, 2), (1, 2), (12, 12), (2, 16), (49, 49)] {
+        let &(id, inputs, outputs) = listed
+            .iter()
+            .find(|&&(_, i, o)| (i, o) == widths)
+            .expect("an offered bus");
+        select(&mut host, id);
+        let input: Vec<Vec<f32>> = (0..inputs)
+            .map(|c| noise(len, 0.01, RNG_SEED + 70 + u64::from(c)))
+            .collect();
+        let mut runs = [&silent, &loud].map(|key| {
+            host.activate(256);
+            let output = process_keyed(&mut host, &input, key, outputs as usize);
+            host.deactivate();
+            output
+        });
+        let [plain, ducked] = &mut runs;
+        // After the attack (10 ms), on every output the reverb reaches.
+        let after = SAMPLE_RATE as usize / 20;
+        for (output_idx, (p, d)) in plain.iter().zip(ducked.iter()).enumerate() {
+            let (p, d) = (energy(&p[after..]), energy(&d[after..]));
+            if p < 1e-12 {
+                continue;
+            }
+            let db = 10.0 * (d / p).log10();
+            assert!(
+                (db + 12.0).abs() <= 0.5,
+                "{inputs} -> {outputs}, output {output_idx}: {db:.2} dB"
+            );
+        }
+    }
 }
 
 /// A multichannel WAV of `channels` decaying-noise channels, written to the temporary folder.

@@ -157,19 +157,17 @@ impl Instance {
         // SAFETY: the VST3 set-up sequence with valid arguments.
         unsafe {
             let c = &self.component;
-            // The main input and the sidechain, as wide, on every layout.
-            assert_eq!(c.getBusCount(kAudio as i32, kInput as i32), 2);
+            assert_eq!(c.getBusCount(kAudio as i32, kInput as i32), 1);
             assert_eq!(c.getBusCount(kAudio as i32, kOutput as i32), 1);
-            let mut ins = [input, input];
+            let mut ins = [input];
             let mut outs = [output];
             assert_eq!(
                 self.processor
-                    .setBusArrangements(ins.as_mut_ptr(), 2, outs.as_mut_ptr(), 1),
+                    .setBusArrangements(ins.as_mut_ptr(), 1, outs.as_mut_ptr(), 1),
                 kResultOk,
                 "{input:#x} in, {output:#x} out"
             );
             assert_eq!(c.activateBus(kAudio as i32, kInput as i32, 0, 1), kResultOk);
-            assert_eq!(c.activateBus(kAudio as i32, kInput as i32, 1, 1), kResultOk);
             assert_eq!(
                 c.activateBus(kAudio as i32, kOutput as i32, 0, 1),
                 kResultOk
@@ -240,20 +238,6 @@ impl Instance {
         block: usize,
         points: &[Point],
     ) -> Vec<Vec<f32>> {
-        let silence = vec![vec![0.0f32; input[0].len()]; input.len()];
-        self.process_keyed(input, &silence, num_outputs, block, points)
-    }
-
-    /// [`process_automated`](Self::process_automated) with `key` (as many channels as the
-    /// input, as long) on the sidechain bus.
-    pub fn process_keyed(
-        &self,
-        input: &[Vec<f32>],
-        key: &[Vec<f32>],
-        num_outputs: usize,
-        block: usize,
-        points: &[Point],
-    ) -> Vec<Vec<f32>> {
         let changes = ComWrapper::new(ParameterChanges::new(points));
         let changes_ptr = changes
             .as_com_ref::<IParameterChanges>()
@@ -262,7 +246,6 @@ impl Instance {
         let total = input[0].len();
         let mut output = vec![vec![0.0f32; total]; num_outputs];
         let mut in_block = vec![vec![0.0f32; block]; input.len()];
-        let mut key_block = vec![vec![0.0f32; block]; key.len()];
         let mut out_block = vec![vec![0.0f32; block]; num_outputs];
         let mut start = 0;
         while start < total {
@@ -270,30 +253,16 @@ impl Instance {
             for (dst, src) in in_block.iter_mut().zip(input) {
                 dst[..len].copy_from_slice(&src[start..start + len]);
             }
-            for (dst, src) in key_block.iter_mut().zip(key) {
-                dst[..len].copy_from_slice(&src[start..start + len]);
-            }
             let mut in_ptrs: Vec<*mut f32> = in_block.iter_mut().map(|b| b.as_mut_ptr()).collect();
-            let mut key_ptrs: Vec<*mut f32> =
-                key_block.iter_mut().map(|b| b.as_mut_ptr()).collect();
             let mut out_ptrs: Vec<*mut f32> =
                 out_block.iter_mut().map(|b| b.as_mut_ptr()).collect();
-            let mut inputs = [
-                AudioBusBuffers {
-                    numChannels: input.len() as i32,
-                    silenceFlags: 0,
-                    __field0: AudioBusBuffers__type0 {
-                        channelBuffers32: in_ptrs.as_mut_ptr(),
-                    },
+            let mut inputs = AudioBusBuffers {
+                numChannels: input.len() as i32,
+                silenceFlags: 0,
+                __field0: AudioBusBuffers__type0 {
+                    channelBuffers32: in_ptrs.as_mut_ptr(),
                 },
-                AudioBusBuffers {
-                    numChannels: key.len() as i32,
-                    silenceFlags: 0,
-                    __field0: AudioBusBuffers__type0 {
-                        channelBuffers32: key_ptrs.as_mut_ptr(),
-                    },
-                },
-            ];
+            };
             let mut outputs = AudioBusBuffers {
                 numChannels: num_outputs as i32,
                 silenceFlags: 0,
@@ -305,9 +274,9 @@ impl Instance {
                 processMode: kOffline as i32,
                 symbolicSampleSize: kSample32 as i32,
                 numSamples: len as i32,
-                numInputs: 2,
+                numInputs: 1,
                 numOutputs: 1,
-                inputs: inputs.as_mut_ptr(),
+                inputs: &mut inputs,
                 outputs: &mut outputs,
                 inputParameterChanges: if start == 0 && !points.is_empty() {
                     changes_ptr

@@ -22,6 +22,7 @@ use crate::engine::LatencyMode;
 use crate::engine::plan::OFFLOAD_LATENCIES;
 use crate::guard::fence::Task;
 use crate::ir::builtin::BuiltinIr;
+use crate::layouts::Clap;
 use crate::params::LatencyModeParam;
 use crate::rng::Rng;
 
@@ -120,7 +121,7 @@ impl Host {
     /// Activates the plugin as the wrappers do: `activate()`, every parameter's smoother at the
     /// rate, then `reset()`.
     fn activate(&mut self) -> Result<(), String> {
-        let layout = Longtail::AUDIO_IO_LAYOUTS[0];
+        let layout = Longtail::<Clap>::AUDIO_IO_LAYOUTS[0];
         let buffer_config = BufferConfig {
             sample_rate: self.rate as f32,
             min_buffer_size: None,
