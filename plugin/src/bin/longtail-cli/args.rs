@@ -43,7 +43,7 @@ pub(crate) enum Command {
     /// is stereo when the input or the IR is stereo. Without edit flags the IR is applied exactly
     /// as stored (only resampled when its rate differs from the input's); edits apply only when
     /// their flags are given, in the order of `longtail::ir::edit`.
-    Render(RenderArgs),
+    Render(Box<RenderArgs>),
     /// Describe an IR file (or two stereo files making true stereo): format, rate, channels,
     /// length, peak, layout, and what the plugin's default edits would do to it (where the
     /// automatic end trim would cut, the normalisation gain), and the decay time (T60) of each

@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     longtail::logging::init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Render(args) => render(args),
+        Command::Render(args) => render(*args),
         Command::IrInfo(args) => ir_info(args),
         Command::IrList { folders, json } => run_ir_list(&folders, json),
         Command::Status(args) => status(args),

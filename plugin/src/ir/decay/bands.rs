@@ -123,12 +123,18 @@ impl Splitter {
     pub fn band(&mut self, spectrum: &[Complex<f64>], bands: &Bands, k: usize, out: &mut Vec<f64>) {
         let bin_hz = self.rate / self.fft_len as f64;
         let (low, high) = bands.support_hz(k);
-        let first = (low / bin_hz).floor() as usize;
         let last = ((high / bin_hz).ceil() as usize).min(spectrum.len() - 1);
+        // A band above Nyquist (a low sample rate) has no bins: an empty range.
+        let first = ((low / bin_hz).floor() as usize).min(last + 1);
         self.scratch.fill(Complex::new(0.0, 0.0));
         let scale = 1.0 / self.fft_len as f64;
-        for bin in first..=last {
-            self.scratch[bin] = spectrum[bin] * (bands.weight(k, bin as f64 * bin_hz) * scale);
+        for (bin, (slot, value)) in self.scratch[first..=last]
+            .iter_mut()
+            .zip(&spectrum[first..=last])
+            .enumerate()
+        {
+            let hz = (first + bin) as f64 * bin_hz;
+            *slot = value * (bands.weight(k, hz) * scale);
         }
         // The transform of a real signal has real ends.
         let end = self.scratch.len() - 1;

@@ -229,3 +229,39 @@ impl Envelope {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Edge cases keep the IR's length and stay finite: a low sample rate (bands above
+    /// Nyquist), a short IR, a silent one; a ratio below one shortens a decaying IR's energy.
+    #[test]
+    fn edge_cases_keep_the_length_and_stay_finite() {
+        let settings = DecaySettings {
+            ratio: 0.5,
+            low: Some(BandScale {
+                hz: 300.0,
+                factor: 2.0,
+            }),
+            high: None,
+        };
+        let mut rng = crate::rng::Rng::new(9);
+        for (rate, len) in [(8_000.0, 16_000), (48_000.0, 100), (48_000.0, 48_000)] {
+            let ir: Vec<f32> = (0..len)
+                .map(|i| rng.bipolar() * (-(i as f32) / (rate as f32 * 0.2)).exp())
+                .collect();
+            let mut channels = vec![ir.clone(), vec![0.0; len]];
+            apply(&mut channels, rate, &settings);
+            assert!(channels.iter().all(|c| c.len() == len));
+            assert!(channels.iter().flatten().all(|s| s.is_finite()));
+            let energy = |c: &[f32]| c.iter().map(|&s| f64::from(s).powi(2)).sum::<f64>();
+            if len >= 16_000 {
+                assert!(energy(&channels[0]) < energy(&ir), "{rate} Hz");
+            }
+        }
+        let mut silent = vec![vec![0.0f32; 4_800]];
+        apply(&mut silent, 48_000.0, &settings);
+        assert!(silent[0].iter().all(|&s| s == 0.0));
+    }
+}
