@@ -81,6 +81,44 @@ fn band_limit(signal: &[f64]) -> Vec<f64> {
     buffer
 }
 
+/// `x + a2 x^2 + a3 x^3` as an analog stage would make it before the converter's anti-alias
+/// filter: at four times the rate (band-limited interpolation), then band-limited back to the
+/// rate. Computed at the rate itself, the harmonics of the sweep's top octaves would fold back
+/// under Nyquist as falling sweeps, which no loudspeaker makes.
+fn distort(x: &[f64], a2: f64, a3: f64) -> Vec<f64> {
+    let n = x.len() + x.len() % 2;
+    let mut planner = RealFftPlanner::<f64>::new();
+    let (r2c, c2r) = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
+    let (r2c_up, c2r_up) = (
+        planner.plan_fft_forward(4 * n),
+        planner.plan_fft_inverse(4 * n),
+    );
+    let mut buffer = vec![0.0; n];
+    buffer[..x.len()].copy_from_slice(x);
+    let mut spectrum = r2c.make_output_vec();
+    r2c.process(&mut buffer, &mut spectrum).unwrap();
+    let mut up_spectrum = r2c_up.make_output_vec();
+    for (up, bin) in up_spectrum.iter_mut().zip(&spectrum) {
+        *up = bin / n as f64;
+    }
+    let mut up = vec![0.0; 4 * n];
+    c2r_up.process(&mut up_spectrum, &mut up).unwrap();
+    for s in &mut up {
+        *s += a2 * *s * *s + a3 * *s * *s * *s;
+    }
+    r2c_up.process(&mut up, &mut up_spectrum).unwrap();
+    for (bin, up) in spectrum.iter_mut().zip(&up_spectrum) {
+        *bin = up / (4 * n) as f64;
+    }
+    spectrum[0].im = 0.0;
+    if let Some(last) = spectrum.last_mut() {
+        last.im = 0.0;
+    }
+    c2r.process(&mut spectrum, &mut buffer).unwrap();
+    buffer.truncate(x.len());
+    buffer
+}
+
 /// Writes the sweep through the command line and returns its channels and one slot's length.
 fn write_sweep(dir: &Path, extra: &[&str]) -> (PathBuf, Vec<Vec<f32>>) {
     let path = dir.join("sweep.wav");
@@ -287,9 +325,17 @@ fn four_speakers_and_two_microphones_make_a_4_x_2_matrix() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A loudspeaker with 2nd and 3rd harmonics each 40 dB under the fundamental before a 0.4 s
-/// room: what is left of the distortion in the linear IR's window is 50 dB or more under its
-/// peak (band-limited).
+/// A loudspeaker with 2nd and 3rd harmonics each 40 dB under the fundamental (the polynomial
+/// at four times the rate, as an analog stage before the converter's anti-alias filter) before
+/// a 0.4 s room: what the distortion adds to the linear IR's window (the IR of the distorted
+/// recording less that of the clean one, the gain fitted, both band-limited) is 50 dB or more
+/// under the IR, its largest sample under the IR's peak and its energy under the IR's. The
+/// synchronised sweep puts the 2nd harmonic 1 s and the 3rd 1.6 s before the linear response,
+/// clear of a 0.4 s room. Measured while writing this test: 140.4 dB (peak) and 139.7 dB
+/// (energy); with a 1 s sweep (the 2nd harmonic 0.1 s early, its room reaching 0.3 s into the
+/// window) 59.0 and 54.4 dB, with a 3 s sweep 91.2 and 86.1 dB. The polynomial applied at the
+/// rate itself folds the top octaves' harmonics back as falling sweeps that land in the window
+/// (56.0 dB in energy at 10 s, 45.5 at 1 to 3 s): a flaw of such a test, not of a loudspeaker.
 #[test]
 fn harmonic_distortion_stays_out_of_the_ir() {
     let dir = temp_dir("capture-distortion");
@@ -298,7 +344,7 @@ fn harmonic_distortion_stays_out_of_the_ir() {
     let amplitude = x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
     // x + a2 x^2 + a3 x^3 at amplitude A: 2nd harmonic a2 A^2 / 2, 3rd a3 A^3 / 4, each 0.01 A.
     let (a2, a3) = (0.02 / amplitude, 0.04 / (amplitude * amplitude));
-    let distorted: Vec<f64> = x.iter().map(|&s| s + a2 * s * s + a3 * s * s * s).collect();
+    let distorted = distort(&x, a2, a3);
     let len = 19_200; // 0.4 s
     let decay = (-(1000f64.ln()) / len as f64).exp();
     let mut rng = longtail::rng::Rng::new(5);
@@ -307,32 +353,43 @@ fn harmonic_distortion_stays_out_of_the_ir() {
         .collect();
     room[0] = 0.03;
     let truth = delayed(&room, 400);
-    let wet = convolve(&distorted, &truth);
-    let mic: Vec<f32> = wet[..x.len()].iter().map(|&s| s as f32).collect();
-    let recording = dir.join("recording.wav");
-    write_float_wav(&recording, RATE, &[mic]);
-    let (ir, report) = deconvolve(&dir, &sweep_path, &recording, &[]);
-    let lag = report["lag_samples"].as_u64().unwrap() as usize;
-    let len = truth.len() - lag;
-    let mut estimate: Vec<f64> = ir[0].iter().map(|&s| f64::from(s)).collect();
-    estimate.resize(len, 0.0);
-    let estimate = band_limit(&estimate);
-    let reference = band_limit(&truth[lag..]);
+    let recover = |signal: &[f64], name: &str| {
+        let wet = convolve(signal, &truth);
+        let mic: Vec<f32> = wet[..x.len()].iter().map(|&s| s as f32).collect();
+        let recording = dir.join(name);
+        write_float_wav(&recording, RATE, &[mic]);
+        let (ir, report) = deconvolve(&dir, &sweep_path, &recording, &[]);
+        let ir: Vec<f64> = ir[0].iter().map(|&s| f64::from(s)).collect();
+        (band_limit(&ir), report["lag_samples"].as_u64())
+    };
+    let (clean, clean_lag) = recover(&x, "clean.wav");
+    let (dirty, dirty_lag) = recover(&distorted, "distorted.wav");
+    assert_eq!(clean_lag, dirty_lag);
+    let len = clean.len().min(dirty.len());
+    let (clean, dirty) = (&clean[..len], &dirty[..len]);
     // The 3rd-order term also lifts the fundamental (3 a3 A^2 / 4 at full level): fit the gain.
-    let gain = estimate
+    let gain = dirty.iter().zip(clean).map(|(d, c)| d * c).sum::<f64>()
+        / clean.iter().map(|c| c * c).sum::<f64>();
+    let peak = clean.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+    let residual = dirty
         .iter()
-        .zip(&reference)
-        .map(|(e, r)| e * r)
-        .sum::<f64>()
-        / reference.iter().map(|r| r * r).sum::<f64>();
-    let peak = estimate.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-    let residual = estimate
-        .iter()
-        .zip(&reference)
-        .fold(0.0f64, |m, (e, r)| m.max((e - gain * r).abs()));
+        .zip(clean)
+        .fold(0.0f64, |m, (d, c)| m.max((d - gain * c).abs()));
     let under_db = 20.0 * (peak / residual).log10();
-    eprintln!("distortion: {under_db:.1} dB under the peak (gain {gain:.4})");
+    // The same in energy: the products' energy in the window against the IR's.
+    let energy = clean.iter().map(|c| c * c).sum::<f64>();
+    let products = dirty
+        .iter()
+        .zip(clean)
+        .map(|(d, c)| (d - gain * c).powi(2))
+        .sum::<f64>();
+    let energy_db = 10.0 * (energy / products).log10();
+    eprintln!(
+        "distortion: largest product {under_db:.1} dB under the IR's peak, their energy \
+         {energy_db:.1} dB under the IR's (gain {gain:.4})"
+    );
     assert!(under_db >= 50.0, "{under_db:.1} dB under the peak");
+    assert!(energy_db >= 50.0, "{energy_db:.1} dB under the IR's energy");
     std::fs::remove_dir_all(&dir).ok();
 }
 
