@@ -416,7 +416,8 @@ fn refused(dir: &Path, sweep: &Path, recording: &Path, extra: &[&str]) -> String
 }
 
 /// Clipping (where), a short recording, another rate, no sweep, a loopback that is not there,
-/// a --speakers the sweep file does not have: each refused with its reason.
+/// a --speakers the sweep file does not have: each refused with its reason; then the same
+/// recording accepted, and with a loopback.
 #[test]
 fn bad_recordings_are_refused_with_their_reason() {
     let dir = temp_dir("capture-refusals");
@@ -476,6 +477,22 @@ fn bad_recordings_are_refused_with_their_reason() {
     assert_eq!(ir.len(), 1);
     // The arrival (200) is inside the 5 ms margin: nothing is cut.
     assert_eq!(report["lag_samples"].as_u64(), Some(0));
+
+    // With a loopback (channel 2, 64 samples of latency): the lag is the latency, the IR keeps
+    // the 136 samples of travel to the microphone and leaves the loopback out.
+    let loopback = record(&sweep, &[&delayed(&[0.8], 64)], 2);
+    write_float_wav(&path, RATE, &[good.clone(), loopback]);
+    let (ir, report) = deconvolve(&dir, &sweep_path, &path, &["--loopback", "2"]);
+    assert_eq!(ir.len(), 1);
+    assert_eq!(report["lag_samples"].as_u64(), Some(64), "{report}");
+    assert_eq!(report["lag_from_loopback"].as_bool(), Some(true));
+    let peak_idx = ir[0]
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.abs().total_cmp(&b.1.abs()))
+        .unwrap()
+        .0;
+    assert_eq!(peak_idx, 136);
 
     for args in [
         &["sweep", "--to", "30000"][..],
