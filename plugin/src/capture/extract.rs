@@ -20,6 +20,7 @@
 //!   room whose energy starts at its arrival, 5 ms keeps the in-band error about 57 dB under
 //!   the IR, 10 ms 62 to 70 dB, 20 ms 80 dB or more (measured on decaying noise at 48 kHz).
 //!
+//! Uses [`super::recording::check`] first, so no recording reaches the slicing unchecked.
 //! Runs the transforms on one thread per core (at most one per slot and channel), each with its
 //! own scratch; allocates the responses (the tail's samples per slot and channel, `f64`) and
 //! the IR. Not the audio thread.
@@ -28,8 +29,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::deconvolve::InverseFilter;
 use super::error::CaptureError;
+use super::recording::check;
 use super::response::{self, BLOCK_SECONDS, Figures, MIN_PEAK_TO_NOISE_DB, db};
 use super::sweep::Excitation;
+use crate::ir::MAX_IR_SECONDS;
 use crate::ir::decode::Audio;
 
 /// Default margin before the first arrival, in milliseconds (`--pre`).
@@ -96,13 +99,15 @@ pub struct Capture {
     pub report: Report,
 }
 
-/// Deconvolves every slot and channel of `recording` (checked with
-/// [`super::recording::check`]) by `excitation` and cuts the IR (see the module docs).
+/// Checks `recording` against `excitation` ([`super::recording::check`]: the rate, the length,
+/// clipping), deconvolves every slot and channel and cuts the IR (see the module docs), at most
+/// [`MAX_IR_SECONDS`] long.
 pub fn extract(
     excitation: &Excitation,
     recording: &Audio,
     options: ExtractOptions,
 ) -> Result<Capture, CaptureError> {
+    check(recording, excitation)?;
     let num_channels = recording.channels.len();
     if let Some(loopback) = options.loopback
         && loopback >= num_channels
@@ -199,7 +204,8 @@ pub fn extract(
         .max()
         .unwrap_or(0)
         .max(lag + block_len)
-        .min(tail_len);
+        .min(tail_len)
+        .min(lag + (MAX_IR_SECONDS * f64::from(rate)) as usize);
     if end <= lag {
         return Err(CaptureError::BadSweep(format!(
             "leaves no room for the IR: the lag ({lag} samples) passes the tail ({tail_len} \

@@ -13,8 +13,8 @@
 //!   recording's checks (rate, length, clipping);
 //! - [`deconvolve`]: the regularised inverse filter (`f64`, realfft);
 //! - [`response`]: one raw response's peak, noise floor, arrival and end;
-//! - [`extract`]: every slot and channel through the filter, one lag and one window for them
-//!   all, the harmonic distortion left out, the figures.
+//! - [`extract`]: the recording's checks, every slot and channel through the filter, one lag
+//!   and one window for them all, the harmonic distortion left out, the figures.
 //!
 //! Off the audio thread (the command line; the preparation thread in a plugin). Everything
 //! allocates.

@@ -9,7 +9,6 @@ use realfft::num_complex::Complex;
 use super::deconvolve::fast_len;
 use super::error::CaptureError;
 use super::extract::{Capture, ExtractOptions, extract};
-use super::recording::check;
 use super::sweep::{Excitation, SweepSpec};
 use crate::ir::decode::Audio;
 use crate::rng::Rng;
@@ -198,7 +197,6 @@ fn run(
         sample_rate: RATE,
         channels: mics,
     };
-    check(&audio, &excitation)?;
     extract(&excitation, &audio, options)
 }
 

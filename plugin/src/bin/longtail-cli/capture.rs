@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use longtail::capture::extract::{Capture, ExtractOptions, extract};
-use longtail::capture::recording::{check, read_recording, read_sweep};
+use longtail::capture::recording::{read_recording, read_sweep};
 use longtail::capture::sweep::{Excitation, SweepSpec};
 use longtail::ir::wav;
 
@@ -67,7 +67,6 @@ pub(crate) fn run_deconvolve(
         .map_err(|err| err.to_string())?;
     drop(sweep);
     let recording = read_recording(files.recording).map_err(|err| err.to_string())?;
-    check(&recording, &excitation).map_err(|err| err.to_string())?;
     let capture = extract(&excitation, &recording, options).map_err(|err| err.to_string())?;
     drop(recording);
     write(files.out, capture.sample_rate, &capture.channels)?;
