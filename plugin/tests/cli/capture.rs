@@ -263,6 +263,9 @@ fn a_hall_comes_back_at_60_db() {
         report["peak_to_noise_db"].as_f64().unwrap() > 60.0,
         "{report}"
     );
+    // Noise 60 dB under the sweep's RMS (-23 dBFS at -20 dBFS peak), less the sweep's gain.
+    let floor = report["noise_floor_db"].as_f64().unwrap();
+    assert!((-130.0..-100.0).contains(&floor), "{report}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -477,6 +480,20 @@ fn bad_recordings_are_refused_with_their_reason() {
     assert_eq!(ir.len(), 1);
     // The arrival (200) is inside the 5 ms margin: nothing is cut.
     assert_eq!(report["lag_samples"].as_u64(), Some(0));
+
+    // Without --json, the four figures in words.
+    let text = cli_stdout(&[
+        "deconvolve",
+        "--sweep",
+        sweep_path.to_str().unwrap(),
+        "--recording",
+        path.to_str().unwrap(),
+        "--out",
+        dir.join("text.wav").to_str().unwrap(),
+    ]);
+    for figure in ["peak-to-noise:", "noise floor:", "lag:", "length:", "mono"] {
+        assert!(text.contains(figure), "{text}");
+    }
 
     // With a loopback (channel 2, 64 samples of latency): the lag is the latency, the IR keeps
     // the 136 samples of travel to the microphone and leaves the loopback out.
