@@ -37,6 +37,8 @@
 //!   nice-plug's shared task thread, and host calls that catch a panic and fail soft;
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
 //! - [`render`]: offline renders, shared by the tests and the command line;
+//! - [`capture`]: measuring a room: the sine sweep, and the deconvolution of its recording into
+//!   an IR (a matrix with several loudspeakers), for `longtail-cli sweep` and `deconvolve`;
 //! - [`tools`]: what only `longtail-cli` uses (bench, soak, status, demo), not the plugin;
 //! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above.
 //!
@@ -46,6 +48,7 @@
 
 mod activation;
 pub mod audio;
+pub mod capture;
 pub mod cpu_time;
 pub mod editor;
 pub mod engine;

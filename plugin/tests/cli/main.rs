@@ -2,9 +2,10 @@
 //! exits non-zero with one clear line on stderr and no panic. The helpers (WAV and raw files,
 //! signals, running the CLI) are here; the tests are grouped by subcommand: `render` (and the
 //! demo), `shape` (the render's width, early/late balance and shelves), `library` (`ir-list`),
-//! `bench`, and `status`, the rates and the version below.
+//! `capture` (`sweep` and `deconvolve`), `bench`, and `status`, the rates and the version below.
 
 mod bench;
+mod capture;
 mod decay;
 mod duck;
 mod library;

@@ -10,8 +10,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::edits::{DuckArgs, EditArgs};
-
+use longtail::capture::{extract, sweep};
 use longtail::engine::LatencyMode;
 use longtail::engine::plan::{MAX_OFFLOAD_LATENCY, OFFLOAD_LATENCIES};
 use longtail::engine::{Executor, GpuPolicy};
@@ -23,11 +22,13 @@ use longtail::render::BlockSizes;
 use longtail::tools::bench::Pace;
 use longtail::tools::soak;
 
+use crate::edits::{DuckArgs, EditArgs};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "longtail-cli",
     version = longtail::VERSION_TEXT,
-    about = "Longtail convolution: offline render, IR inspection, benchmarks, the demo, soak and status"
+    about = "Longtail convolution: offline render, IR inspection, room capture (sweep, deconvolve), benchmarks, the demo, soak and status"
 )]
 pub(crate) struct Cli {
     #[command(subcommand)]
@@ -112,6 +113,22 @@ pub(crate) enum Command {
     /// zones and hwmon, NVIDIA GPUs through NVML when its library is present) and the thermal
     /// policy's decision.
     Status(StatusArgs),
+    /// Write an exponential sine sweep to measure a room with (play it, record it, then
+    /// `deconvolve`): a synchronised sweep (its harmonics start in phase, so `deconvolve` can
+    /// set its distortion apart) with raised-cosine fades, peaking at --level dBFS, then --tail
+    /// seconds of silence for the room to ring out. With --speakers K, K channels and K slots
+    /// one after another: slot k holds the sweep in channel k only. A 32-bit float WAV. See
+    /// docs/capture.md.
+    Sweep(SweepArgs),
+    /// Turn a recording of `sweep`'s file into an IR (32-bit float WAV): one IR channel per
+    /// recorded channel, or with --speakers K a K x N matrix of N microphones (channel k*N + n
+    /// for loudspeaker k to microphone n, the order Longtail's matrix mode plays). Deconvolves
+    /// in 64-bit float, leaves the harmonic distortion out, cuts the start --pre ms before the
+    /// first arrival (or at a --loopback channel's arrival) with one lag for every channel and
+    /// slot, and the end where the IR meets its noise floor. Prints the peak-to-noise ratio, the
+    /// noise floor, the lag and the length. Refuses a recording that clipped, is shorter than
+    /// every slot, is at another rate, or holds no sweep.
+    Deconvolve(DeconvolveArgs),
     /// Run the plugin's real-time path through hours of audio as fast as the machine allows,
     /// with random block sizes (some empty), automation, IR switches and sleep, and check that
     /// the output stays finite and memory, threads and file descriptors do not grow. Exits
@@ -368,6 +385,68 @@ pub(crate) struct StatusArgs {
     #[arg(long)]
     pub(crate) thermal_root: Option<PathBuf>,
     /// One JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SweepArgs {
+    /// Where to write the sweep (32-bit float WAV).
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// Length of the sweep in seconds, 0.5 to 120 (rounded to the nearest synchronised
+    /// length: within half a period of --from times ln(to / from)). Longer sweeps rise further
+    /// over steady background noise: 3 dB per doubling.
+    #[arg(long, default_value_t = sweep::DEFAULT_SECONDS)]
+    pub(crate) seconds: f64,
+    /// Start frequency in Hz (at least 1).
+    #[arg(long, default_value_t = sweep::DEFAULT_FROM_HZ)]
+    pub(crate) from: f64,
+    /// End frequency in Hz, below half the rate.
+    #[arg(long, default_value_t = sweep::DEFAULT_TO_HZ)]
+    pub(crate) to: f64,
+    /// Peak level in dBFS, -60 to 0.
+    #[arg(long, default_value_t = sweep::DEFAULT_LEVEL_DB, allow_hyphen_values = true)]
+    pub(crate) level: f64,
+    /// Sample rate in Hz, 1000 to 768000: record at this rate.
+    #[arg(long, default_value_t = sweep::DEFAULT_RATE_HZ, value_parser = parse_rate)]
+    pub(crate) rate: u32,
+    /// Silence after each sweep in seconds, 0.1 to 60: longer than the room takes to decay into
+    /// its noise, plus the interface's latency (the IR is at most this long).
+    #[arg(long, default_value_t = sweep::DEFAULT_TAIL_SECONDS)]
+    pub(crate) tail: f64,
+    /// Loudspeakers, 1 to 64: one channel each, played one after another.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) speakers: u8,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct DeconvolveArgs {
+    /// The sweep file `sweep` wrote (any exponential sweep followed by silence works: a mono
+    /// file is one slot, played once per loudspeaker).
+    #[arg(long)]
+    pub(crate) sweep: PathBuf,
+    /// The recording: WAV, FLAC, AIFF or Ogg Vorbis at the sweep's rate, up to 65 channels and
+    /// 20 minutes, started with the sweep's playback (sample-locked: same interface and clock).
+    #[arg(long)]
+    pub(crate) recording: PathBuf,
+    /// Where to write the IR (32-bit float WAV).
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// Loudspeakers (slots in the recording), 1 to 64 (default: the sweep file's channels).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub(crate) speakers: Option<u8>,
+    /// Milliseconds kept before the first arrival, 0 to 1000 (ignored with --loopback). The
+    /// band limit rings around every arrival; 10 ms or more keeps more of it (see
+    /// docs/capture.md).
+    #[arg(long, default_value_t = extract::DEFAULT_PRE_MS)]
+    pub(crate) pre: f64,
+    /// The recording's loopback channel, counted from 1 (the interface's output wired to one of
+    /// its inputs): the IR starts at its arrival, so the interface's latency is removed and
+    /// the sound's travel time kept. It is left out of the IR.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=65))]
+    pub(crate) loopback: Option<u16>,
+    /// One JSON object: peak_to_noise_db, noise_floor_db, lag_samples, length_samples and more.
     #[arg(long)]
     pub(crate) json: bool,
 }

@@ -5,8 +5,9 @@
 //!
 //! This file parses the command line and hands each subcommand to its runner, through one
 //! function per subcommand that turns its flags into the library's types: `args` defines the
-//! command line (the `--help` texts live there; `edits`, render's IR edits), `audio` runs the subcommands that read or
-//! write audio files (render, ir-info, demo), `measure` the ones that measure the engine and
+//! command line (the `--help` texts live there; `edits`, render's IR edits and ducking), `audio`
+//! runs the subcommands that read or write audio files (render, ir-info, demo), `capture` the
+//! room measurement (sweep, deconvolve), `measure` the ones that measure the engine and
 //! the machine (bench, bench-gpu, status, soak). Runners use the library (and its
 //! `longtail::tools`) and the argument types of `args`, never each other.
 
@@ -15,6 +16,7 @@
 
 mod args;
 mod audio;
+mod capture;
 mod edits;
 mod measure;
 
@@ -29,7 +31,8 @@ use longtail::tools::bench::{BenchConfig, Pace};
 use longtail::tools::status;
 
 use args::{
-    BenchArgs, BenchGpuArgs, Cli, Command, ExecutorArg, IrInfoArgs, RenderArgs, StatusArgs,
+    BenchArgs, BenchGpuArgs, Cli, Command, DeconvolveArgs, ExecutorArg, IrInfoArgs, RenderArgs,
+    StatusArgs, SweepArgs,
 };
 use audio::{run_demo, run_ir_info, run_ir_list, run_render};
 use longtail::ir::mapping::Bus;
@@ -53,6 +56,8 @@ fn main() -> ExitCode {
             mix,
         } => run_demo(&output, rate, block, mix),
         Command::Soak(args) => run_soak(&args),
+        Command::Sweep(args) => sweep(args),
+        Command::Deconvolve(args) => deconvolve(args),
         Command::BenchGpu(args) => bench_gpu(args),
         Command::Bench(args) => bench(args),
     };
@@ -94,6 +99,53 @@ fn render(args: RenderArgs) -> Result<(), String> {
     let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
     let key = duck.key.as_deref();
     run_render(&ir, &input, key, &output, options, &edits.settings())
+}
+
+/// `sweep`: the sweep's settings from the flags.
+fn sweep(args: SweepArgs) -> Result<(), String> {
+    let SweepArgs {
+        out,
+        seconds,
+        from,
+        to,
+        level,
+        rate,
+        tail,
+        speakers,
+    } = args;
+    let spec = longtail::capture::sweep::SweepSpec {
+        sample_rate: rate,
+        seconds,
+        from_hz: from,
+        to_hz: to,
+        level_db: level,
+        tail_seconds: tail,
+        num_speakers: usize::from(speakers),
+    };
+    capture::run_sweep(&spec, &out)
+}
+
+/// `deconvolve`: the extraction's options from the flags (the loopback counted from 0).
+fn deconvolve(args: DeconvolveArgs) -> Result<(), String> {
+    let DeconvolveArgs {
+        sweep,
+        recording,
+        out,
+        speakers,
+        pre,
+        loopback,
+        json,
+    } = args;
+    let options = longtail::capture::extract::ExtractOptions {
+        pre_ms: pre,
+        loopback: loopback.map(|channel| usize::from(channel) - 1),
+    };
+    let files = capture::Files {
+        sweep: &sweep,
+        recording: &recording,
+        out: &out,
+    };
+    capture::run_deconvolve(files, speakers.map(usize::from), options, json)
 }
 
 /// `ir-info`: the bus to map onto, where `--outputs` names one.

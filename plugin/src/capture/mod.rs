@@ -1,0 +1,30 @@
+//! Capturing a room: an exponential sine sweep to play, and the deconvolution of its recording
+//! into an IR, one microphone per output channel and, with `K` loudspeakers played one after
+//! another, a `K x N` matrix (input-major, as [`crate::ir::IrLayout::Matrix`] plays it).
+//! `longtail-cli sweep` and `longtail-cli deconvolve` are these functions; docs/capture.md is
+//! the user's guide.
+//!
+//! Files by concept, each using only those before it in this list:
+//!
+//! - [`error`]: the refusals, one line each;
+//! - [`sweep`]: the synchronised sweep, its slots, and what a sweep file holds
+//!   ([`sweep::Excitation`]);
+//! - [`recording`]: reading the sweep file and the recording within their own bounds, and the
+//!   recording's checks (rate, length, clipping);
+//! - [`deconvolve`]: the regularised inverse filter (`f64`, realfft);
+//! - [`response`]: one raw response's peak, noise floor, arrival and end;
+//! - [`extract`]: the recording's checks, every slot and channel through the filter, one lag
+//!   and one window for them all, the harmonic distortion left out, the figures.
+//!
+//! Off the audio thread (the command line; the preparation thread in a plugin). Everything
+//! allocates.
+
+pub mod deconvolve;
+pub mod error;
+pub mod extract;
+pub mod recording;
+pub mod response;
+pub mod sweep;
+
+#[cfg(test)]
+mod tests;
