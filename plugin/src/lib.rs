@@ -465,6 +465,7 @@ impl<F: Format> Longtail<F> {
                 width: &active.width_buffer[..len],
                 duck: self.params.duck_settings(),
                 key: keyed.then_some(&key[..sidechain.len().min(SIDECHAIN_CHANNELS)]),
+                blend: &[],
             };
             active
                 .processor

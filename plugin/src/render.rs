@@ -124,11 +124,31 @@ pub fn render(
     render_keyed(ir, input, &[], options)
 }
 
+/// A second IR and its share of the wet signal, `0..=1`: `wet = (1 - blend) * A + blend * B`.
+#[derive(Debug, Clone, Copy)]
+pub struct Blend<'a> {
+    pub ir: &'a Ir,
+    pub blend: f32,
+}
+
 /// [`render`] with `key` (one `Vec` per channel, at the input's rate) as the ducking's key, in
 /// place of the input: a sidechain. Shorter keys are followed by silence, longer ones cut; no
 /// channels: the input is the key.
 pub fn render_keyed(
     ir: &Ir,
+    input: &[Vec<f32>],
+    key: &[Vec<f32>],
+    options: RenderOptions,
+) -> Result<(Vec<Vec<f32>>, RenderReport), EngineError> {
+    render_blended(ir, None, input, key, options)
+}
+
+/// [`render_keyed`] with a second IR blended in (`second`, at the first's rate, mapped onto the
+/// same bus), as the plugin's Blend does: two engines in one processor. The output is as long
+/// as the longer IR's.
+pub fn render_blended(
+    ir: &Ir,
+    second: Option<Blend<'_>>,
     input: &[Vec<f32>],
     key: &[Vec<f32>],
     options: RenderOptions,
@@ -152,14 +172,24 @@ pub fn render_keyed(
     let num_paths = engine.num_paths();
     let latency = engine.latency_samples();
     let num_workers = engine.num_workers();
+    let second_engine = match second {
+        Some(second) => Some(Engine::new_mapped(second.ir, config, options.format)?),
+        None => None,
+    };
+    let ir_len = ir.len().max(second.map_or(0, |second| second.ir.len()));
     let mut processor = Processor::new(Box::new(engine), 1);
+    if let Some(engine) = second_engine {
+        // A new processor takes its first second engine and hands nothing back.
+        let none = processor.begin_swap_second(Box::new(engine));
+        debug_assert!(none.is_none());
+    }
     processor.set_format(options.format);
     processor.set_sample_rate(ir.sample_rate);
     // A render waits for the workers: deterministic, and equal to real time with no late block.
     processor.set_offline(true);
 
     let input_len = input.first().map_or(0, Vec::len);
-    let total = input_len + ir.len() - 1 + latency;
+    let total = input_len + ir_len - 1 + latency;
     // In place, as a host does it: inputs in the first channels, outputs replace them.
     let num_channels = num_inputs.max(num_outputs);
     let mut channels: Vec<Vec<f32>> = (0..num_channels)
@@ -181,6 +211,7 @@ pub fn render_keyed(
     let mix = vec![options.mix; max_block];
     let gain = vec![1.0f32; max_block];
     let width = vec![options.width; max_block];
+    let blend = vec![second.map_or(0.0, |second| second.blend.clamp(0.0, 1.0)); max_block];
 
     let mut rng = Rng::new(RANDOM_BLOCKS_SEED);
     let cpu_start = cpu_time::process_seconds();
@@ -206,6 +237,7 @@ pub fn render_keyed(
                 width: &width[..len],
                 duck: options.duck,
                 key: (!key_block.is_empty()).then_some(&key_block[..]),
+                blend: &blend[..len],
             },
         );
         start += len;

@@ -62,6 +62,10 @@ fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: b
     let width: Vec<f32> = (0..MAX_BLOCK)
         .map(|i| 2.0 * i as f32 / MAX_BLOCK as f32)
         .collect();
+    // A blend ramp through every block: with a second IR, both lanes and their mix run.
+    let blend: Vec<f32> = (0..MAX_BLOCK)
+        .map(|i| i as f32 / MAX_BLOCK as f32)
+        .collect();
     let mut start = 0;
     let mut peak = 0.0f32;
     for size in (Blocks::Random {
@@ -87,6 +91,7 @@ fn run(processor: &mut Processor, num_samples: usize, seed: u64, poison_input: b
                     width: &width[..size],
                     duck: DUCKING,
                     key,
+                    blend: &blend[..size],
                 },
             );
         });
@@ -127,6 +132,20 @@ fn process_reset_and_swaps_never_allocate() {
     assert!(finished.is_some());
     drop(finished);
     assert_eq!(processor.latency_samples(), 0);
+
+    // A second IR blended in, then swapped while both play: no allocation either.
+    let second = engine(BuiltinIr::Plate, LatencyMode::Zero);
+    assert!(assert_no_alloc(|| processor.begin_swap_second(second)).is_none());
+    run(&mut processor, 3_000, RNG_SEED + 4, false);
+    let second = engine(BuiltinIr::SmallRoom, LatencyMode::Zero);
+    assert!(assert_no_alloc(|| processor.begin_swap_second(second)).is_none());
+    run(&mut processor, 5_000, RNG_SEED + 5, false);
+    let finished = assert_no_alloc(|| processor.take_finished());
+    assert!(
+        finished.is_some(),
+        "the second lane's outgoing engine comes back"
+    );
+    drop(finished);
 
     // And to the offload mode's longest latency, every level on a worker: the dry path holds
     // it without growing.
@@ -505,6 +524,7 @@ fn assert_steps_never_click(
                         width: &ones[..size],
                         duck: longtail::audio::ducker::DuckSettings::OFF,
                         key: None,
+                        blend: &[],
                     },
                 )
             });

@@ -16,6 +16,7 @@
 //!   the crossfaded engine swaps.
 
 pub mod ducker;
+pub mod lane;
 pub mod meters;
 pub mod monitor;
 pub mod passthrough;

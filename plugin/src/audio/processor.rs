@@ -1,5 +1,5 @@
-//! The signal path around the engine: the wet signal's stereo width and ducking
-//! ([`super::ducker`]), dry/wet mix with a
+//! The signal path around the engine: the blend of a second IR's engine ([`super::lane`]: one
+//! lane per IR), the wet signal's stereo width and ducking ([`super::ducker`]), dry/wet mix with a
 //! latency-compensated dry path, output gain, the crossfade between an outgoing and an incoming
 //! engine, and the final guard against non-finite output. The plugin and `longtail-cli render`
 //! both run this, so offline renders are what the plugin plays.
@@ -9,9 +9,8 @@
 //! Engines that leave the processor are handed back to the caller, who must drop them off the
 //! audio thread.
 
-use std::f32::consts::FRAC_PI_2;
-
 use super::ducker::{DuckSettings, Ducker};
+use super::lane::{Lane, LaneBuffers, add_late};
 use crate::engine::memory::rings::InputRing;
 use crate::engine::plan::{PartitionPlan, max_latency};
 use crate::engine::{Engine, LateStats, MAX_CHANNELS};
@@ -39,6 +38,9 @@ pub struct Controls<'a> {
     /// The ducking's key for this block, one slice per channel as long as the block: a
     /// sidechain. `None` (or no channels): the input is the key.
     pub key: Option<&'a [&'a [f32]]>,
+    /// Share of the second IR's wet signal, `0..=1`: `wet = (1 - blend) * A + blend * B`.
+    /// Empty, or no second IR: A alone.
+    pub blend: &'a [f32],
 }
 
 /// Whether the Width control acts on a bus of `num_outputs` outputs: stereo outputs only (the
@@ -60,19 +62,18 @@ pub fn apply_width(left: &mut [f32], right: &mut [f32], width: &[f32]) {
     }
 }
 
-/// Mix, gain and engine swaps around one [`Engine`].
+/// Mix, gain and engine swaps around one [`Engine`], or two blended.
 pub struct Processor {
-    engine: Box<Engine>,
-    /// The outgoing engine during a crossfade.
-    fading: Option<Box<Engine>>,
-    /// Samples of the crossfade done so far.
-    fade_pos: usize,
+    /// The first IR's engine.
+    a: Lane,
+    /// The second IR's engine, where one blends in.
+    b: Option<Lane>,
+    /// The second lane's buffers until its first engine comes.
+    b_buffers: Option<LaneBuffers>,
     /// Lowers the wet signal while the key plays.
     ducker: Ducker,
-    /// Crossfade length in samples.
+    /// Crossfade length in samples (of swaps, and the rest before a lane parks).
     fade_len: usize,
-    /// An engine whose crossfade finished, waiting for the caller to take it.
-    finished: Option<Box<Engine>>,
     /// Largest block the buffers hold; longer host blocks are processed in pieces.
     max_block_size: usize,
     num_inputs: usize,
@@ -81,10 +82,6 @@ pub struct Processor {
     format: ChannelFormat,
     /// Copy of the input block (the host buffer is processed in place), per input channel.
     input_buffer: Vec<Vec<f32>>,
-    /// The engine's wet output, per output channel.
-    wet_buffer: Vec<Vec<f32>>,
-    /// The outgoing engine's wet output during a crossfade, per output channel.
-    fade_buffer: Vec<Vec<f32>>,
     /// Dry history per input channel, to delay the dry path by the engine's latency.
     dry_rings: Vec<InputRing>,
     /// Absolute time of the next sample, for the dry rings.
@@ -115,22 +112,18 @@ impl Processor {
     pub fn new(engine: Box<Engine>, swap_fade_samples: usize) -> Self {
         let config = *engine.config();
         let max_block_size = config.max_block_size;
-        let buffers = |count: usize| vec![vec![0.0f32; max_block_size]; count];
         // The dry path holds the longest latency an engine swapped in may report.
         let max_latency = max_latency(max_block_size, config.limits).max(engine.latency_samples());
         Self {
-            fading: None,
-            fade_pos: 0,
+            b: None,
+            b_buffers: Some(LaneBuffers::new(config.num_outputs, max_block_size)),
             ducker: Ducker::new(DEFAULT_SAMPLE_RATE, max_block_size),
             fade_len: swap_fade_samples.max(1),
-            finished: None,
             max_block_size,
             num_inputs: config.num_inputs,
             num_outputs: config.num_outputs,
             format: ChannelFormat::Auto,
-            input_buffer: buffers(config.num_inputs),
-            wet_buffer: buffers(config.num_outputs),
-            fade_buffer: buffers(config.num_outputs),
+            input_buffer: vec![vec![0.0f32; max_block_size]; config.num_inputs],
             dry_rings: (0..config.num_inputs)
                 .map(|_| InputRing::new(max_block_size + max_latency))
                 .collect(),
@@ -139,18 +132,28 @@ impl Processor {
             silent_samples: u64::MAX,
             retired_late: LateStats::default(),
             non_finite_outputs: 0,
-            engine,
+            a: Lane::new(engine, LaneBuffers::new(config.num_outputs, max_block_size)),
         }
     }
 
     /// The engine that is playing (the incoming one during a crossfade).
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.a.engine
+    }
+
+    /// The second IR's engine, where one has been given ([`Self::begin_swap_second`]).
+    pub fn second_engine(&self) -> Option<&Engine> {
+        self.b.as_ref().map(|lane| &*lane.engine)
+    }
+
+    /// Whether the second IR's engine is parked (its blend share has rested at zero).
+    pub fn second_is_parked(&self) -> bool {
+        self.b.as_ref().is_some_and(|lane| lane.parked)
     }
 
     /// Latency of the signal path, in samples (the current engine's).
     pub fn latency_samples(&self) -> usize {
-        self.engine.latency_samples()
+        self.a.engine.latency_samples()
     }
 
     /// The session's sample rate, which the ducking's times count in. Does not allocate.
@@ -175,9 +178,9 @@ impl Processor {
     /// plays, including later swaps. Does not allocate.
     pub fn set_offline(&mut self, offline: bool) {
         self.offline = offline;
-        self.engine.set_offline(offline);
-        if let Some(fading) = &mut self.fading {
-            fading.set_offline(offline);
+        self.a.set_offline(offline);
+        if let Some(b) = &mut self.b {
+            b.set_offline(offline);
         }
     }
 
@@ -185,15 +188,9 @@ impl Processor {
     /// swaps) and the samples the non-finite guard caught. Does not allocate.
     pub fn health(&self) -> Health {
         let mut late = self.retired_late;
-        for engine in [
-            Some(&self.engine),
-            self.fading.as_ref(),
-            self.finished.as_ref(),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            add_late(&mut late, engine.late_stats());
+        self.a.add_late(&mut late);
+        if let Some(b) = &self.b {
+            b.add_late(&mut late);
         }
         Health {
             late,
@@ -207,17 +204,20 @@ impl Processor {
     /// delayed dry path. Hosts may stop calling `process()` then, until the input comes back.
     /// Does not allocate.
     pub fn is_quiet(&self) -> bool {
-        let horizon = self
-            .fading
-            .as_ref()
-            .map_or(0, |fading| silence_horizon(fading.plan()))
-            .max(silence_horizon(self.engine.plan()));
+        let horizon = [Some(&self.a), self.b.as_ref()]
+            .into_iter()
+            .flatten()
+            .flat_map(|lane| [Some(&lane.engine), lane.fading.as_ref()])
+            .flatten()
+            .map(|engine| silence_horizon(engine.plan()))
+            .max()
+            .unwrap_or(0);
         self.silent_samples >= horizon as u64
     }
 
     /// Whether a crossfade is in progress.
     pub fn is_swapping(&self) -> bool {
-        self.fading.is_some()
+        self.a.fading.is_some() || self.b.as_ref().is_some_and(|b| b.fading.is_some())
     }
 
     /// Starts a crossfade from the current engine to `engine`, which must have the same
@@ -233,12 +233,35 @@ impl Processor {
         debug_assert!(
             engine.latency_samples() + self.max_block_size <= self.dry_rings[0].history_len()
         );
-        let mut engine = engine;
-        engine.set_offline(self.offline);
-        engine.continue_pace_of(&self.engine);
-        let outgoing = std::mem::replace(&mut self.engine, engine);
-        self.fade_pos = 0;
-        let displaced = self.fading.replace(outgoing);
+        let displaced = self.a.begin_swap(engine, self.offline);
+        if let Some(displaced) = &displaced {
+            add_late(&mut self.retired_late, displaced.late_stats());
+        }
+        displaced
+    }
+
+    /// [`Self::begin_swap`] for the second IR's engine: the first one given becomes it at
+    /// once (silent until the blend gives it a share), later ones crossfade in. It must have
+    /// the first engine's channel counts, block size and latency. Does not allocate.
+    #[must_use = "the returned engine must be dropped off the audio thread"]
+    pub fn begin_swap_second(&mut self, engine: Box<Engine>) -> Option<Box<Engine>> {
+        debug_assert_eq!(engine.config().num_inputs, self.num_inputs);
+        debug_assert_eq!(engine.config().num_outputs, self.num_outputs);
+        debug_assert_eq!(engine.config().max_block_size, self.max_block_size);
+        debug_assert_eq!(engine.latency_samples(), self.latency_samples());
+        let displaced = match (&mut self.b, self.b_buffers.take()) {
+            (Some(b), _) => b.begin_swap(engine, self.offline),
+            (None, Some(buffers)) => {
+                let mut lane = Lane::new(engine, buffers);
+                lane.set_offline(self.offline);
+                // Parked: it starts from silence when the blend first gives it a share.
+                lane.parked = true;
+                self.b = Some(lane);
+                None
+            }
+            // The buffers wait until the second lane exists: not reached, and harmless if it were.
+            (None, None) => Some(engine),
+        };
         if let Some(displaced) = &displaced {
             add_late(&mut self.retired_late, displaced.late_stats());
         }
@@ -248,13 +271,17 @@ impl Processor {
     /// Whether an engine whose crossfade has finished waits in
     /// [`take_finished`](Self::take_finished).
     pub fn has_finished(&self) -> bool {
-        self.finished.is_some()
+        self.a.finished.is_some() || self.b.as_ref().is_some_and(|b| b.finished.is_some())
     }
 
     /// Takes the engine whose crossfade has finished, if any, for the caller to drop off the
     /// audio thread.
     pub fn take_finished(&mut self) -> Option<Box<Engine>> {
-        let finished = self.finished.take();
+        let finished = self
+            .a
+            .finished
+            .take()
+            .or_else(|| self.b.as_mut().and_then(|b| b.finished.take()));
         if let Some(finished) = &finished {
             add_late(&mut self.retired_late, finished.late_stats());
         }
@@ -264,9 +291,9 @@ impl Processor {
     /// Clears all history (engines and dry path) and ends any crossfade. Does not allocate; an
     /// engine that was fading out waits in [`take_finished`](Self::take_finished).
     pub fn reset(&mut self) {
-        self.engine.reset();
-        if let Some(fading) = self.fading.take() {
-            self.finished = Some(fading);
+        self.a.reset();
+        if let Some(b) = &mut self.b {
+            b.reset();
         }
         self.dry_rings.iter_mut().for_each(InputRing::clear);
         self.ducker.reset();
@@ -318,36 +345,44 @@ impl Processor {
             trailing_silence as u64
         };
 
-        // The wet signal of the current engine, and of the outgoing one during a crossfade.
+        // The wet signal of each lane (each with its outgoing engine during a crossfade), and
+        // the blend of the two.
         {
             let mut inputs: [&[f32]; MAX_CHANNELS] = [&[]; MAX_CHANNELS];
             for (slot, buffer) in inputs.iter_mut().zip(&self.input_buffer) {
                 *slot = &buffer[..len];
             }
             let inputs = &inputs[..self.num_inputs];
-            run_engine(&mut self.engine, inputs, &mut self.wet_buffer, len);
-            if let Some(fading) = &mut self.fading {
-                run_engine(fading, inputs, &mut self.fade_buffer, len);
-                for (wet, old) in self.wet_buffer.iter_mut().zip(&self.fade_buffer) {
-                    for (sample_idx, (new_sample, old_sample)) in
-                        wet[..len].iter_mut().zip(&old[..len]).enumerate()
-                    {
-                        // Equal-power: the two wet signals are uncorrelated reverb tails.
-                        let progress =
-                            ((self.fade_pos + sample_idx) as f32 / self.fade_len as f32).min(1.0);
-                        let angle = progress * FRAC_PI_2;
-                        *new_sample = *new_sample * angle.sin() + *old_sample * angle.cos();
+            let blend = controls
+                .blend
+                .get(range.clone())
+                .filter(|_| self.b.is_some());
+            let (a_needed, b_needed) = blend.map_or((true, false), |blend| {
+                (
+                    blend.iter().any(|&b| b < 1.0),
+                    blend.iter().any(|&b| b > 0.0),
+                )
+            });
+            let run_a = self.a.schedule(a_needed, len, self.fade_len);
+            if run_a {
+                self.a.run(inputs, len, self.fade_len);
+            }
+            if let (Some(b), Some(blend)) = (&mut self.b, blend)
+                && b.schedule(b_needed, len, self.fade_len)
+            {
+                b.run(inputs, len, self.fade_len);
+                for (wet, other) in self.a.wet.iter_mut().zip(&b.wet) {
+                    for ((a, &b), &share) in wet[..len].iter_mut().zip(&other[..len]).zip(blend) {
+                        // A parked lane's samples are stale: its share is exactly 0 here.
+                        let a_value = if run_a { *a } else { 0.0 };
+                        *a = a_value + share * (b - a_value);
                     }
-                }
-                self.fade_pos += len;
-                if self.fade_pos >= self.fade_len {
-                    self.finished = self.fading.take();
                 }
             }
         }
 
         if width_applies(self.num_outputs)
-            && let [left, right] = &mut self.wet_buffer[..]
+            && let [left, right] = &mut self.a.wet[..]
         {
             apply_width(
                 &mut left[..len],
@@ -373,7 +408,7 @@ impl Processor {
                 }
             };
             self.ducker
-                .process(&key[..num_keys], &mut self.wet_buffer, len, &controls.duck);
+                .process(&key[..num_keys], &mut self.a.wet, len, &controls.duck);
         }
 
         // The dry path, delayed by the engine's latency so it stays aligned with the wet path.
@@ -387,7 +422,7 @@ impl Processor {
         let mut num_non_finite = 0;
         let bus = Bus::new(self.num_inputs, self.num_outputs, self.format);
         for (output_idx, output) in channels.iter_mut().take(self.num_outputs).enumerate() {
-            let wet = &self.wet_buffer[output_idx][..len];
+            let wet = &self.a.wet[output_idx][..len];
             let (dry_left, dry_right) = match dry_source(bus, output_idx) {
                 Dry::Input(input_idx) => (
                     Some(self.dry_rings[input_idx].window(delayed_end, len)),
@@ -434,19 +469,4 @@ pub fn silence_horizon(plan: &PartitionPlan) -> usize {
         .max()
         .unwrap_or(0);
     plan.ir_len.max(levels_end) - 1 + plan.latency_samples()
-}
-
-fn add_late(total: &mut LateStats, stats: LateStats) {
-    total.late_results += stats.late_results;
-    total.dropped_chunks += stats.dropped_chunks;
-    total.degraded |= stats.degraded;
-}
-
-fn run_engine(engine: &mut Engine, inputs: &[&[f32]], outputs: &mut [Vec<f32>], len: usize) {
-    let mut slices: [&mut [f32]; MAX_CHANNELS] = std::array::from_fn(|_| &mut [][..]);
-    let num_outputs = outputs.len();
-    for (slot, buffer) in slices.iter_mut().zip(outputs.iter_mut()) {
-        *slot = &mut buffer[..len];
-    }
-    engine.process(inputs, &mut slices[..num_outputs]);
 }

@@ -5,6 +5,7 @@
 //! `capture` (`sweep` and `deconvolve`), `bench`, and `status`, the rates and the version below.
 
 mod bench;
+mod blend;
 mod capture;
 mod decay;
 mod duck;

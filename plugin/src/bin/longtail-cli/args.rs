@@ -22,7 +22,7 @@ use longtail::render::BlockSizes;
 use longtail::tools::bench::Pace;
 use longtail::tools::soak;
 
-use crate::edits::{DuckArgs, EditArgs};
+use crate::edits::{BlendArgs, DuckArgs, EditArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -188,6 +188,8 @@ pub(crate) struct RenderArgs {
     pub(crate) edits: EditArgs,
     #[command(flatten)]
     pub(crate) duck: DuckArgs,
+    #[command(flatten)]
+    pub(crate) blend: BlendArgs,
 }
 
 #[derive(Debug, clap::Args)]

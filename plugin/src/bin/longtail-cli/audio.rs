@@ -17,11 +17,18 @@ use longtail::ir::decode::{self, Limits};
 use longtail::ir::edit::{self, EditSettings};
 use longtail::ir::mapping::{Bus, ChannelFormat, check_file_mask, map, wav_mask};
 use longtail::ir::{Ir, IrError, single_file_mask, speakers, wav};
-use longtail::render::{BlockSizes, RenderOptions, RenderReport, render, render_keyed};
+use longtail::render::{Blend, BlockSizes, RenderOptions, RenderReport, render, render_blended};
 use longtail::tools::demo;
+
+/// A second IR's files and its share of the wet signal, `0..=1` (render's `--ir-b`, `--blend`).
+pub(crate) struct SecondIr<'a> {
+    pub(crate) paths: &'a [&'a Path],
+    pub(crate) blend: f32,
+}
 
 pub(crate) fn run_render(
     ir_paths: &[&Path],
+    second: Option<SecondIr<'_>>,
     input_path: &Path,
     key_path: Option<&Path>,
     output_path: &Path,
@@ -65,8 +72,25 @@ pub(crate) fn run_render(
     // The IR follows the input's rate, as it follows the session's rate in the plugin.
     let (ir, report) =
         edit::prepare(&source, edits, input.sample_rate).map_err(|err| format!("IR: {err}"))?;
-    let (output, render_report) =
-        render_keyed(&ir, &input.channels, &key, options).map_err(|err| err.to_string())?;
+    // The second IR: the same edits, the same bus.
+    let second_ir = match &second {
+        Some(second) => {
+            let (source_b, infos_b) =
+                longtail::ir::load(second.paths).map_err(|err| format!("IR B: {err}"))?;
+            check_file_mask(single_file_mask(&infos_b), source_b.channels.len(), bus)
+                .map_err(|err| format!("IR B: {err}"))?;
+            let (ir_b, _) = edit::prepare(&source_b, edits, input.sample_rate)
+                .map_err(|err| format!("IR B: {err}"))?;
+            Some((ir_b, second.blend))
+        }
+        None => None,
+    };
+    let blend = second_ir.as_ref().map(|(ir_b, blend)| Blend {
+        ir: ir_b,
+        blend: *blend,
+    });
+    let (output, render_report) = render_blended(&ir, blend, &input.channels, &key, options)
+        .map_err(|err| err.to_string())?;
     wav::write_f32_masked(output_path, input.sample_rate, &output, wav_mask(bus))
         .map_err(|err| format!("cannot write '{}': {err}", output_path.display()))?;
     println!(

@@ -217,3 +217,21 @@ fn parse_attack(text: &str) -> Result<f32, String> {
 fn parse_release(text: &str) -> Result<f32, String> {
     bounded(text, (20.0, 5_000.0), "a release time", "ms")
 }
+
+/// A second IR blended with the first (render's Blend): off unless --ir-b is given.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct BlendArgs {
+    /// A second impulse response (one file, or one per input, as for --ir), played beside the
+    /// first: the output's wet signal is (1 - blend) x A + blend x B. Every IR edit applies to
+    /// both.
+    #[arg(long, num_args = 1..=64, value_name = "FILE")]
+    pub(crate) ir_b: Vec<PathBuf>,
+    /// The second IR's share of the wet signal, in percent, 0 to 100.
+    #[arg(long, value_name = "PCT", default_value_t = 50.0, value_parser = parse_blend,
+          requires = "ir_b")]
+    pub(crate) blend: f32,
+}
+
+fn parse_blend(text: &str) -> Result<f32, String> {
+    bounded(text, (0.0, 100.0), "a blend", "%")
+}

@@ -34,7 +34,7 @@ use args::{
     BenchArgs, BenchGpuArgs, Cli, Command, DeconvolveArgs, ExecutorArg, IrInfoArgs, RenderArgs,
     StatusArgs, SweepArgs,
 };
-use audio::{run_demo, run_ir_info, run_ir_list, run_render};
+use audio::{SecondIr, run_demo, run_ir_info, run_ir_list, run_render};
 use longtail::ir::mapping::Bus;
 use measure::{
     Workload, run_bench_generated, run_bench_gpu, run_bench_harness, run_soak, run_status,
@@ -85,6 +85,7 @@ fn render(args: RenderArgs) -> Result<(), String> {
         format,
         edits,
         duck,
+        blend,
     } = args;
     let options = RenderOptions {
         blocks: block,
@@ -98,7 +99,20 @@ fn render(args: RenderArgs) -> Result<(), String> {
     };
     let ir: Vec<&Path> = ir.iter().map(PathBuf::as_path).collect();
     let key = duck.key.as_deref();
-    run_render(&ir, &input, key, &output, options, &edits.settings())
+    let ir_b: Vec<&Path> = blend.ir_b.iter().map(PathBuf::as_path).collect();
+    let second = (!ir_b.is_empty()).then(|| SecondIr {
+        paths: &ir_b,
+        blend: blend.blend / 100.0,
+    });
+    run_render(
+        &ir,
+        second,
+        &input,
+        key,
+        &output,
+        options,
+        &edits.settings(),
+    )
 }
 
 /// `sweep`: the sweep's settings from the flags.
