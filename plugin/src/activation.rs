@@ -10,7 +10,7 @@ use crate::audio::processor::Processor;
 use crate::engine::{Engine, EngineConfig, Executor, LatencyMode};
 use crate::ir::edit::EditSettings;
 use crate::ir::mapping::ChannelFormat;
-use crate::preparer::{IrSource, Preparer, Request};
+use crate::preparer::{IrSource, Prepared, Preparer, Request, Slot};
 
 /// What an engine is built from, besides the activation's configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,6 +22,60 @@ pub(crate) struct EngineKey {
     pub(crate) format: ChannelFormat,
 }
 
+/// One IR slot's engine keys: what plays, what is being built, what failed, and how long the
+/// settings have stayed put.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SlotKeys {
+    /// What the slot's playing engine was built from; `None`: none plays.
+    pub(crate) current: Option<EngineKey>,
+    /// What the preparation thread is building, if anything.
+    pub(crate) pending: Option<EngineKey>,
+    /// A key the preparation thread could not build; not asked again until the settings change.
+    pub(crate) failed: Option<EngineKey>,
+    /// The settings seen in the last block: edit changes wait for [`EDIT_DEBOUNCE_MS`] of
+    /// stillness before a rebuild.
+    pub(crate) last_desired: Option<EngineKey>,
+    /// Samples processed since `last_desired` last changed.
+    pub(crate) stable_samples: usize,
+}
+
+impl SlotKeys {
+    /// A slot whose engine, built from `key`, plays.
+    pub(crate) fn playing(key: Option<EngineKey>) -> Self {
+        Self {
+            current: key,
+            last_desired: key,
+            ..Self::default()
+        }
+    }
+
+    /// Counts how long `desired` has stayed put, over a block of `num_frames`.
+    fn observe(&mut self, desired: Option<EngineKey>, num_frames: usize) {
+        if desired == self.last_desired {
+            self.stable_samples = self.stable_samples.saturating_add(num_frames);
+        } else {
+            self.last_desired = desired;
+            self.stable_samples = 0;
+        }
+    }
+
+    /// Whether to ask for `desired` now: it is not what plays, nor what failed, nothing is
+    /// being built, and where only the edits changed (a knob), they have rested `debounce`
+    /// samples.
+    fn wants(&self, desired: EngineKey, debounce: usize) -> bool {
+        let only_edits_changed = self.current.is_some_and(|current| {
+            desired.source == current.source
+                && desired.latency_mode == current.latency_mode
+                && desired.format == current.format
+        });
+        let settled = !only_edits_changed || self.stable_samples >= debounce;
+        Some(desired) != self.current
+            && Some(desired) != self.failed
+            && settled
+            && self.pending.is_none()
+    }
+}
+
 /// State of one activation. Built in `activate()`, used on the audio thread.
 pub(crate) struct Active {
     pub(crate) processor: Processor,
@@ -31,17 +85,10 @@ pub(crate) struct Active {
     pub(crate) config: EngineConfig,
     /// Offline rendering (`ProcessMode::Offline`): engines wait for workers, no stagger.
     pub(crate) offline: bool,
-    /// What the playing engine was built from.
-    pub(crate) current: EngineKey,
-    /// What the preparation thread is building, if anything.
-    pub(crate) pending: Option<EngineKey>,
-    /// A key the preparation thread could not build; not asked again until the settings change.
-    pub(crate) failed: Option<EngineKey>,
-    /// The settings seen in the last block: edit changes wait for [`EDIT_DEBOUNCE_MS`] of
-    /// stillness before a rebuild.
-    pub(crate) last_desired: EngineKey,
-    /// Samples processed since `last_desired` last changed.
-    pub(crate) stable_samples: usize,
+    /// The first IR's engine keys.
+    pub(crate) a: SlotKeys,
+    /// The second IR's (slot B, blended in), where one is chosen.
+    pub(crate) b: SlotKeys,
     /// [`EDIT_DEBOUNCE_MS`] in samples.
     pub(crate) debounce_samples: usize,
     /// An engine that could not be retired yet (the retire ring was full).
@@ -52,6 +99,8 @@ pub(crate) struct Active {
     pub(crate) width_buffer: Vec<f32>,
     /// Per-sample output gain of the current block.
     pub(crate) gain_buffer: Vec<f32>,
+    /// Per-sample blend (the second IR's share) of the current block.
+    pub(crate) blend_buffer: Vec<f32>,
     /// Callback load histogram for the editor.
     pub(crate) load_meter: LoadMeter,
     /// The sidechain has carried a sample in this activation (looked at in the standalone
@@ -93,21 +142,19 @@ impl Active {
         }
     }
 
-    /// Exchanges engines with the preparation thread. Audio thread; never allocates or waits.
+    /// Exchanges engines with the preparation thread for both slots: `desired` for the first
+    /// IR, `desired_b` for the second (`None`: Off, and a parked second engine goes back to be
+    /// dropped). Audio thread; never allocates or waits.
     pub(crate) fn service_preparer(
         &mut self,
         preparer: &mut Preparer,
-        desired: EngineKey,
+        (desired, desired_b): (EngineKey, Option<EngineKey>),
         generation: u64,
         stagger_idx: Option<u64>,
         num_frames: usize,
     ) {
-        if desired == self.last_desired {
-            self.stable_samples = self.stable_samples.saturating_add(num_frames);
-        } else {
-            self.last_desired = desired;
-            self.stable_samples = 0;
-        }
+        self.a.observe(Some(desired), num_frames);
+        self.b.observe(desired_b, num_frames);
         if let Some(engine) = self.retire_backlog.take() {
             self.retire(preparer, engine);
         }
@@ -118,58 +165,30 @@ impl Active {
         {
             self.retire(preparer, engine);
         }
+        if desired_b.is_none()
+            && self.retire_backlog.is_none()
+            && let Some(engine) = self.processor.take_parked_second()
+        {
+            self.b = SlotKeys::playing(None);
+            self.retire(preparer, engine);
+        }
         while self.retire_backlog.is_none() {
             let Some(prepared) = preparer.take_ready() else {
                 break;
             };
-            let key = EngineKey {
-                source: prepared.request.source,
-                edits: prepared.request.edits,
-                latency_mode: prepared.request.config.latency_mode,
-                executor: prepared.request.config.executor,
-                format: prepared.request.format,
-            };
-            let current_generation = prepared.request.generation == generation;
-            match prepared.engine {
-                Some(engine) if current_generation && Some(key) == self.pending => {
-                    self.pending = None;
-                    self.current = key;
-                    // The engine this activation plays now, so a restart keeps it.
-                    self.config = prepared.request.config;
-                    if let Some(outgoing) = self.processor.begin_swap(engine) {
-                        self.retire(preparer, outgoing);
-                    }
-                }
-                None if current_generation && Some(key) == self.pending => {
-                    // Could not be built: keep playing, and do not ask again for these settings.
-                    self.pending = None;
-                    self.failed = Some(key);
-                }
-                engine => {
-                    // An answer for an older activation, or for a request this activation no
-                    // longer waits for: drop it off the audio thread. A current-generation
-                    // answer ends the request either way, so the next block may ask again.
-                    if current_generation {
-                        self.pending = None;
-                    }
-                    if let Some(engine) = engine {
-                        self.retire(preparer, engine);
-                    }
-                }
-            }
+            self.take_prepared(preparer, prepared, generation);
         }
-        // Only the edits changed (a knob): wait until they stay put before rebuilding.
-        let only_edits_changed = desired.source == self.current.source
-            && desired.latency_mode == self.current.latency_mode
-            && desired.format == self.current.format;
-        let settled = !only_edits_changed || self.stable_samples >= self.debounce_samples;
-        if desired != self.current
-            && Some(desired) != self.failed
-            && settled
-            && self.pending.is_none()
-            && self.retire_backlog.is_none()
-        {
+        for (slot, desired) in [(Slot::A, Some(desired)), (Slot::B, desired_b)] {
+            let Some(desired) = desired else { continue };
+            let keys = match slot {
+                Slot::A => &self.a,
+                Slot::B => &self.b,
+            };
+            if !keys.wants(desired, self.debounce_samples) || self.retire_backlog.is_some() {
+                continue;
+            }
             let request = Request {
+                slot,
                 source: desired.source,
                 edits: desired.edits,
                 sample_rate: self.sample_rate,
@@ -183,7 +202,58 @@ impl Active {
                 stagger_idx,
             };
             if preparer.request(request) {
-                self.pending = Some(desired);
+                match slot {
+                    Slot::A => self.a.pending = Some(desired),
+                    Slot::B => self.b.pending = Some(desired),
+                }
+            }
+        }
+    }
+
+    /// Takes one answer of the preparation thread: the engine its slot waits for crossfades in;
+    /// anything else goes back to be dropped.
+    fn take_prepared(&mut self, preparer: &mut Preparer, prepared: Prepared, generation: u64) {
+        let slot = prepared.request.slot;
+        let key = EngineKey {
+            source: prepared.request.source,
+            edits: prepared.request.edits,
+            latency_mode: prepared.request.config.latency_mode,
+            executor: prepared.request.config.executor,
+            format: prepared.request.format,
+        };
+        let current_generation = prepared.request.generation == generation;
+        let keys = match slot {
+            Slot::A => &mut self.a,
+            Slot::B => &mut self.b,
+        };
+        let awaited = current_generation && Some(key) == keys.pending;
+        if current_generation {
+            // The answer ends the request either way, so the next block may ask again.
+            keys.pending = None;
+        }
+        match prepared.engine {
+            Some(engine) if awaited => {
+                keys.current = Some(key);
+                let outgoing = match slot {
+                    Slot::A => {
+                        // The engine this activation plays now, so a restart keeps it.
+                        self.config = prepared.request.config;
+                        self.processor.begin_swap(engine)
+                    }
+                    Slot::B => self.processor.begin_swap_second(engine),
+                };
+                if let Some(outgoing) = outgoing {
+                    self.retire(preparer, outgoing);
+                }
+            }
+            // Could not be built: keep playing, and do not ask again for these settings.
+            None if awaited => keys.failed = Some(key),
+            // An answer for an older activation, or for a request this activation no longer
+            // waits for: dropped off the audio thread.
+            engine => {
+                if let Some(engine) = engine {
+                    self.retire(preparer, engine);
+                }
             }
         }
     }

@@ -72,7 +72,7 @@ use std::time::Instant;
 
 use nice_plug::prelude::*;
 
-use activation::{Active, EngineKey};
+use activation::{Active, EngineKey, SlotKeys};
 use audio::meters::Meter;
 use audio::monitor::{EngineMonitor, LoadMeter};
 use audio::passthrough::{self, PassThrough};
@@ -84,7 +84,7 @@ use ir::edit::EditSettings;
 use ir::store::IrFileState;
 use layouts::{Clap, Format, SIDECHAIN_CHANNELS, Vst3};
 use params::{DuckKeyParam, EDIT_DEBOUNCE_MS, LongtailParams};
-use preparer::{IrSource, Preparer, Request};
+use preparer::{IrSource, Preparer, Request, Slot};
 
 /// The commit this build comes from (12 hex digits), or `unknown` when it was built outside a
 /// git checkout without `LONGTAIL_COMMIT` set (see `build.rs`).
@@ -162,7 +162,8 @@ impl<F: Format> Longtail<F> {
         let Some(active) = &self.active else {
             return false;
         };
-        active.pending.is_none()
+        active.a.pending.is_none()
+            && active.b.pending.is_none()
             && active.retire_backlog.is_none()
             && !active.processor.is_swapping()
             && !active.processor.has_finished()
@@ -188,6 +189,23 @@ impl<F: Format> Longtail<F> {
             executor: self.params.backend.value().executor(),
             format: self.params.channel_format.value().into(),
         }
+    }
+
+    /// [`Self::desired_key`] for both slots: the second IR's (`None` while it is Off) has the
+    /// same edits (with its own file's automatic trim and normalisation) and configuration.
+    fn desired_keys(&self, tempo: Option<f64>) -> (EngineKey, Option<EngineKey>) {
+        let key = self.desired_key(tempo);
+        let key_b = self
+            .params
+            .ir_b_source_now()
+            .map(|(source, use_file)| EngineKey {
+                source,
+                edits: self
+                    .params
+                    .edit_settings(use_file, tempo.or_else(|| self.monitor.host_tempo())),
+                ..key
+            });
+        (key, key_b)
     }
 
     /// Makes this activation play the dry signal (see [`passthrough`]) on the bus `activate()`
@@ -252,7 +270,7 @@ impl<F: Format> Longtail<F> {
                 return true;
             }
         };
-        let key = self.desired_key(None);
+        let (key, key_b) = self.desired_keys(None);
         let offline = buffer_config.process_mode == ProcessMode::Offline;
         let config = EngineConfig {
             max_block_size: buffer_config.max_buffer_size.max(1) as usize,
@@ -267,11 +285,13 @@ impl<F: Format> Longtail<F> {
         let reusable = self.active.as_ref().is_some_and(|active| {
             active.sample_rate == sample_rate
                 && active.config == config
-                && active.current == key
+                && active.a.current == Some(key)
+                && active.b.current == key_b
                 && active.offline == offline
         });
         if !reusable {
             let mut request = Request {
+                slot: Slot::A,
                 source: key.source,
                 edits: key.edits,
                 sample_rate,
@@ -312,24 +332,39 @@ impl<F: Format> Longtail<F> {
                 format: key.format,
             };
             let swap_fade_samples = (DEFAULT_SWAP_FADE_MS * 1e-3 * sample_rate as f32) as usize;
-            self.generation += 1;
             let mut processor = Processor::new(Box::new(engine), swap_fade_samples);
             processor.set_sample_rate(sample_rate);
+            // The second IR, built here too, so a bounce that blends is the same every time.
+            let key_b = key_b.filter(|key_b| {
+                let request = Request {
+                    slot: Slot::B,
+                    source: key_b.source,
+                    edits: key_b.edits,
+                    ..request
+                };
+                let files = &self.params.ir_file_b;
+                match preparer::build(&request, files) {
+                    Ok(engine) => processor.begin_swap_second(Box::new(engine)).is_none(),
+                    Err(message) => {
+                        files.set_status(format!("{message}; Blend plays the first IR alone"));
+                        false
+                    }
+                }
+            });
+            self.generation += 1;
             self.active = Some(Active {
                 processor,
                 sample_rate,
                 config,
                 offline,
-                current: key,
-                pending: None,
-                failed: None,
-                last_desired: key,
-                stable_samples: 0,
+                a: SlotKeys::playing(Some(key)),
+                b: SlotKeys::playing(key_b),
                 debounce_samples: (EDIT_DEBOUNCE_MS * 1e-3 * sample_rate as f32) as usize,
                 retire_backlog: None,
                 mix_buffer: vec![0.0; config.max_block_size],
                 width_buffer: vec![0.0; config.max_block_size],
                 gain_buffer: vec![0.0; config.max_block_size],
+                blend_buffer: vec![0.0; config.max_block_size],
                 // About one second of callbacks.
                 load_meter: LoadMeter::new(sample_rate / config.max_block_size.max(1) as u32),
                 sidechain_fed: false,
@@ -340,7 +375,8 @@ impl<F: Format> Longtail<F> {
             active.processor.set_offline(offline);
         }
         if self.preparer.is_none() {
-            match Preparer::spawn(Arc::clone(&self.params.ir_file), Arc::clone(&self.monitor)) {
+            let files = [&self.params.ir_file, &self.params.ir_file_b].map(Arc::clone);
+            match Preparer::spawn_slots(files, Arc::clone(&self.monitor)) {
                 Ok(preparer) => self.preparer = Some(preparer),
                 Err(err) => nice_error!("Longtail cannot start its preparation thread: {err}"),
             }
@@ -395,12 +431,12 @@ impl<F: Format> Longtail<F> {
         // once the tempo has held for the preparer's debounce (not during a ramp).
         let tempo = context.transport().tempo;
         self.monitor.set_host_tempo(tempo);
-        let desired = self.desired_key(tempo);
+        let desired = self.desired_keys(tempo);
         let generation = self.generation;
         let Some(active) = &mut self.active else {
             return ProcessStatus::Normal;
         };
-        active.processor.set_format(desired.format);
+        active.processor.set_format(desired.0.format);
 
         // Engine swaps: IR or latency-mode changes are built on the preparation thread and
         // crossfaded in here; replaced engines go back to that thread to be dropped.
@@ -433,6 +469,7 @@ impl<F: Format> Longtail<F> {
             .first()
             .map_or(&[][..], |bus| bus.as_slice_immutable());
         let chosen = self.params.duck_key.value() == DuckKeyParam::Sidechain;
+        let blending = desired.1.is_some();
         let keyed = active.sidechain_keys(chosen, context.plugin_api(), sidechain);
         let channels = buffer.as_slice();
         let num_channels = channels.len().min(MAX_CHANNELS);
@@ -455,6 +492,10 @@ impl<F: Format> Longtail<F> {
                 .width
                 .smoothed
                 .next_block(&mut active.width_buffer, len);
+            self.params
+                .blend
+                .smoothed
+                .next_block(&mut active.blend_buffer, len);
             let mut key: [&[f32]; SIDECHAIN_CHANNELS] = [&[]; SIDECHAIN_CHANNELS];
             for (slot, channel) in key.iter_mut().zip(sidechain) {
                 *slot = &channel[start..start + len];
@@ -465,7 +506,12 @@ impl<F: Format> Longtail<F> {
                 width: &active.width_buffer[..len],
                 duck: self.params.duck_settings(),
                 key: keyed.then_some(&key[..sidechain.len().min(SIDECHAIN_CHANNELS)]),
-                blend: &[],
+                // Off: the second IR's share is zero, and its engine parks.
+                blend: if blending {
+                    &active.blend_buffer[..len]
+                } else {
+                    &[]
+                },
             };
             active
                 .processor
@@ -747,7 +793,10 @@ mod tests {
                 "duckthr",
                 "duckatk",
                 "duckrel",
-                "duckkey"
+                "duckkey",
+                "irbsrc",
+                "irb",
+                "blend"
             ]
         );
     }

@@ -84,9 +84,30 @@ pub enum IrSource {
     File(u64),
 }
 
+/// Which IR slot an engine is for: the first IR, or the second one that Blend mixes in. Each
+/// slot has its own user file ([`IrFileState`]); `IrSource::File` names the slot's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Slot {
+    #[default]
+    A,
+    B,
+}
+
+impl Slot {
+    /// 0 for A, 1 for B.
+    pub fn index(self) -> usize {
+        match self {
+            Self::A => 0,
+            Self::B => 1,
+        }
+    }
+}
+
 /// What to build: a small `Copy` value, safe to send from the audio thread.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Request {
+    /// Which slot the engine is for (whose file `IrSource::File` means).
+    pub slot: Slot,
     /// Which IR.
     pub source: IrSource,
     /// The edits to apply to it.
@@ -215,9 +236,17 @@ pub struct Preparer {
 
 impl Preparer {
     /// Starts the thread, which reads user files from `files` and offers the probe of every
-    /// engine it builds to `monitor`. Allocates; call off the audio thread.
+    /// engine it builds to `monitor`. Allocates; call off the audio thread. Slot B has no file.
     pub fn spawn(
         files: Arc<IrFileState>,
+        monitor: Arc<crate::audio::monitor::EngineMonitor>,
+    ) -> std::io::Result<Self> {
+        Self::spawn_slots([files, Arc::default()], monitor)
+    }
+
+    /// [`Self::spawn`] with each slot's user file, A's first.
+    pub fn spawn_slots(
+        files: [Arc<IrFileState>; 2],
         monitor: Arc<crate::audio::monitor::EngineMonitor>,
     ) -> std::io::Result<Self> {
         let (requests, mut request_rx) = RingBuffer::<Request>::new(RING_CAPACITY);
@@ -239,14 +268,20 @@ impl Preparer {
                         drop(engine);
                         thread_dropped.fetch_add(1, Ordering::Release);
                     }
-                    // Only the newest request matters: a knob may have moved several times.
-                    let (mut latest, mut taken) = (None, 0);
+                    // Only each slot's newest request matters: a knob may have moved several
+                    // times.
+                    let mut latest: [Option<Request>; 2] = [None, None];
+                    let mut taken = [0u64; 2];
                     while let Ok(request) = request_rx.pop() {
-                        latest = Some(request);
-                        taken += 1;
+                        latest[request.slot.index()] = Some(request);
+                        taken[request.slot.index()] += 1;
                     }
-                    if let Some(request) = latest {
-                        let engine = match build(&request, &files) {
+                    let mut worked = false;
+                    for (request, taken) in latest.into_iter().zip(taken) {
+                        let Some(request) = request else { continue };
+                        worked = true;
+                        let files = &files[request.slot.index()];
+                        let engine = match build(&request, files) {
                             Ok(engine) => {
                                 monitor.offer_backend(engine.backend_probe());
                                 Some(Box::new(engine))
@@ -275,6 +310,8 @@ impl Preparer {
                             std::thread::sleep(POLL_INTERVAL);
                         }
                         thread_answered.fetch_add(taken, Ordering::Release);
+                    }
+                    if worked {
                         continue;
                     }
                     std::thread::park_timeout(POLL_INTERVAL);

@@ -181,6 +181,7 @@ fn preparation_thread_round_trip_without_allocating_on_the_audio_side() {
     assert!(preparer.idle(), "nothing asked yet");
     let mut processor = Processor::new(engine(BuiltinIr::SmallRoom, LatencyMode::Zero), 2_400);
     let request = Request {
+        slot: Default::default(),
         source: IrSource::Builtin(BuiltinIr::Cathedral),
         edits: EditSettings::NONE,
         sample_rate: RATE,
@@ -603,6 +604,7 @@ fn stepping_through_ten_library_files_never_clicks() {
         files.load_paths(&[paths[k].as_path()]).unwrap();
         let (_, generation) = files.current().expect("loaded");
         let request = Request {
+            slot: Default::default(),
             source: IrSource::File(generation),
             edits: EditSettings::NONE,
             sample_rate: RATE,
@@ -682,6 +684,7 @@ fn automating_the_decay_never_clicks() {
 fn assert_edits_never_click(edits: &[EditSettings]) {
     let mut preparer = Preparer::spawn(Default::default(), Default::default()).unwrap();
     let request = |k: usize| Request {
+        slot: Default::default(),
         source: IrSource::Builtin(BuiltinIr::SmallRoom),
         edits: edits[k],
         sample_rate: RATE,

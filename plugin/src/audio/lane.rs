@@ -61,6 +61,17 @@ impl Lane {
         }
     }
 
+    /// The lane's engine and buffers, parted. Does not allocate.
+    pub fn into_parts(self) -> (Box<Engine>, LaneBuffers) {
+        (
+            self.engine,
+            LaneBuffers {
+                wet: self.wet,
+                fade: self.fade_buffer,
+            },
+        )
+    }
+
     /// Starts a crossfade to `engine` (see [`super::processor::Processor::begin_swap`]).
     /// Returns an engine that can no longer play. Does not allocate.
     pub fn begin_swap(&mut self, mut engine: Box<Engine>, offline: bool) -> Option<Box<Engine>> {

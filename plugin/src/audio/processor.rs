@@ -242,13 +242,14 @@ impl Processor {
 
     /// [`Self::begin_swap`] for the second IR's engine: the first one given becomes it at
     /// once (silent until the blend gives it a share), later ones crossfade in. It must have
-    /// the first engine's channel counts, block size and latency. Does not allocate.
+    /// the first engine's channel counts and block size, and plays aligned where it has its
+    /// latency too (a change of latency mode rebuilds both, the second after the first).
+    /// Does not allocate.
     #[must_use = "the returned engine must be dropped off the audio thread"]
     pub fn begin_swap_second(&mut self, engine: Box<Engine>) -> Option<Box<Engine>> {
         debug_assert_eq!(engine.config().num_inputs, self.num_inputs);
         debug_assert_eq!(engine.config().num_outputs, self.num_outputs);
         debug_assert_eq!(engine.config().max_block_size, self.max_block_size);
-        debug_assert_eq!(engine.latency_samples(), self.latency_samples());
         let displaced = match (&mut self.b, self.b_buffers.take()) {
             (Some(b), _) => b.begin_swap(engine, self.offline),
             (None, Some(buffers)) => {
@@ -266,6 +267,20 @@ impl Processor {
             add_late(&mut self.retired_late, displaced.late_stats());
         }
         displaced
+    }
+
+    /// Takes the second IR's engine back where its lane is parked and no crossfade holds it
+    /// (the second IR was turned off), for the caller to drop off the audio thread; the lane's
+    /// buffers wait for the next one. Does not allocate.
+    #[must_use = "the returned engine must be dropped off the audio thread"]
+    pub fn take_parked_second(&mut self) -> Option<Box<Engine>> {
+        let lane = self
+            .b
+            .take_if(|b| b.parked && b.fading.is_none() && b.finished.is_none())?;
+        lane.add_late(&mut self.retired_late);
+        let (engine, buffers) = lane.into_parts();
+        self.b_buffers = Some(buffers);
+        Some(engine)
     }
 
     /// Whether an engine whose crossfade has finished waits in
@@ -353,6 +368,7 @@ impl Processor {
                 *slot = &buffer[..len];
             }
             let inputs = &inputs[..self.num_inputs];
+            // No blend: the second lane's share is zero (it parks in time).
             let blend = controls
                 .blend
                 .get(range.clone())
@@ -367,10 +383,14 @@ impl Processor {
             if run_a {
                 self.a.run(inputs, len, self.fade_len);
             }
-            if let (Some(b), Some(blend)) = (&mut self.b, blend)
-                && b.schedule(b_needed, len, self.fade_len)
-            {
+            let run_b = self
+                .b
+                .as_mut()
+                .is_some_and(|b| b.schedule(b_needed, len, self.fade_len));
+            if let Some(b) = self.b.as_mut().filter(|_| run_b) {
                 b.run(inputs, len, self.fade_len);
+            }
+            if let (Some(b), Some(blend), true) = (&self.b, blend, run_b) {
                 for (wet, other) in self.a.wet.iter_mut().zip(&b.wet) {
                     for ((a, &b), &share) in wet[..len].iter_mut().zip(&other[..len]).zip(blend) {
                         // A parked lane's samples are stale: its share is exactly 0 here.

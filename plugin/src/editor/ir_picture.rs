@@ -128,12 +128,14 @@ impl EditorApp {
             rect,
             total_ms: data.picture.frames as f64 * 1e3 / rate,
         };
+        // With a second IR, the decay curve is the blend's.
+        let decay_db = data.picture.blended_decay_db(self.params.blend.value());
         match IrView::from_index(self.params.editor_ir_view.load(Relaxed)) {
-            IrView::Waveform | IrView::Paths => draw_envelope(&painter, rect, data),
+            IrView::Waveform | IrView::Paths => draw_envelope(&painter, rect, data, &decay_db),
             IrView::Spectrogram => {
                 let texture = self.spectrogram_texture(ui, &data.picture);
                 draw_spectrogram(&painter, rect, data, &texture, self.zoom);
-                draw_decay(&painter, rect, &data.picture.decay_db);
+                draw_decay(&painter, rect, &decay_db);
             }
         }
 
@@ -397,7 +399,7 @@ impl EditorApp {
 
 /// Each channel's level (dB under the IR's peak, over [`PREVIEW_RANGE_DB`]) from the bottom
 /// of its lane; more than two channels share one lane with their loudest.
-fn draw_envelope(painter: &egui::Painter, rect: Rect, data: &PreviewData) {
+fn draw_envelope(painter: &egui::Painter, rect: Rect, data: &PreviewData, decay_db: &[f32]) {
     let columns_of = &data.picture.columns;
     let peak = columns_of
         .iter()
@@ -440,7 +442,7 @@ fn draw_envelope(painter: &egui::Painter, rect: Rect, data: &PreviewData) {
             Pos2::new(rect.left(), bottom - lane_height),
             Pos2::new(rect.right(), bottom),
         );
-        draw_decay(painter, lane_rect, &data.picture.decay_db);
+        draw_decay(painter, lane_rect, decay_db);
     }
 }
 

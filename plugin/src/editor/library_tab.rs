@@ -19,6 +19,7 @@ use super::{EditorApp, FileRequest};
 use crate::library::browse::{self, Step};
 use crate::library::settings::{Change, LibrarySettings, SettingsFile};
 use crate::library::{Entry, Scan, ScanLimits, scan_until};
+use crate::preparer::Slot;
 
 /// How long closing the window waits for a library job: a scan stops within one file's header
 /// once told to (`stop`), a settings write takes milliseconds; only a folder dialog, which
@@ -358,7 +359,8 @@ impl EditorApp {
                             .find(|(path, _)| *path == entry.path)
                             .map(|(_, reason)| reason.as_str());
                         let playing = current.as_deref() == Some(entry.path.as_path());
-                        let (star, toggle) = library_row(ui, entry, favourite, playing, failed);
+                        let (star, toggle, into_b) =
+                            library_row(ui, entry, favourite, playing, failed);
                         if star {
                             change = Some(if favourite {
                                 Change::RemoveFavourite(entry.path.clone())
@@ -366,8 +368,8 @@ impl EditorApp {
                                 Change::AddFavourite(entry.path.clone())
                             });
                         }
-                        if toggle && entry.info.is_ok() {
-                            load = Some(entry.path.clone());
+                        if (toggle || into_b) && entry.info.is_ok() {
+                            load = Some((entry.path.clone(), into_b));
                         }
                     }
                 });
@@ -375,8 +377,12 @@ impl EditorApp {
         if let Some(change) = change {
             self.change_library(change);
         }
-        if let Some(path) = load {
-            self.library_load(path);
+        match load {
+            Some((path, false)) => self.library_load(path),
+            Some((path, true)) => {
+                self.start_file_request_into(FileRequest::Paths(vec![path]), Slot::B);
+            }
+            None => {}
         }
     }
 
@@ -447,15 +453,16 @@ impl EditorApp {
     }
 }
 
-/// One file's row: its star, its name (a click loads it), its folder and what its header says,
-/// or why it cannot play. Returns whether the star and the name were clicked.
+/// One file's row: its star, its name (a click loads it; its menu, "Load into B", loads it as
+/// the second IR), its folder and what its header says, or why it cannot play. Returns whether
+/// the star and the name were clicked, and whether "Load into B" was.
 fn library_row(
     ui: &mut egui::Ui,
     entry: &Entry,
     favourite: bool,
     playing: bool,
     failed: Option<&str>,
-) -> (bool, bool) {
+) -> (bool, bool, bool) {
     ui.horizontal(|ui| {
         let star = star_button(ui, favourite)
             .on_hover_text(if favourite {
@@ -466,10 +473,18 @@ fn library_row(
             .clicked();
         let name = egui::RichText::new(entry.name());
         let name = if playing { name.strong() } else { name };
-        let clicked = ui
-            .selectable_label(playing, name)
-            .on_hover_text(entry.path.display().to_string())
-            .clicked();
+        let response = ui.selectable_label(playing, name).on_hover_text(format!(
+            "{}\nA click loads it; the right button loads it into B (the second IR)",
+            entry.path.display()
+        ));
+        let mut into_b = false;
+        response.context_menu(|ui| {
+            if ui.button("Load into B").clicked() {
+                into_b = true;
+                ui.close();
+            }
+        });
+        let clicked = response.clicked();
         let folder = browse::folder_below_root(entry);
         if !folder.is_empty() {
             ui.label(egui::RichText::new(folder).color(Palette::TEXT_WEAK));
@@ -498,7 +513,7 @@ fn library_row(
             }
             (None, Err(_)) => {}
         }
-        (star, clicked)
+        (star, clicked, into_b)
     })
     .inner
 }

@@ -91,7 +91,8 @@ use nice_plug_egui::{
 
 use crate::audio::monitor::EngineMonitor;
 use crate::guard::fence::TaskFence;
-use crate::params::{IrSourceParam, LongtailParams};
+use crate::params::{IrSourceParam, LongtailParams, SecondIrParam};
+use crate::preparer::Slot;
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 use threads::{Job, Jobs, Poll, ThreadEnd};
 
@@ -119,7 +120,7 @@ pub use files::{FileOutcome, FileRequest, order_paths, run_file_request};
 use preview::PREVIEW_RANGE_DB;
 pub use preview::{
     PREVIEW_COLUMNS, Picture, Preview, PreviewData, PreviewKey, SPECTROGRAM_BANDS,
-    SPECTROGRAM_COLUMNS, make_preview,
+    SPECTROGRAM_COLUMNS, make_blended_preview, make_preview,
 };
 /// The plugin's editor.
 pub type Editor = window::Editor<EditorApp>;
@@ -157,6 +158,8 @@ pub struct EditorApp {
     preview_job: Option<Job<Preview>>,
     /// A file dialog or load in progress.
     file_job: Option<Job<FileOutcome>>,
+    /// The IR slot the file job loads into.
+    file_job_slot: Slot,
     /// The threads of the two jobs above and the thermal monitor, ended when the window closes.
     window_threads: Arc<WindowThreads>,
     /// The path field's text.
@@ -236,6 +239,7 @@ pub fn create(
         preview: None,
         preview_job: None,
         file_job: None,
+        file_job_slot: Slot::A,
         window_threads: Arc::clone(&window_threads),
         path_text: String::new(),
         file_error: None,
@@ -476,13 +480,16 @@ impl EditorApp {
     /// The preview the parameters ask for now.
     fn preview_key(&self) -> PreviewKey {
         let (source, use_file) = self.params.ir_source_now();
+        let tempo = self.monitor.host_tempo();
         PreviewKey {
             source,
-            edits: self
-                .params
-                .edit_settings(use_file, self.monitor.host_tempo()),
+            edits: self.params.edit_settings(use_file, tempo),
             sample_rate: self.sample_rate(),
             bus: matrix_view::current_bus(&self.monitor, &self.params),
+            second: self
+                .params
+                .ir_b_source_now()
+                .map(|(source, use_file)| (source, self.params.edit_settings(use_file, tempo))),
         }
     }
 
@@ -504,6 +511,7 @@ impl EditorApp {
             return;
         }
         let files = Arc::clone(&self.params.ir_file);
+        let files_b = Arc::clone(&self.params.ir_file_b);
         let last = match &self.preview {
             Some(Preview {
                 result: Ok(data), ..
@@ -514,17 +522,26 @@ impl EditorApp {
             .window_threads
             .jobs
             .spawn("longtail-preview", PREVIEW_JOIN_BOUND, move || {
-                make_preview(key, &files, last)
+                make_blended_preview(key, [&files, &files_b], last)
             })
             .ok();
     }
 
     /// Starts a file request on a helper thread, unless one runs already.
     fn start_file_request(&mut self, request: FileRequest) {
+        self.start_file_request_into(request, Slot::A);
+    }
+
+    /// [`Self::start_file_request`] for `slot`'s file: the first IR's, or the second's.
+    fn start_file_request_into(&mut self, request: FileRequest, slot: Slot) {
         if self.file_job.is_some() {
             return;
         }
-        let files = Arc::clone(&self.params.ir_file);
+        self.file_job_slot = slot;
+        let files = Arc::clone(match slot {
+            Slot::A => &self.params.ir_file,
+            Slot::B => &self.params.ir_file_b,
+        });
         let start_dir = files
             .current()
             .and_then(|(file, _)| file.paths.first()?.parent().map(PathBuf::from));
@@ -555,7 +572,10 @@ impl EditorApp {
             FileOutcome::Cancelled => {}
             FileOutcome::Loaded => {
                 self.file_error = None;
-                set_param(setter, &self.params.ir_source, IrSourceParam::File);
+                match self.file_job_slot {
+                    Slot::A => set_param(setter, &self.params.ir_source, IrSourceParam::File),
+                    Slot::B => set_param(setter, &self.params.ir_b_source, SecondIrParam::File),
+                }
             }
             FileOutcome::Failed(message) => self.file_error = Some(message),
         }
@@ -632,6 +652,7 @@ mod tests {
             edits,
             sample_rate: 48_000,
             bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
+            second: None,
         }
     }
 
@@ -710,6 +731,7 @@ mod tests {
             edits: EditSettings::NONE,
             sample_rate: 44_100,
             bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
+            second: None,
         };
         let preview = make_preview(key, &files, None);
         let data = preview.result.expect("file prepares");

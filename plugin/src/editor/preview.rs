@@ -30,6 +30,9 @@ pub struct PreviewKey {
     pub sample_rate: u32,
     /// The bus (a built-in IR has a room per speaker past stereo).
     pub bus: Bus,
+    /// The second IR (slot B) and its edits, where one is on: the picture's decay curve then
+    /// follows the Blend.
+    pub second: Option<(IrSource, EditSettings)>,
 }
 
 /// A preview of the selected IR (waveform and spectrogram), made off the GUI thread.
@@ -77,6 +80,9 @@ pub struct Picture {
     /// The energy decay (backward-integrated energy of every channel), in dB under the total,
     /// per column.
     pub decay_db: Vec<f32>,
+    /// The energy still to come at the start of each column, the IR's and the second IR's
+    /// (on the same time axis; `None` without one), for [`Picture::blended_decay_db`].
+    pub remaining: (Vec<f64>, Option<Vec<f64>>),
     /// Power over time and frequency, all channels together.
     pub spectrogram: Spectrogram,
 }
@@ -96,6 +102,25 @@ pub fn picture_edits(edits: &EditSettings) -> EditSettings {
         high_shelf: edits.high_shelf,
         decay: edits.decay,
         ..EditSettings::NONE
+    }
+}
+
+impl Picture {
+    /// The decay curve of the two IRs blended at `blend` (the second's share), in dB under the
+    /// total, per column: their reverbs are uncorrelated, so the energies add, each weighted
+    /// by its share squared. The first IR's own curve where there is no second one.
+    pub fn blended_decay_db(&self, blend: f32) -> Vec<f32> {
+        let (a, Some(b)) = &self.remaining else {
+            return self.decay_db.clone();
+        };
+        let (wa, wb) = ((1.0 - f64::from(blend)).powi(2), f64::from(blend).powi(2));
+        let total = (wa * a.first().copied().unwrap_or(0.0)
+            + wb * b.first().copied().unwrap_or(0.0))
+        .max(1e-30);
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| (10.0 * ((wa * a + wb * b) / total).max(1e-12).log10()) as f32)
+            .collect()
     }
 }
 
@@ -124,17 +149,25 @@ fn outline(channels: &[Vec<f32>]) -> Vec<Vec<(f32, f32)>> {
 /// under the total energy, sampled at the start of each of [`PREVIEW_COLUMNS`] columns.
 fn decay_curve(channels: &[Vec<f32>]) -> Vec<f32> {
     let len = channels.first().map_or(0, Vec::len);
+    let remaining = remaining_energy(channels, len);
+    let total = remaining.first().copied().unwrap_or(0.0).max(1e-30);
+    remaining
+        .iter()
+        .map(|r| (10.0 * (r / total).max(1e-12).log10()) as f32)
+        .collect()
+}
+
+/// The energy of all channels from the start of each of [`PREVIEW_COLUMNS`] columns of a
+/// picture `frames` long to their end (zero past it).
+fn remaining_energy(channels: &[Vec<f32>], frames: usize) -> Vec<f64> {
+    let len = channels.first().map_or(0, Vec::len);
     let mut remaining = vec![0.0f64; len + 1];
     for n in (0..len).rev() {
         let energy: f64 = channels.iter().map(|c| f64::from(c[n]).powi(2)).sum();
         remaining[n] = remaining[n + 1] + energy;
     }
-    let total = remaining[0].max(1e-30);
     (0..PREVIEW_COLUMNS)
-        .map(|col| {
-            let at = col * len / PREVIEW_COLUMNS;
-            (10.0 * (remaining[at] / total).max(1e-12).log10()) as f32
-        })
+        .map(|col| remaining[(col * frames / PREVIEW_COLUMNS).min(len)])
         .collect()
 }
 
@@ -151,6 +184,16 @@ pub const SPECTROGRAM_BANDS: usize = 72;
 /// outlines it; the picture is `last`'s where that shows the same. Allocates and may take a
 /// while (resampling, filters): off the GUI thread.
 pub fn make_preview(key: PreviewKey, files: &IrFileState, last: Option<Arc<Picture>>) -> Preview {
+    make_blended_preview(key, [files, &IrFileState::default()], last)
+}
+
+/// [`make_preview`] with each slot's user file, the first IR's first: the picture's decay curve
+/// has the second IR's too, for the Blend.
+pub fn make_blended_preview(
+    key: PreviewKey,
+    [files, files_b]: [&IrFileState; 2],
+    last: Option<Arc<Picture>>,
+) -> Preview {
     let prepare = |edits: &EditSettings| {
         prepare_ir_for(key.source, edits, key.sample_rate, files, key.bus)
             .map_err(|err| err.to_string())
@@ -164,7 +207,19 @@ pub fn make_preview(key: PreviewKey, files: &IrFileState, last: Option<Arc<Pictu
             Some(last) if last.key == picture_key => last,
             _ => {
                 let ir = prepare(&picture_key.edits)?;
+                // The second IR with the picture's edits too; where it cannot be prepared,
+                // the picture is the first IR's alone.
+                let second = key.second.and_then(|(source, edits)| {
+                    let edits = picture_edits(&edits);
+                    prepare_ir_for(source, &edits, key.sample_rate, files_b, key.bus).ok()
+                });
+                let frames = ir.len();
+                let remaining = (
+                    remaining_energy(&ir.channels, frames),
+                    second.map(|second| remaining_energy(&second.channels, frames)),
+                );
                 Arc::new(Picture {
+                    remaining,
                     key: picture_key,
                     frames: ir.len(),
                     columns: outline(&ir.channels),

@@ -13,7 +13,9 @@ use super::meter_view::reduction_text;
 use super::reverb_tab::{LABEL_WIDTH, MIN_SLIDER, VALUE_WIDTH};
 use super::theme::Palette;
 use super::*;
-use crate::params::{DuckKeyParam, NoteValue};
+use crate::ir::builtin::BuiltinIr;
+use crate::params::{DuckKeyParam, NoteValue, SecondIrParam};
+use crate::preparer::Slot;
 
 impl EditorApp {
     /// The Shape tab in a view `view_height` high: the balance and the shelves in two columns
@@ -121,7 +123,62 @@ impl EditorApp {
                     (&params.decay_high_hz, "Corner of the highs' decay multiplier: half its effect there, all of it half an octave above"),
                     (&params.decay_high, "The highs ring this many times as long as Decay says (1 x: off)"),
                     (width.0, width.1, "How long the highs ring: a corner and a multiplier of the decay time above it"));
+                self.second_ir_row(ui, setter);
+                self.param_row(ui, setter, "Blend", &params.blend, width.0,
+                    "The second IR's share of the reverb: 0 % the first IR alone, 100 % the second alone; both play between, and the silent one rests");
             });
+    }
+
+    /// The second IR (slot B): Off, a built-in, or its file, in one menu with "Open file...".
+    fn second_ir_row(&mut self, ui: &mut egui::Ui, setter: &ParamSetter) {
+        let params = Arc::clone(&self.params);
+        ui.label("IR B").on_hover_text(
+            "A second IR that Blend mixes with the first; every edit applies to both",
+        );
+        let source = params.ir_b_source.value();
+        let file = params.ir_file_b.current();
+        let file_name = file.as_ref().map(|(file, _)| file.ir.name.clone());
+        let selected = match (source, &file_name) {
+            (SecondIrParam::Off, _) => "Off".to_owned(),
+            (SecondIrParam::File, Some(name)) => name.clone(),
+            _ => params.ir_b.value().name().to_owned(),
+        };
+        let mut open = false;
+        egui::ComboBox::from_id_salt("ir-b")
+            .selected_text(selected)
+            .width(self.slider_width(ui) + VALUE_WIDTH * self.zoom)
+            .show_ui(ui, |ui| {
+                if ui
+                    .selectable_label(source == SecondIrParam::Off, "Off")
+                    .clicked()
+                {
+                    set_param(setter, &params.ir_b_source, SecondIrParam::Off);
+                }
+                for ir in BuiltinIr::ALL {
+                    let chosen = source == SecondIrParam::Builtin && params.ir_b.value() == ir;
+                    if ui.selectable_label(chosen, ir.name()).clicked() {
+                        set_param(setter, &params.ir_b, ir);
+                        set_param(setter, &params.ir_b_source, SecondIrParam::Builtin);
+                    }
+                }
+                ui.separator();
+                if let Some(name) = &file_name
+                    && ui
+                        .selectable_label(source == SecondIrParam::File, name)
+                        .clicked()
+                {
+                    set_param(setter, &params.ir_b_source, SecondIrParam::File);
+                }
+                open = ui.button("Open file...").clicked();
+            })
+            .response
+            .on_hover_text(
+                "The second IR: a built-in room or a file (the Library tab's menu loads one too)",
+            );
+        ui.end_row();
+        if open {
+            self.start_file_request_into(FileRequest::Dialog, Slot::B);
+        }
     }
 
     /// The ducking: its key and the reduction now on one line, then the amount with the

@@ -284,3 +284,21 @@ pub enum DuckKeyParam {
     #[name = "Sidechain"]
     Sidechain,
 }
+
+/// Where the second IR (slot B, which Blend mixes in) comes from. Saved by its id; new values go
+/// at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Enum)]
+pub enum SecondIrParam {
+    /// No second IR: nothing is built for it, and Blend does nothing.
+    #[id = "off"]
+    #[name = "Off"]
+    Off,
+    /// The built-in IR chosen by "Impulse response B".
+    #[id = "builtin"]
+    #[name = "Built-in"]
+    Builtin,
+    /// Slot B's IR file; the built-in one while none is loaded.
+    #[id = "file"]
+    #[name = "File"]
+    File,
+}

@@ -33,7 +33,7 @@ mod ranges;
 
 pub use choices::{
     BackendParam, ChannelFormatParam, DuckKeyParam, IrSourceParam, LatencyModeParam,
-    MAX_PREDELAY_MS, NoteValue,
+    MAX_PREDELAY_MS, NoteValue, SecondIrParam,
 };
 use ranges::{corner, decibels, milliseconds, ratio, time_ms, with_off};
 
@@ -183,6 +183,18 @@ pub struct LongtailParams {
     /// What the ducking listens to: the input or the sidechain.
     #[id = "duckkey"]
     pub duck_key: EnumParam<DuckKeyParam>,
+    /// Where the second IR comes from (slot B); Off by default.
+    #[id = "irbsrc"]
+    pub ir_b_source: EnumParam<SecondIrParam>,
+    /// Slot B's built-in IR.
+    #[id = "irb"]
+    pub ir_b: EnumParam<BuiltinIr>,
+    /// The second IR's share of the wet signal, 0 to 1: `(1 - blend) A + blend B`. Smoothed.
+    #[id = "blend"]
+    pub blend: FloatParam,
+    /// Slot B's IR file, kept in the project like the first.
+    #[persist = "ir-file-b"]
+    pub ir_file_b: Arc<IrFileState>,
     /// The user IR file, kept in the project with its samples.
     #[persist = "ir-file"]
     pub ir_file: Arc<IrFileState>,
@@ -198,6 +210,22 @@ impl LongtailParams {
             (IrSource::File(file_generation), true)
         } else {
             (IrSource::Builtin(self.ir.value()), false)
+        }
+    }
+
+    /// The second IR the parameters select (slot B), `None` while it is Off: its file where
+    /// the source is File and one is loaded, else its built-in IR. The flag says whether it is
+    /// the file. Reads atomics only: safe on the audio thread.
+    pub fn ir_b_source_now(&self) -> Option<(IrSource, bool)> {
+        let file_generation = self.ir_file_b.generation();
+        match self.ir_b_source.value() {
+            SecondIrParam::Off => None,
+            SecondIrParam::File if file_generation != 0 => {
+                Some((IrSource::File(file_generation), true))
+            }
+            SecondIrParam::Builtin | SecondIrParam::File => {
+                Some((IrSource::Builtin(self.ir_b.value()), false))
+            }
         }
     }
 
@@ -431,6 +459,14 @@ impl Default for LongtailParams {
             duck_attack_ms: time_ms("Duck attack", DuckSettings::OFF.attack_ms, 1.0, 500.0),
             duck_release_ms: time_ms("Duck release", DuckSettings::OFF.release_ms, 20.0, 5_000.0),
             duck_key: EnumParam::new("Duck key", DuckKeyParam::Input),
+            ir_b_source: EnumParam::new("IR B source", SecondIrParam::Off),
+            ir_b: EnumParam::new("Impulse response B", BuiltinIr::Plate),
+            blend: FloatParam::new("Blend", 0.0, FloatRange::Linear { min: 0.0, max: 1.0 })
+                .with_smoother(SmoothingStyle::Linear(50.0))
+                .with_unit("%")
+                .with_value_to_string(formatters::v2s_f32_percentage(0))
+                .with_string_to_value(formatters::s2v_f32_percentage()),
+            ir_file_b: Arc::new(IrFileState::default()),
             ir_file: Arc::new(IrFileState::default()),
         }
     }

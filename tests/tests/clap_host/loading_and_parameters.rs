@@ -70,6 +70,7 @@ fn parameters_are_listed_with_their_defaults() {
         .chain([IR_SOURCE, REVERSE, NORMALIZE, CHANNEL_FORMAT])
         .chain([PREDELAY_SYNC, PREDELAY_NOTE])
         .chain(DUCKING)
+        .chain(SECOND_IR)
         .collect::<Vec<_>>();
     expected.sort_unstable();
     assert_eq!(names, expected, "parameters: {descs:#?}");
@@ -96,7 +97,9 @@ fn parameters_are_listed_with_their_defaults() {
         );
         // Enum parameters are stepped, with one step per entry.
         let (stepped, max) = match desc.name.as_str() {
-            IMPULSE_RESPONSE => (true, 4.0),
+            IMPULSE_RESPONSE | "Impulse response B" => (true, 4.0),
+            // Off, Built-in, File.
+            "IR B source" => (true, 2.0),
             // Auto, CPU, GPU.
             BACKEND => (true, 2.0),
             // Auto, Speakers, Ambisonics, Discrete.

@@ -38,7 +38,7 @@ mod machine;
 mod pacing;
 mod signals;
 mod state;
-mod width;
+mod wet;
 
 use std::ffi::CStr;
 use std::time::Duration;
@@ -103,6 +103,8 @@ const IR_EDIT_FLOATS: [&str; 21] = [
     "Decay high corner",
     "Decay high",
 ];
+/// The second IR's parameters: where it comes from, its built-in, and the Blend.
+const SECOND_IR: [&str; 3] = ["IR B source", "Impulse response B", "Blend"];
 /// The ducking's parameters (run-time, not IR edits).
 const DUCKING: [&str; 5] = [
     "Duck",

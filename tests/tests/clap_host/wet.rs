@@ -1,5 +1,6 @@
-//! The wet signal's Width through the host: automated inside a block and on a block boundary
-//! while a stereo sine plays, it changes the output without a click and reaches its values.
+//! The wet signal's controls through the host: Width, automated inside a block and on a block
+//! boundary while a stereo sine plays, changes the output without a click and reaches its
+//! values; Blend, automated from the first IR to the second, never clicks either.
 
 use super::*;
 
@@ -130,5 +131,72 @@ fn width_automation_is_smooth_and_reaches_its_values() {
         "side at 200 %: {side_db:+.3} dB"
     );
     assert!(mid_db.abs() <= 0.01, "mid at 200 %: {mid_db:+.4} dB");
+    host.assert_threading_respected();
+}
+
+/// A second IR (the Plate) blended with the first (the Hall), mix at 100 %: Blend automated
+/// from 0 to 100 % over 2 s while a sine plays (an event every 512 samples, then smoothed) never
+/// jumps from one sample to the next by more than 1e-3 beyond the two steady renders' own
+/// largest jumps (issue 46's measure); and the automated run ends where the steady render at
+/// 100 % is, the first IR's engine at rest.
+#[test]
+fn blend_automation_never_clicks() {
+    let mut host = TestHost::new();
+    let (mix, source_b, blend) = (
+        host.param(MIX),
+        host.param("IR B source"),
+        host.param("Blend"),
+    );
+    let total = 3 * SAMPLE_RATE as usize;
+    let input = [sine(total, 0.0), sine(total, 0.0)];
+    let sizes = block_sizes(total, MAX_BLOCK as usize);
+    let mut steady = Vec::new();
+    for share in [0.0, 1.0] {
+        host.flush(&[(mix, 1.0), (source_b, 1.0), (blend, share)]);
+        host.activate(MAX_BLOCK);
+        steady.push(host.process([&input[0], &input[1]], &sizes, &[]));
+        host.deactivate();
+    }
+    host.flush(&[(blend, 0.0)]);
+    host.activate(MAX_BLOCK);
+    let ramp_end = 2 * SAMPLE_RATE as usize;
+    let automation: Vec<Automation> = (0..ramp_end)
+        .step_by(512)
+        .map(|at| Automation {
+            at,
+            param: blend,
+            value: ((at + 512) as f64 / ramp_end as f64).min(1.0),
+        })
+        .collect();
+    let moving = host.process([&input[0], &input[1]], &sizes, &automation);
+    assert_finite(&moving);
+    for channel in 0..2 {
+        let own = steady
+            .iter()
+            .map(|run| max_jump(0..total, |idx| f64::from(run.outputs[channel][idx])))
+            .fold(0.0, f64::max);
+        let jump = max_jump(0..total, |idx| f64::from(moving.outputs[channel][idx]));
+        let apart = (0..total)
+            .map(|idx| (steady[0].outputs[channel][idx] - steady[1].outputs[channel][idx]).abs())
+            .fold(0.0f32, f32::max);
+        eprintln!(
+            "channel {channel}: largest jump {jump:.4}, the steady renders' {own:.4}, \
+             the two apart by up to {apart:.3}"
+        );
+        assert!(apart > 0.05, "the two IRs sound too alike to test");
+        assert!(
+            jump <= own + 1e-3,
+            "channel {channel}: jumps by {jump}, the steady renders by {own}"
+        );
+        // After the ramp and the second engine's rest, the first one has parked: the output is
+        // the second IR's alone, as the steady render at 100 % plays it (from silence, so the
+        // tail of what came before has died away by the end).
+        let tail = total - SAMPLE_RATE as usize / 4..total;
+        let differ = tail
+            .map(|idx| (moving.outputs[channel][idx] - steady[1].outputs[channel][idx]).abs())
+            .fold(0.0f32, f32::max);
+        eprintln!("channel {channel}: at the end, {differ:.2e} from the steady render at 100 %");
+        assert!(differ <= 1e-6, "channel {channel}: {differ} from the render at 100 %");
+    }
     host.assert_threading_respected();
 }
