@@ -288,3 +288,35 @@ fn preparation_uses_the_file_and_the_edit_parameters() {
     .unwrap();
     assert_eq!(ir, builtin.generate(48_000));
 }
+
+/// Slot B's file has a state of its own ("ir-file-b") beside the first IR's: each comes back
+/// into its own slot, and a state from before slot B existed leaves it empty and Off.
+#[test]
+fn the_second_slots_file_round_trips_on_its_own() {
+    use longtail::params::SecondIrParam;
+
+    let dir = temp_dir("slot-b");
+    let (path_a, path_b) = (dir.join("a.wav"), dir.join("b.wav"));
+    let samples_a = write_ir(&path_a, 11);
+    let samples_b = write_ir(&path_b, 12);
+    let original = LongtailParams::default();
+    original.ir_file.load_paths(&[&path_a]).unwrap();
+    original.ir_file_b.load_paths(&[&path_b]).unwrap();
+    let fields = original.serialize_fields();
+    assert!(fields.contains_key("ir-file-b"), "{:?}", fields.keys());
+
+    let restored = LongtailParams::default();
+    restored.deserialize_fields(&fields);
+    assert_eq!(current_samples(&restored), Some(samples_a));
+    let b = restored.ir_file_b.current().map(|(file, _)| file.ir.channels.clone());
+    assert_eq!(b, Some(samples_b));
+
+    let mut older = fields.clone();
+    older.remove("ir-file-b");
+    let old_project = LongtailParams::default();
+    old_project.deserialize_fields(&older);
+    assert_eq!(old_project.ir_file_b.generation(), 0);
+    assert_eq!(old_project.ir_b_source.value(), SecondIrParam::Off);
+    assert_eq!(old_project.blend.value(), 0.0);
+    assert!(old_project.ir_b_source_now().is_none());
+}
