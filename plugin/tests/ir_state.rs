@@ -308,7 +308,10 @@ fn the_second_slots_file_round_trips_on_its_own() {
     let restored = LongtailParams::default();
     restored.deserialize_fields(&fields);
     assert_eq!(current_samples(&restored), Some(samples_a));
-    let b = restored.ir_file_b.current().map(|(file, _)| file.ir.channels.clone());
+    let b = restored
+        .ir_file_b
+        .current()
+        .map(|(file, _)| file.ir.channels.clone());
     assert_eq!(b, Some(samples_b));
 
     let mut older = fields.clone();

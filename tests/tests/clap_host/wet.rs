@@ -196,7 +196,10 @@ fn blend_automation_never_clicks() {
             .map(|idx| (moving.outputs[channel][idx] - steady[1].outputs[channel][idx]).abs())
             .fold(0.0f32, f32::max);
         eprintln!("channel {channel}: at the end, {differ:.2e} from the steady render at 100 %");
-        assert!(differ <= 1e-6, "channel {channel}: {differ} from the render at 100 %");
+        assert!(
+            differ <= 1e-6,
+            "channel {channel}: {differ} from the render at 100 %"
+        );
     }
     host.assert_threading_respected();
 }

@@ -145,7 +145,10 @@ pub fn apply(channels: &mut [Vec<f32>], rate: f64, settings: &DecaySettings) {
 
 /// The first frame where any channel comes within [`ONSET_DB`] of the IR's peak.
 fn onset(channels: &[Vec<f32>]) -> Option<usize> {
-    let peak = super::edit::peak(channels);
+    let peak = channels
+        .iter()
+        .flatten()
+        .fold(0.0f64, |peak, &s| peak.max(f64::from(s.abs())));
     if peak == 0.0 {
         return None;
     }
