@@ -13,6 +13,8 @@
 //!   recording's checks (rate, length, clipping);
 //! - [`deconvolve`]: the regularised inverse filter (`f64`, realfft);
 //! - [`response`]: one raw response's peak, noise floor, arrival and end;
+//! - [`synthetic`]: measuring tools for synthetic rooms (convolution, band limit, distortion),
+//!   for the tests;
 //! - [`extract`]: the recording's checks, every slot and channel through the filter, one lag
 //!   and one window for them all, the harmonic distortion left out, the figures.
 //!
@@ -25,6 +27,7 @@ pub mod extract;
 pub mod recording;
 pub mod response;
 pub mod sweep;
+pub mod synthetic;
 
 #[cfg(test)]
 mod tests;

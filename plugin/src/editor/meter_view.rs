@@ -82,38 +82,18 @@ pub(super) fn draw_meter(
     zoom: f32,
 ) -> Rect {
     let channels = levels.channels();
-    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
-    let painter = ui.painter_at(rect);
-    let font = egui::FontId::proportional(11.0 * zoom);
-    let label_height = 16.0 * zoom;
-    painter.text(
-        Pos2::new(rect.center().x, rect.top()),
-        egui::Align2::CENTER_TOP,
-        title,
-        font.clone(),
-        Palette::TEXT_WEAK,
-    );
     let held_db = to_db(hold.max_held(channels));
-    painter.text(
-        Pos2::new(rect.center().x, rect.bottom()),
-        egui::Align2::CENTER_BOTTOM,
-        if held_db <= FLOOR_DB {
-            "-inf".to_owned()
-        } else {
-            format!("{held_db:.1}")
-        },
-        font,
-        if held_db > -0.1 {
-            Palette::METER_HIGH
-        } else {
-            Palette::TEXT
-        },
-    );
-    let bars = Rect::from_min_max(
-        rect.min + Vec2::new(2.0, label_height),
-        rect.max - Vec2::new(2.0, label_height),
-    );
-    painter.rect_filled(bars, 2.0, Palette::PANEL);
+    let figure = if held_db <= FLOOR_DB {
+        "-inf".to_owned()
+    } else {
+        format!("{held_db:.1}")
+    };
+    let colour = if held_db > -0.1 {
+        Palette::METER_HIGH
+    } else {
+        Palette::TEXT
+    };
+    let (rect, response, painter, bars) = meter_frame(ui, size, zoom, title, (figure, colour));
     if channels > 0 {
         let width = bars.width() / channels as f32;
         for channel in 0..channels {
@@ -168,6 +148,37 @@ pub(super) fn draw_meter(
     rect
 }
 
+/// A meter's frame of `size`: `title` above, `figure` (text and colour) below, the panel
+/// between. Returns the frame, its response, its painter and the panel.
+fn meter_frame(
+    ui: &mut egui::Ui,
+    size: Vec2,
+    zoom: f32,
+    title: &str,
+    (figure, colour): (String, egui::Color32),
+) -> (Rect, egui::Response, egui::Painter, Rect) {
+    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
+    let painter = ui.painter_at(rect);
+    let font = egui::FontId::proportional(11.0 * zoom);
+    let label_height = 16.0 * zoom;
+    let top = Pos2::new(rect.center().x, rect.top());
+    painter.text(
+        top,
+        egui::Align2::CENTER_TOP,
+        title,
+        font.clone(),
+        Palette::TEXT_WEAK,
+    );
+    let bottom = Pos2::new(rect.center().x, rect.bottom());
+    painter.text(bottom, egui::Align2::CENTER_BOTTOM, figure, font, colour);
+    let panel = Rect::from_min_max(
+        rect.min + Vec2::new(2.0, label_height),
+        rect.max - Vec2::new(2.0, label_height),
+    );
+    painter.rect_filled(panel, 2.0, Palette::PANEL);
+    (rect, response, painter, panel)
+}
+
 /// Width of the gain reduction bar, in points at 100 %.
 pub(super) const REDUCTION_WIDTH: f32 = 26.0;
 
@@ -175,29 +186,8 @@ pub(super) const REDUCTION_WIDTH: f32 = 26.0;
 /// ducking's range, with the figure under it.
 pub(super) fn draw_reduction(ui: &mut egui::Ui, db: f32, height: f32, zoom: f32) -> Rect {
     let size = Vec2::new(REDUCTION_WIDTH * zoom, height);
-    let (rect, response) = ui.allocate_exact_size(size, Sense::hover());
-    let painter = ui.painter_at(rect);
-    let font = egui::FontId::proportional(11.0 * zoom);
-    let label_height = 16.0 * zoom;
-    painter.text(
-        Pos2::new(rect.center().x, rect.top()),
-        egui::Align2::CENTER_TOP,
-        "GR",
-        font.clone(),
-        Palette::TEXT_WEAK,
-    );
-    painter.text(
-        Pos2::new(rect.center().x, rect.bottom()),
-        egui::Align2::CENTER_BOTTOM,
-        reduction_text(db),
-        font,
-        Palette::TEXT,
-    );
-    let bar = Rect::from_min_max(
-        rect.min + Vec2::new(2.0, label_height),
-        rect.max - Vec2::new(2.0, label_height),
-    );
-    painter.rect_filled(bar, 2.0, Palette::PANEL);
+    let figure = (reduction_text(db), Palette::TEXT);
+    let (rect, response, painter, bar) = meter_frame(ui, size, zoom, "GR", figure);
     let depth = (db / MAX_DUCK_DB).clamp(0.0, 1.0) * bar.height();
     painter.rect_filled(
         Rect::from_min_max(bar.min, Pos2::new(bar.right(), bar.top() + depth)),

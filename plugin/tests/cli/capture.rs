@@ -4,119 +4,17 @@
 //! from 0.5 ms before the arrival to the IR's end, after the lag it reports; a distorting
 //! loudspeaker; and every refusal.
 
-use realfft::RealFftPlanner;
-use realfft::num_complex::Complex;
-
-use longtail::capture::deconvolve::fast_len;
 use longtail::capture::response;
+use longtail::capture::synthetic::{self, convolve, distort};
 use longtail::ir::builtin::BuiltinIr;
 
 use super::*;
 
 const RATE: u32 = 48_000;
 
-/// Linear convolution through one FFT, in f64.
-fn convolve(x: &[f64], h: &[f64]) -> Vec<f64> {
-    let len = x.len() + h.len() - 1;
-    let fft_len = fast_len(len);
-    let mut planner = RealFftPlanner::<f64>::new();
-    let (r2c, c2r) = (
-        planner.plan_fft_forward(fft_len),
-        planner.plan_fft_inverse(fft_len),
-    );
-    let spectrum = |signal: &[f64]| {
-        let mut buffer = vec![0.0; fft_len];
-        buffer[..signal.len()].copy_from_slice(signal);
-        let mut out = r2c.make_output_vec();
-        r2c.process(&mut buffer, &mut out).unwrap();
-        out
-    };
-    let (a, b) = (spectrum(x), spectrum(h));
-    let mut product: Vec<Complex<f64>> = a
-        .iter()
-        .zip(&b)
-        .map(|(a, b)| a * b / fft_len as f64)
-        .collect();
-    product[0].im = 0.0;
-    if let Some(last) = product.last_mut() {
-        last.im = 0.0;
-    }
-    let mut out = vec![0.0; fft_len];
-    c2r.process(&mut product, &mut out).unwrap();
-    out.truncate(len);
-    out
-}
-
-/// `signal` band-limited to 100 Hz .. 10 kHz: every bin in the band kept, raised-cosine skirts
-/// half an octave wide below and a quarter above (a brick wall rings for the whole IR).
+/// `signal` band-limited to 100 Hz .. 10 kHz ([`synthetic::band_limit`]).
 fn band_limit(signal: &[f64]) -> Vec<f64> {
-    let (low_hz, high_hz) = (100.0, 10_000.0);
-    let fft_len = fast_len(2 * signal.len());
-    let mut planner = RealFftPlanner::<f64>::new();
-    let (r2c, c2r) = (
-        planner.plan_fft_forward(fft_len),
-        planner.plan_fft_inverse(fft_len),
-    );
-    let mut buffer = vec![0.0; fft_len];
-    buffer[..signal.len()].copy_from_slice(signal);
-    let mut spectrum = r2c.make_output_vec();
-    r2c.process(&mut buffer, &mut spectrum).unwrap();
-    let hz_per_bin = f64::from(RATE) / fft_len as f64;
-    let skirt = |octaves: f64| 0.5 + 0.5 * (std::f64::consts::PI * octaves.clamp(0.0, 1.0)).cos();
-    for (bin_idx, bin) in spectrum.iter_mut().enumerate() {
-        let hz = bin_idx as f64 * hz_per_bin;
-        let gain = if hz <= 0.0 {
-            0.0
-        } else if hz < low_hz {
-            skirt((low_hz / hz).log2() / 0.5)
-        } else if hz > high_hz {
-            skirt((hz / high_hz).log2() / 0.25)
-        } else {
-            1.0
-        };
-        *bin *= gain / fft_len as f64;
-    }
-    c2r.process(&mut spectrum, &mut buffer).unwrap();
-    buffer.truncate(signal.len());
-    buffer
-}
-
-/// `x + a2 x^2 + a3 x^3` as an analog stage would make it before the converter's anti-alias
-/// filter: at four times the rate (band-limited interpolation), then band-limited back to the
-/// rate. Computed at the rate itself, the harmonics of the sweep's top octaves would fold back
-/// under Nyquist as falling sweeps, which no loudspeaker makes.
-fn distort(x: &[f64], a2: f64, a3: f64) -> Vec<f64> {
-    let n = x.len() + x.len() % 2;
-    let mut planner = RealFftPlanner::<f64>::new();
-    let (r2c, c2r) = (planner.plan_fft_forward(n), planner.plan_fft_inverse(n));
-    let (r2c_up, c2r_up) = (
-        planner.plan_fft_forward(4 * n),
-        planner.plan_fft_inverse(4 * n),
-    );
-    let mut buffer = vec![0.0; n];
-    buffer[..x.len()].copy_from_slice(x);
-    let mut spectrum = r2c.make_output_vec();
-    r2c.process(&mut buffer, &mut spectrum).unwrap();
-    let mut up_spectrum = r2c_up.make_output_vec();
-    for (up, bin) in up_spectrum.iter_mut().zip(&spectrum) {
-        *up = bin / n as f64;
-    }
-    let mut up = vec![0.0; 4 * n];
-    c2r_up.process(&mut up_spectrum, &mut up).unwrap();
-    for s in &mut up {
-        *s += a2 * *s * *s + a3 * *s * *s * *s;
-    }
-    r2c_up.process(&mut up, &mut up_spectrum).unwrap();
-    for (bin, up) in spectrum.iter_mut().zip(&up_spectrum) {
-        *bin = up / (4 * n) as f64;
-    }
-    spectrum[0].im = 0.0;
-    if let Some(last) = spectrum.last_mut() {
-        last.im = 0.0;
-    }
-    c2r.process(&mut spectrum, &mut buffer).unwrap();
-    buffer.truncate(x.len());
-    buffer
+    synthetic::band_limit(signal, RATE, 100.0, 10_000.0)
 }
 
 /// Writes the sweep through the command line and returns its channels and one slot's length.
