@@ -19,7 +19,8 @@
 //! - this file: the host's calls (`activate()`, `process()`, state, editor);
 //! - [`params`]: the parameters and what the state persists; [`layouts`]: the buses offered;
 //! - [`audio`]: what runs on the audio thread around the engine, and what it reports:
-//!   [`audio::processor`], the signal path (wet width, mix, gain, crossfaded engine swaps);
+//!   [`audio::processor`], the signal path (one [`audio::lane`] per IR, the second blended
+//!   in; wet width, [`audio::ducker`], mix, gain, crossfaded engine swaps);
 //!   [`audio::passthrough`], the dry path where no engine can run; [`audio::monitor`], the
 //!   numbers for the editor (atomics only), and [`audio::meters`], the input and output levels;
 //! - `activation`: one activation's state on the audio thread and its exchange of engines with

@@ -14,6 +14,9 @@
 //! the audio thread stops waiting and keeps the engine it plays; the message goes to the file
 //! state's status line for the editor.
 //!
+//! Requests name their IR slot ([`Slot`]: the first IR, or the second that Blend mixes in),
+//! each with its own user file; the thread builds each slot's newest request.
+//!
 //! Dropping the [`Preparer`] (off the audio thread) stops and joins the thread.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -6,6 +6,8 @@
 //! # Parts
 //!
 //! - [`ducker`]: the wet signal lowered while a key (the input or a sidechain) plays.
+//! - [`lane`]: one IR's engine and its swap crossfade, parked while its blend share rests at
+//!   zero; the processor has one per IR slot.
 //! - [`meters`]: the input and output meters (sample peak, RMS over 300 ms), published by
 //!   atomics.
 //! - [`monitor`]: the audio thread's numbers for the editor (atomics only): the running
