@@ -1,5 +1,6 @@
 //! Measuring tools for synthetic rooms, in f64: a linear convolution, a band limit with smooth
-//! skirts, and the harmonic distortion of an analog stage. The capture's tests (the library's
+//! skirts, the harmonic distortion of an analog stage, and how far what it adds to an IR
+//! stays under it. The capture's tests (the library's
 //! and the command line's) build their recordings and compare their IRs with these; nothing in
 //! the capture itself uses them.
 
@@ -112,4 +113,37 @@ pub fn distort(x: &[f64], a2: f64, a3: f64) -> Vec<f64> {
     c2r.process(&mut spectrum, &mut buffer).unwrap();
     buffer.truncate(x.len());
     buffer
+}
+
+/// How far `dirty` (an IR recovered through a distorting stage) differs from `clean` (the same
+/// without it), over their common length: the gain that fits `dirty` to `clean` best (a
+/// 3rd-order term also lifts the fundamental), the largest residual sample in dB under
+/// `clean`'s peak, and the residual's energy in dB under `clean`'s.
+pub struct DistortionFigures {
+    pub gain: f64,
+    pub under_peak_db: f64,
+    pub under_energy_db: f64,
+}
+
+/// [`DistortionFigures`] of `dirty` against `clean`.
+pub fn distortion_figures(clean: &[f64], dirty: &[f64]) -> DistortionFigures {
+    let len = clean.len().min(dirty.len());
+    let (clean, dirty) = (&clean[..len], &dirty[..len]);
+    let energy = clean.iter().map(|c| c * c).sum::<f64>();
+    let gain = dirty.iter().zip(clean).map(|(d, c)| d * c).sum::<f64>() / energy;
+    let peak = clean.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+    let residual = dirty
+        .iter()
+        .zip(clean)
+        .fold(0.0f64, |m, (d, c)| m.max((d - gain * c).abs()));
+    let products = dirty
+        .iter()
+        .zip(clean)
+        .map(|(d, c)| (d - gain * c).powi(2))
+        .sum::<f64>();
+    DistortionFigures {
+        gain,
+        under_peak_db: 20.0 * (peak / residual).log10(),
+        under_energy_db: 10.0 * (energy / products).log10(),
+    }
 }

@@ -6,7 +6,7 @@
 use super::error::CaptureError;
 use super::extract::{Capture, ExtractOptions, extract};
 use super::sweep::{Excitation, SweepSpec};
-use super::synthetic::{band_limit, convolve, distort};
+use super::synthetic::{DistortionFigures, band_limit, convolve, distort, distortion_figures};
 use crate::ir::decode::Audio;
 use crate::rng::Rng;
 
@@ -339,23 +339,11 @@ fn harmonic_distortion_stays_out_of_the_linear_ir() {
     let (clean, clean_lag) = recover(clean_mic);
     let (dirty, dirty_lag) = recover(dirty_mic);
     assert_eq!(clean_lag, dirty_lag);
-    let len = clean.len().min(dirty.len());
-    let (clean, dirty) = (&clean[..len], &dirty[..len]);
-    let gain = dirty.iter().zip(clean).map(|(d, c)| d * c).sum::<f64>()
-        / clean.iter().map(|c| c * c).sum::<f64>();
-    let peak = clean.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-    let residual = dirty
-        .iter()
-        .zip(clean)
-        .fold(0.0f64, |m, (d, c)| m.max((d - gain * c).abs()));
-    let under_db = 20.0 * (peak / residual).log10();
-    let energy = clean.iter().map(|c| c * c).sum::<f64>();
-    let products = dirty
-        .iter()
-        .zip(clean)
-        .map(|(d, c)| (d - gain * c).powi(2))
-        .sum::<f64>();
-    let energy_db = 10.0 * (energy / products).log10();
+    let DistortionFigures {
+        gain,
+        under_peak_db: under_db,
+        under_energy_db: energy_db,
+    } = distortion_figures(&clean, &dirty);
     assert!(
         under_db >= 50.0 && energy_db >= 50.0,
         "distortion {under_db:.1} dB under the IR's peak, {energy_db:.1} dB under its energy \

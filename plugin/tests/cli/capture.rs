@@ -74,16 +74,8 @@ fn deconvolve(
     extra: &[&str],
 ) -> (Vec<Vec<f32>>, serde_json::Value) {
     let out = dir.join("ir.wav");
-    let mut args = vec![
-        "deconvolve",
-        "--sweep",
-        sweep.to_str().unwrap(),
-        "--recording",
-        recording.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--json",
-    ];
+    let mut args = deconvolve_args(sweep, recording, &out);
+    args.push("--json");
     args.extend_from_slice(extra);
     let stdout = cli_stdout(&args);
     let report: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON object");
@@ -266,25 +258,13 @@ fn harmonic_distortion_stays_out_of_the_ir() {
     let (clean, clean_lag) = recover(&x, "clean.wav");
     let (dirty, dirty_lag) = recover(&distorted, "distorted.wav");
     assert_eq!(clean_lag, dirty_lag);
-    let len = clean.len().min(dirty.len());
-    let (clean, dirty) = (&clean[..len], &dirty[..len]);
-    // The 3rd-order term also lifts the fundamental (3 a3 A^2 / 4 at full level): fit the gain.
-    let gain = dirty.iter().zip(clean).map(|(d, c)| d * c).sum::<f64>()
-        / clean.iter().map(|c| c * c).sum::<f64>();
-    let peak = clean.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-    let residual = dirty
-        .iter()
-        .zip(clean)
-        .fold(0.0f64, |m, (d, c)| m.max((d - gain * c).abs()));
-    let under_db = 20.0 * (peak / residual).log10();
-    // The same in energy: the products' energy in the window against the IR's.
-    let energy = clean.iter().map(|c| c * c).sum::<f64>();
-    let products = dirty
-        .iter()
-        .zip(clean)
-        .map(|(d, c)| (d - gain * c).powi(2))
-        .sum::<f64>();
-    let energy_db = 10.0 * (energy / products).log10();
+    // The gain is fitted (the 3rd-order term also lifts the fundamental); the products are
+    // measured at their peak and in energy, in the IR's window.
+    let synthetic::DistortionFigures {
+        gain,
+        under_peak_db: under_db,
+        under_energy_db: energy_db,
+    } = synthetic::distortion_figures(&clean, &dirty);
     eprintln!(
         "distortion: largest product {under_db:.1} dB under the IR's peak, their energy \
          {energy_db:.1} dB under the IR's (gain {gain:.4})"
@@ -294,10 +274,9 @@ fn harmonic_distortion_stays_out_of_the_ir() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Runs a `deconvolve` that must fail: one line on stderr, no panic, no IR written.
-fn refused(dir: &Path, sweep: &Path, recording: &Path, extra: &[&str]) -> String {
-    let out = dir.join("never.wav");
-    let mut args = vec![
+/// `longtail-cli deconvolve`'s arguments for these files.
+fn deconvolve_args<'a>(sweep: &'a Path, recording: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    vec![
         "deconvolve",
         "--sweep",
         sweep.to_str().unwrap(),
@@ -305,7 +284,13 @@ fn refused(dir: &Path, sweep: &Path, recording: &Path, extra: &[&str]) -> String
         recording.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ];
+    ]
+}
+
+/// Runs a `deconvolve` that must fail: one line on stderr, no panic, no IR written.
+fn refused(dir: &Path, sweep: &Path, recording: &Path, extra: &[&str]) -> String {
+    let out = dir.join("never.wav");
+    let mut args = deconvolve_args(sweep, recording, &out);
     args.extend_from_slice(extra);
     let result = cli(&args);
     let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
