@@ -77,11 +77,9 @@ pub struct Picture {
     pub frames: usize,
     /// Per channel, `(min, max)` per column.
     pub columns: Vec<Vec<(f32, f32)>>,
-    /// The energy decay (backward-integrated energy of every channel), in dB under the total,
-    /// per column.
-    pub decay_db: Vec<f32>,
-    /// The energy still to come at the start of each column, the IR's and the second IR's
-    /// (on the same time axis; `None` without one), for [`Picture::blended_decay_db`].
+    /// The energy still to come (backward-integrated energy of every channel) at the start of
+    /// each column, the IR's and the second IR's (on the same time axis; `None` without one):
+    /// the decay curve, [`Picture::blended_decay_db`].
     pub remaining: (Vec<f64>, Option<Vec<f64>>),
     /// Power over time and frequency, all channels together.
     pub spectrogram: Spectrogram,
@@ -106,20 +104,22 @@ pub fn picture_edits(edits: &EditSettings) -> EditSettings {
 }
 
 impl Picture {
-    /// The decay curve of the two IRs blended at `blend` (the second's share), in dB under the
-    /// total, per column: their reverbs are uncorrelated, so the energies add, each weighted
-    /// by its share squared. The first IR's own curve where there is no second one.
+    /// The energy decay curve, in dB under the total, per column: the IR's own, or with a
+    /// second IR the two blended at `blend` (the second's share). Their reverbs are
+    /// uncorrelated, so the energies add, each weighted by its share squared.
     pub fn blended_decay_db(&self, blend: f32) -> Vec<f32> {
-        let (a, Some(b)) = &self.remaining else {
-            return self.decay_db.clone();
+        let (a, b) = &self.remaining;
+        let (wa, wb) = match b {
+            Some(_) => ((1.0 - f64::from(blend)).powi(2), f64::from(blend).powi(2)),
+            None => (1.0, 0.0),
         };
-        let (wa, wb) = ((1.0 - f64::from(blend)).powi(2), f64::from(blend).powi(2));
-        let total = (wa * a.first().copied().unwrap_or(0.0)
-            + wb * b.first().copied().unwrap_or(0.0))
-        .max(1e-30);
-        a.iter()
-            .zip(b)
-            .map(|(a, b)| (10.0 * ((wa * a + wb * b) / total).max(1e-12).log10()) as f32)
+        let energy = |col: usize| {
+            wa * a.get(col).copied().unwrap_or(0.0)
+                + wb * b.as_ref().and_then(|b| b.get(col)).copied().unwrap_or(0.0)
+        };
+        let total = energy(0).max(1e-30);
+        (0..a.len())
+            .map(|col| (10.0 * (energy(col) / total).max(1e-12).log10()) as f32)
             .collect()
     }
 }
@@ -142,18 +142,6 @@ fn outline(channels: &[Vec<f32>]) -> Vec<Vec<(f32, f32)>> {
                 })
                 .collect()
         })
-        .collect()
-}
-
-/// The energy decay curve (Schroeder's backward integral) of all channels together, in dB
-/// under the total energy, sampled at the start of each of [`PREVIEW_COLUMNS`] columns.
-fn decay_curve(channels: &[Vec<f32>]) -> Vec<f32> {
-    let len = channels.first().map_or(0, Vec::len);
-    let remaining = remaining_energy(channels, len);
-    let total = remaining.first().copied().unwrap_or(0.0).max(1e-30);
-    remaining
-        .iter()
-        .map(|r| (10.0 * (r / total).max(1e-12).log10()) as f32)
         .collect()
 }
 
@@ -223,7 +211,6 @@ pub fn make_blended_preview(
                     key: picture_key,
                     frames: ir.len(),
                     columns: outline(&ir.channels),
-                    decay_db: decay_curve(&ir.channels),
                     spectrogram: spectrogram(
                         &ir.channels,
                         ir.sample_rate,
