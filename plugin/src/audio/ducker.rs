@@ -112,6 +112,8 @@ impl Ducker {
             amount.max(0.01)
         } / ramp;
         let len = len.min(self.gains.len());
+        // The linear gain changes only while the gain glides: no `powf` at rest.
+        let mut gain = 10f32.powf(self.gain_db / 20.0);
         for idx in 0..len {
             let level = key
                 .iter()
@@ -122,12 +124,15 @@ impl Ducker {
                 self.hold_left = self.hold_left.saturating_sub(1);
             }
             let target = if self.hold_left > 0 { -amount } else { 0.0 };
-            if self.gain_db > target {
-                self.gain_db = (self.gain_db - down).max(target);
-            } else if self.gain_db < target {
-                self.gain_db = (self.gain_db + up).min(target);
+            if self.gain_db != target {
+                self.gain_db = if self.gain_db > target {
+                    (self.gain_db - down).max(target)
+                } else {
+                    (self.gain_db + up).min(target)
+                };
+                gain = 10f32.powf(self.gain_db / 20.0);
             }
-            self.gains[idx] = 10f32.powf(self.gain_db / 20.0);
+            self.gains[idx] = gain;
         }
         for channel in wet.iter_mut() {
             for (sample, gain) in channel[..len].iter_mut().zip(&self.gains[..len]) {
