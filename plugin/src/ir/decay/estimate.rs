@@ -47,7 +47,17 @@ pub struct BandDecay {
 /// The decays of `bands` of `channels` (one IR at `rate` Hz).
 pub fn estimate(channels: &[Vec<f32>], rate: f64, bands: &Bands) -> Vec<BandDecay> {
     let len = channels.first().map_or(0, Vec::len);
-    let mut splitter = Splitter::new(len, rate);
+    estimate_with(&mut Splitter::new(len, rate), channels, rate, bands)
+}
+
+/// [`estimate`] through `splitter` (made for these channels' length at `rate`).
+pub fn estimate_with(
+    splitter: &mut Splitter,
+    channels: &[Vec<f32>],
+    rate: f64,
+    bands: &Bands,
+) -> Vec<BandDecay> {
+    let len = channels.first().map_or(0, Vec::len);
     let step = channels.len().div_ceil(MAX_MEASURED_CHANNELS).max(1);
     let mut energies = vec![vec![0.0f64; len]; bands.count];
     let mut band = Vec::new();

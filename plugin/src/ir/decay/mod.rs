@@ -119,7 +119,9 @@ pub fn apply(channels: &mut [Vec<f32>], rate: f64, settings: &DecaySettings) {
     let Some(onset) = onset(channels) else {
         return;
     };
-    let octaves = estimate::estimate(channels, rate, &Bands::OCTAVES);
+    // One splitter (its FFT plans and scratch) for the estimate and the change.
+    let mut splitter = Splitter::new(len, rate);
+    let octaves = estimate::estimate_with(&mut splitter, channels, rate, &Bands::OCTAVES);
     let thirds = Bands::THIRDS;
     let envelopes: Vec<Option<Envelope>> = (0..thirds.count)
         .map(|j| Envelope::new(&octaves, thirds.center_hz(j), settings, rate, onset))
@@ -127,7 +129,6 @@ pub fn apply(channels: &mut [Vec<f32>], rate: f64, settings: &DecaySettings) {
     if envelopes.iter().all(Option::is_none) {
         return;
     }
-    let mut splitter = Splitter::new(len, rate);
     let mut band = Vec::new();
     for channel in channels.iter_mut() {
         let spectrum = splitter.spectrum(channel);
