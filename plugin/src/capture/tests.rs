@@ -350,3 +350,30 @@ fn harmonic_distortion_stays_out_of_the_linear_ir() {
          (gain {gain})"
     );
 }
+
+/// A recording whose header lies (a data chunk stated at 4 GiB, a few samples there) is read
+/// within its bounds: no allocation sized from the stated length, and the 64 samples that are
+/// there come back.
+#[test]
+fn a_recording_whose_header_lies_is_read_within_bounds() {
+    let mut wav = Vec::new();
+    let samples: Vec<u8> = (0..64i16).flat_map(|s| (s * 100).to_le_bytes()).collect();
+    wav.extend_from_slice(b"RIFF");
+    wav.extend_from_slice(&u32::MAX.to_le_bytes());
+    wav.extend_from_slice(b"WAVEfmt ");
+    wav.extend_from_slice(&16u32.to_le_bytes());
+    // PCM, mono, 48 kHz, 96000 bytes a second, 2-byte frames, 16 bits.
+    for field in [1u16, 1] {
+        wav.extend_from_slice(&field.to_le_bytes());
+    }
+    wav.extend_from_slice(&RATE.to_le_bytes());
+    wav.extend_from_slice(&(RATE * 2).to_le_bytes());
+    for field in [2u16, 16] {
+        wav.extend_from_slice(&field.to_le_bytes());
+    }
+    wav.extend_from_slice(b"data");
+    wav.extend_from_slice(&u32::MAX.to_le_bytes());
+    wav.extend_from_slice(&samples);
+    let audio = super::recording::read_recording_bytes(&wav, "lies.wav").expect("reads");
+    assert_eq!(audio.num_frames(), 64);
+}
