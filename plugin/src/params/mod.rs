@@ -35,7 +35,7 @@ pub use choices::{
     BackendParam, ChannelFormatParam, DuckKeyParam, IrSourceParam, LatencyModeParam,
     MAX_PREDELAY_MS, NoteValue, SecondIrParam,
 };
-use ranges::{corner, decibels, milliseconds, ratio, time_ms, with_off};
+use ranges::{corner, decibels, decibels_in, milliseconds, ratio, share, time_ms, with_off};
 
 /// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
 pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
@@ -311,15 +311,7 @@ pub const DEFAULT_MIX: f32 = 0.35;
 impl Default for LongtailParams {
     fn default() -> Self {
         Self {
-            mix: FloatParam::new(
-                "Mix",
-                DEFAULT_MIX,
-                FloatRange::Linear { min: 0.0, max: 1.0 },
-            )
-            .with_smoother(SmoothingStyle::Linear(20.0))
-            .with_unit("%")
-            .with_value_to_string(formatters::v2s_f32_percentage(0))
-            .with_string_to_value(formatters::s2v_f32_percentage()),
+            mix: share("Mix", DEFAULT_MIX, 20.0),
             output_gain: FloatParam::new(
                 "Output gain",
                 util::db_to_gain(0.0),
@@ -436,36 +428,18 @@ impl Default for LongtailParams {
             decay_high: ratio("Decay high", MULTIPLIER_RANGE, false),
             predelay_sync: BoolParam::new("Pre-delay sync", false),
             predelay_note: EnumParam::new("Pre-delay note", NoteValue::N8),
-            duck_db: FloatParam::new(
-                "Duck",
-                0.0,
-                FloatRange::Linear {
-                    min: 0.0,
-                    max: MAX_DUCK_DB,
-                },
-            )
-            .with_step_size(0.1)
-            .with_unit(" dB"),
-            duck_threshold_db: FloatParam::new(
+            duck_db: decibels_in("Duck", 0.0, (0.0, MAX_DUCK_DB)),
+            duck_threshold_db: decibels_in(
                 "Duck threshold",
                 DuckSettings::OFF.threshold_db,
-                FloatRange::Linear {
-                    min: -60.0,
-                    max: 0.0,
-                },
-            )
-            .with_step_size(0.1)
-            .with_unit(" dB"),
+                (-60.0, 0.0),
+            ),
             duck_attack_ms: time_ms("Duck attack", DuckSettings::OFF.attack_ms, 1.0, 500.0),
             duck_release_ms: time_ms("Duck release", DuckSettings::OFF.release_ms, 20.0, 5_000.0),
             duck_key: EnumParam::new("Duck key", DuckKeyParam::Input),
             ir_b_source: EnumParam::new("IR B source", SecondIrParam::Off),
             ir_b: EnumParam::new("Impulse response B", BuiltinIr::Plate),
-            blend: FloatParam::new("Blend", 0.0, FloatRange::Linear { min: 0.0, max: 1.0 })
-                .with_smoother(SmoothingStyle::Linear(50.0))
-                .with_unit("%")
-                .with_value_to_string(formatters::v2s_f32_percentage(0))
-                .with_string_to_value(formatters::s2v_f32_percentage()),
+            blend: share("Blend", 0.0, 50.0),
             ir_file_b: Arc::new(IrFileState::default()),
             ir_file: Arc::new(IrFileState::default()),
         }

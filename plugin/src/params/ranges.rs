@@ -7,9 +7,23 @@ use nice_plug::prelude::*;
 /// A level in dB from -24 to +24, 0 by default, in 0.1 dB steps.
 pub(super) fn decibels(name: &str) -> FloatParam {
     let max = crate::ir::edit::MAX_SHAPE_DB as f32;
-    FloatParam::new(name, 0.0, FloatRange::Linear { min: -max, max })
+    decibels_in(name, 0.0, (-max, max))
+}
+
+/// A level in dB over `range`, linear, in 0.1 dB steps.
+pub(super) fn decibels_in(name: &str, default: f32, (min, max): (f32, f32)) -> FloatParam {
+    FloatParam::new(name, default, FloatRange::Linear { min, max })
         .with_step_size(0.1)
         .with_unit(" dB")
+}
+
+/// A share from 0 to 1 shown in percent, smoothed linearly over `smoothing_ms` (Mix, Blend).
+pub(super) fn share(name: &str, default: f32, smoothing_ms: f32) -> FloatParam {
+    FloatParam::new(name, default, FloatRange::Linear { min: 0.0, max: 1.0 })
+        .with_smoother(SmoothingStyle::Linear(smoothing_ms))
+        .with_unit("%")
+        .with_value_to_string(formatters::v2s_f32_percentage(0))
+        .with_string_to_value(formatters::s2v_f32_percentage())
 }
 
 /// A corner frequency from `min` to `max` Hz, skewed towards the low end.
