@@ -209,6 +209,31 @@ impl<F: Format> Longtail<F> {
         (key, key_b)
     }
 
+    /// Builds the second IR's engine for `key_b` into `processor`, with the first one's
+    /// `request` otherwise. Main thread; allocates. Returns whether it plays; where it cannot be
+    /// built, slot B's status says why and Blend plays the first IR alone.
+    fn build_second(
+        &self,
+        request: &Request,
+        key_b: &EngineKey,
+        processor: &mut Processor,
+    ) -> bool {
+        let request = Request {
+            slot: Slot::B,
+            source: key_b.source,
+            edits: key_b.edits,
+            ..*request
+        };
+        let files = &self.params.ir_file_b;
+        match preparer::build(&request, files) {
+            Ok(engine) => processor.begin_swap_second(Box::new(engine)).is_none(),
+            Err(message) => {
+                files.set_status(format!("{message}; Blend plays the first IR alone"));
+                false
+            }
+        }
+    }
+
     /// Makes this activation play the dry signal (see [`passthrough`]) on the bus `activate()`
     /// recorded in the monitor, and tells the editor `reason`. Main thread; drops the previous
     /// activation's engines here.
@@ -336,22 +361,7 @@ impl<F: Format> Longtail<F> {
             let mut processor = Processor::new(Box::new(engine), swap_fade_samples);
             processor.set_sample_rate(sample_rate);
             // The second IR, built here too, so a bounce that blends is the same every time.
-            let key_b = key_b.filter(|key_b| {
-                let request = Request {
-                    slot: Slot::B,
-                    source: key_b.source,
-                    edits: key_b.edits,
-                    ..request
-                };
-                let files = &self.params.ir_file_b;
-                match preparer::build(&request, files) {
-                    Ok(engine) => processor.begin_swap_second(Box::new(engine)).is_none(),
-                    Err(message) => {
-                        files.set_status(format!("{message}; Blend plays the first IR alone"));
-                        false
-                    }
-                }
-            });
+            let key_b = key_b.filter(|key_b| self.build_second(&request, key_b, &mut processor));
             self.generation += 1;
             self.active = Some(Active {
                 processor,

@@ -301,36 +301,7 @@ pub fn prepare(
     }
 
     // 8. Wet low and high cut, then the shelves, in float64.
-    let shelves = [
-        (ShelfKind::Low, edits.low_shelf),
-        (ShelfKind::High, edits.high_shelf),
-    ]
-    .into_iter()
-    .filter_map(|(kind, shelf)| shelf.filter(|s| s.db != 0.0).map(|s| (kind, s)))
-    .flat_map(|(kind, shelf)| Biquad::shelf(kind, shelf, rate));
-    let filters: Vec<Biquad> = [
-        edits
-            .low_cut_hz
-            .map(|hz| Biquad::high_pass(hz, rate, BUTTERWORTH_Q)),
-        edits
-            .high_cut_hz
-            .map(|hz| Biquad::low_pass(hz, rate, BUTTERWORTH_Q)),
-    ]
-    .into_iter()
-    .flatten()
-    .chain(shelves)
-    .collect();
-    if !filters.is_empty() {
-        for channel in &mut channels {
-            let mut samples: Vec<f64> = channel.iter().map(|&s| f64::from(s)).collect();
-            for filter in &filters {
-                filter.run(&mut samples);
-            }
-            for (out, s) in channel.iter_mut().zip(samples) {
-                *out = s as f32;
-            }
-        }
-    }
+    filter(&mut channels, edits, rate);
 
     // 9. Normalisation.
     let layout = source.layout;
@@ -360,6 +331,40 @@ pub fn prepare(
 
     let ir = Ir::with_layout(source.name.clone(), session_rate, layout, channels)?;
     Ok((ir, report))
+}
+
+/// Step 8: the wet low and high cut, then the shelves, over each channel in float64.
+fn filter(channels: &mut [Vec<f32>], edits: &EditSettings, rate: f64) {
+    let shelves = [
+        (ShelfKind::Low, edits.low_shelf),
+        (ShelfKind::High, edits.high_shelf),
+    ]
+    .into_iter()
+    .filter_map(|(kind, shelf)| shelf.filter(|s| s.db != 0.0).map(|s| (kind, s)))
+    .flat_map(|(kind, shelf)| Biquad::shelf(kind, shelf, rate));
+    let filters: Vec<Biquad> = [
+        edits
+            .low_cut_hz
+            .map(|hz| Biquad::high_pass(hz, rate, BUTTERWORTH_Q)),
+        edits
+            .high_cut_hz
+            .map(|hz| Biquad::low_pass(hz, rate, BUTTERWORTH_Q)),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(shelves)
+    .collect();
+    if !filters.is_empty() {
+        for channel in channels.iter_mut() {
+            let mut samples: Vec<f64> = channel.iter().map(|&s| f64::from(s)).collect();
+            for filter in &filters {
+                filter.run(&mut samples);
+            }
+            for (out, s) in channel.iter_mut().zip(samples) {
+                *out = s as f32;
+            }
+        }
+    }
 }
 
 /// Frames kept by the automatic end trim: up to and including the last frame where any
