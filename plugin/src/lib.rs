@@ -78,6 +78,7 @@ use audio::meters::Meter;
 use audio::monitor::{EngineMonitor, LoadMeter};
 use audio::passthrough::{self, PassThrough};
 use audio::processor::{Controls, DEFAULT_SWAP_FADE_MS, Processor};
+use capture::live::{Deck, Desk};
 use engine::{Engine, EngineConfig, LatencyMode, MAX_CHANNELS, PlanLimits};
 use guard::fence::{FENCE_LIMIT, FenceOutcome, Task, TaskFence};
 use guard::unwind;
@@ -122,6 +123,10 @@ pub struct Longtail<F: Format = Clap> {
     /// Drains this instance's tasks from nice-plug's shared task thread in `deactivate()`
     /// (see [`guard::fence`]); made from the executor nice-plug hands `editor()`.
     fence: Option<Arc<TaskFence>>,
+    /// Capturing a room: the audio thread's side, and the desk the editor and the preparation
+    /// thread share with it ([`capture::live`]).
+    capture: Deck,
+    desk: Arc<Desk>,
     format: PhantomData<fn() -> F>,
 }
 
@@ -131,6 +136,7 @@ static NUM_INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 impl<F: Format> Default for Longtail<F> {
     fn default() -> Self {
         // Cheap: no planning, no threads, no IR generation until `activate()`.
+        let (desk, capture) = capture::live::link();
         Self {
             params: Arc::new(LongtailParams::default()),
             monitor: Arc::new(EngineMonitor::default()),
@@ -141,6 +147,8 @@ impl<F: Format> Default for Longtail<F> {
             instance_idx: NUM_INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             meters: Default::default(),
             fence: None,
+            capture,
+            desk,
             format: PhantomData,
         }
     }
@@ -169,6 +177,12 @@ impl<F: Format> Longtail<F> {
             && !active.processor.is_swapping()
             && !active.processor.has_finished()
             && self.preparer.as_ref().is_none_or(Preparer::idle)
+    }
+
+    /// The capture desk: start, follow and cancel a room measurement (the editor's Capture tab,
+    /// and test hosts).
+    pub fn capture_desk(&self) -> Arc<Desk> {
+        Arc::clone(&self.desk)
     }
 
     /// The user IR file: load one with [`IrFileState::load_paths`] (GUI or main thread), read
@@ -283,6 +297,20 @@ impl<F: Format> Longtail<F> {
             .map_or(0, NonZeroU32::get) as usize;
         self.monitor.num_inputs.store(num_inputs as u32, Relaxed);
         self.monitor.num_outputs.store(num_outputs as u32, Relaxed);
+        let capture_rate = buffer_config.sample_rate.clamp(0.0, 10_000_000.0).round() as u32;
+        let offline = buffer_config.process_mode == ProcessMode::Offline;
+        self.capture
+            .activate(capture_rate, num_inputs, num_outputs, offline);
+        if let Some(setup) = capture::live::autostart::take() {
+            // The standalone's `--capture`: measure now, and save the IR once it is analysed.
+            self.desk.set_autosave(true);
+            if let Err(message) = self
+                .desk
+                .start(setup, capture_rate, num_inputs, num_outputs)
+            {
+                nice_error!("Longtail cannot start the capture: {message}");
+            }
+        }
         // Any rate the host names sizes nothing here: the meters hold 30 sums per channel.
         let meter_rate = buffer_config.sample_rate.clamp(1.0, 10_000_000.0) as u32;
         self.meters = [
@@ -297,7 +325,6 @@ impl<F: Format> Longtail<F> {
             }
         };
         let (key, key_b) = self.desired_keys(None);
-        let offline = buffer_config.process_mode == ProcessMode::Offline;
         let config = EngineConfig {
             max_block_size: buffer_config.max_buffer_size.max(1) as usize,
             num_inputs,
@@ -387,7 +414,7 @@ impl<F: Format> Longtail<F> {
         }
         if self.preparer.is_none() {
             let files = [&self.params.ir_file, &self.params.ir_file_b].map(Arc::clone);
-            match Preparer::spawn_slots(files, Arc::clone(&self.monitor)) {
+            match Preparer::spawn_slots(files, Arc::clone(&self.monitor), Arc::clone(&self.desk)) {
                 Ok(preparer) => self.preparer = Some(preparer),
                 Err(err) => nice_error!("Longtail cannot start its preparation thread: {err}"),
             }
@@ -432,8 +459,13 @@ impl<F: Format> Longtail<F> {
     ) -> ProcessStatus {
         let num_inputs = (self.monitor.num_inputs.load(Relaxed) as usize).min(buffer.channels());
         self.meters[0].measure(&buffer.as_slice()[..num_inputs], &self.monitor.input_levels);
+        let num_frames = buffer.samples();
+        // A capture records the inputs here, and plays its sweep over the output at the end.
+        self.capture
+            .record(&buffer.as_slice()[..num_inputs], num_frames);
         if let Some(pass_through) = &self.pass_through {
             pass_through.process(buffer.as_slice());
+            self.capture.play(buffer.as_slice(), num_frames);
             self.meters[1].measure(buffer.as_slice(), &self.monitor.output_levels);
             return ProcessStatus::Normal;
         }
@@ -473,7 +505,6 @@ impl<F: Format> Longtail<F> {
             publish_engine(&self.monitor, active.processor.engine());
         }
 
-        let num_frames = buffer.samples();
         let max_block_size = active.config.max_block_size;
         let sidechain = aux
             .inputs
@@ -530,6 +561,7 @@ impl<F: Format> Longtail<F> {
             start += len;
         }
 
+        self.capture.play(channels, num_frames);
         self.meters[1].measure(channels, &self.monitor.output_levels);
         self.monitor
             .set_duck_reduction(active.processor.duck_reduction_db());
@@ -596,10 +628,13 @@ impl<F: Format> Plugin for Longtail<F> {
             return None;
         }
         let (params, monitor) = (Arc::clone(&self.params), Arc::clone(&self.monitor));
-        unwind::catch(|| editor::create(params, monitor, Some(fence))).unwrap_or_else(|message| {
-            nice_error!("Longtail cannot create its editor: {message}");
-            None
-        })
+        let desk = Arc::clone(&self.desk);
+        unwind::catch(|| editor::create(params, monitor, desk, Some(fence))).unwrap_or_else(
+            |message| {
+                nice_error!("Longtail cannot create its editor: {message}");
+                None
+            },
+        )
     }
 
     fn activate(
@@ -655,6 +690,7 @@ impl<F: Format> Plugin for Longtail<F> {
     }
 
     fn deactivate(&mut self) {
+        self.capture.stop();
         // Buffers stay allocated: a host that reactivates with the same settings reuses them.
         // A VST3 host may release the instance right after this call: first drain this
         // instance's tasks from nice-plug's shared task thread (see `guard::fence`).

@@ -14,6 +14,8 @@
 //! the audio thread stops waiting and keeps the engine it plays; the message goes to the file
 //! state's status line for the editor.
 //!
+//! The thread also deconvolves the recordings of captures ([`Desk::service`]).
+//!
 //! Requests name their IR slot ([`Slot`]: the first IR, or the second that Blend mixes in),
 //! each with its own user file; the thread builds each slot's newest request.
 //!
@@ -26,6 +28,7 @@ use std::time::Duration;
 
 use rtrb::{Consumer, Producer, RingBuffer};
 
+use crate::capture::live::Desk;
 use crate::engine::{Engine, EngineConfig, stagger_phase};
 use crate::ir::builtin::BuiltinIr;
 use crate::ir::edit::{self, EditSettings};
@@ -244,13 +247,19 @@ impl Preparer {
         files: Arc<IrFileState>,
         monitor: Arc<crate::audio::monitor::EngineMonitor>,
     ) -> std::io::Result<Self> {
-        Self::spawn_slots([files, Arc::default()], monitor)
+        Self::spawn_slots(
+            [files, Arc::default()],
+            monitor,
+            crate::capture::live::link().0,
+        )
     }
 
-    /// [`Self::spawn`] with each slot's user file, A's first.
+    /// [`Self::spawn`] with each slot's user file, A's first, and the capture desk whose
+    /// recordings the thread deconvolves ([`Desk::service`]).
     pub fn spawn_slots(
         files: [Arc<IrFileState>; 2],
         monitor: Arc<crate::audio::monitor::EngineMonitor>,
+        desk: Arc<Desk>,
     ) -> std::io::Result<Self> {
         let (requests, mut request_rx) = RingBuffer::<Request>::new(RING_CAPACITY);
         let (mut ready_tx, ready) = RingBuffer::<Prepared>::new(RING_CAPACITY);
@@ -314,7 +323,8 @@ impl Preparer {
                         }
                         thread_answered.fetch_add(taken, Ordering::Release);
                     }
-                    if worked {
+                    // A capture's recording, deconvolved here (a second for a long one).
+                    if worked || desk.service() {
                         continue;
                     }
                     std::thread::park_timeout(POLL_INTERVAL);

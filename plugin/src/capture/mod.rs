@@ -16,14 +16,17 @@
 //! - [`synthetic`]: measuring tools for synthetic rooms (convolution, band limit, distortion),
 //!   for the tests;
 //! - [`extract`]: the recording's checks, every slot and channel through the filter, one lag
-//!   and one window for them all, the harmonic distortion left out, the figures.
+//!   and one window for them all, the harmonic distortion left out, the figures;
+//! - [`live`]: capturing from inside the plugin and the standalone: the take the audio thread
+//!   plays and records, and its analysis on the preparation thread.
 //!
-//! Off the audio thread (the command line; the preparation thread in a plugin). Everything
-//! allocates.
+//! Off the audio thread (the command line; the preparation thread in a plugin), and
+//! everything allocates, but for [`live`]'s audio-thread side.
 
 pub mod deconvolve;
 pub mod error;
 pub mod extract;
+pub mod live;
 pub mod recording;
 pub mod response;
 pub mod sweep;

@@ -90,6 +90,7 @@ use nice_plug_egui::{
 };
 
 use crate::audio::monitor::EngineMonitor;
+use crate::capture::live::Desk;
 use crate::guard::fence::TaskFence;
 use crate::params::{IrSourceParam, LongtailParams, SecondIrParam};
 use crate::preparer::Slot;
@@ -183,6 +184,8 @@ pub struct EditorApp {
     meter_holds: [meter_view::MeterHold; 2],
     /// The tests' record of each frame, when `LONGTAIL_EDITOR_PROBE` is set.
     probe: Option<probe::Probe>,
+    /// The capture desk (the Capture tab: [`crate::capture::live`]).
+    desk: Arc<Desk>,
     /// The Library tab: the settings, the scan, the search ([`library_tab`]).
     library: library_tab::LibraryView,
     /// The header's version text: the version (the commit is on hover, where it does not
@@ -197,6 +200,7 @@ pub struct EditorApp {
 pub fn create(
     params: Arc<LongtailParams>,
     monitor: Arc<EngineMonitor>,
+    desk: Arc<Desk>,
     fence: Option<Arc<TaskFence>>,
 ) -> Option<Editor> {
     if let Some(tab) = Tab::from_env() {
@@ -252,6 +256,7 @@ pub fn create(
         controls_height: None,
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),
+        desk,
         library: library_tab::LibraryView::new(Arc::clone(&window_threads.library_stop)),
         version_text: std::env::var("LONGTAIL_EDITOR_VERSION")
             .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned()),

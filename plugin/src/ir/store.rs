@@ -185,6 +185,30 @@ impl IrFileState {
         }
     }
 
+    /// Makes `ir`, made in memory (a captured room), the current file: the project keeps its
+    /// copy (it has no path), within [`MAX_EMBEDDED_BYTES`]. Off the audio thread.
+    pub fn load_ir(&self, ir: Ir) -> Result<(), IrError> {
+        let name = ir.name.clone();
+        let embedded = embed(&ir.channels);
+        if embedded.is_empty() {
+            let err = IrError::InvalidEdit(format!(
+                "{name} is over the {} MiB a project keeps: save it to a file and load that",
+                MAX_EMBEDDED_BYTES >> 20
+            ));
+            self.set_status(format!("{err}; kept the current IR"));
+            return Err(err);
+        }
+        self.replace(Some(IrFile {
+            ir,
+            paths: Vec::new(),
+            hash: String::new(),
+            embedded,
+            channel_mask: None,
+        }));
+        self.set_status(format!("loaded {name}"));
+        Ok(())
+    }
+
     /// Forgets the file: the plugin plays its built-in IRs again.
     pub fn clear(&self) {
         self.replace(None);
@@ -289,9 +313,12 @@ impl IrFileState {
                     embedded: saved.samples,
                     channel_mask: saved.channel_mask,
                 }));
-                self.set_status(format!(
-                    "{problem}: using the copy of {name} saved in the project"
-                ));
+                // An IR made in memory (a captured room) has no file: its copy is the IR.
+                self.set_status(if saved.paths.is_empty() {
+                    format!("restored {name}, kept in the project")
+                } else {
+                    format!("{problem}: using the copy of {name} saved in the project")
+                });
             }
             Err(err) => self.set_status(format!(
                 "{problem}, and the project's copy of the IR is damaged ({err}): kept the current IR"
@@ -328,13 +355,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 fn load_file(paths: &[&Path]) -> Result<IrFile, IrError> {
     let hash = hash_files(paths)?;
     let (ir, infos) = super::load(paths)?;
-    let num_samples = ir.channels.len() * ir.len();
-    let embedded = if num_samples <= MAX_EMBEDDED_SAMPLES {
-        Some(encode_samples(&ir.channels)).filter(|text| text.len() <= MAX_EMBEDDED_BYTES)
-    } else {
-        None
-    }
-    .unwrap_or_default();
+    let embedded = embed(&ir.channels);
     Ok(IrFile {
         channel_mask: super::single_file_mask(&infos),
         ir,
@@ -342,6 +363,17 @@ fn load_file(paths: &[&Path]) -> Result<IrFile, IrError> {
         hash,
         embedded,
     })
+}
+
+/// The state's copy of `channels`, or nothing over [`MAX_EMBEDDED_BYTES`].
+fn embed(channels: &[Vec<f32>]) -> String {
+    let num_samples = channels.len() * channels.first().map_or(0, Vec::len);
+    if num_samples <= MAX_EMBEDDED_SAMPLES {
+        Some(encode_samples(channels)).filter(|text| text.len() <= MAX_EMBEDDED_BYTES)
+    } else {
+        None
+    }
+    .unwrap_or_default()
 }
 
 /// FNV-1a 64 of the files' bytes, in order, as 16 hex digits.
