@@ -26,6 +26,8 @@
 pub mod autostart;
 pub mod result;
 pub mod take;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
