@@ -196,6 +196,12 @@ impl Desk {
         self.cancelled.store(self.started.load(Acquire), Release);
     }
 
+    /// Whether the audio thread has given the newest take back: the output is the plugin's own
+    /// again (after a fade of [`take::FADE_SECONDS`]). True when none was started.
+    pub fn settled(&self) -> bool {
+        self.ended.load(Acquire) == self.started.load(Acquire)
+    }
+
     /// Whether a take is waiting, recording or being analysed.
     pub fn running(&self) -> bool {
         matches!(
@@ -344,12 +350,13 @@ impl Deck {
         self.current.is_some()
     }
 
-    /// Ends the running take, if any, and sends it back.
+    /// Ends the running take, if any, and sends it back; the plugin's output fades back in.
     fn end(&mut self, why: Ended) {
-        if let Some(take) = &mut self.current {
-            take.ended.get_or_insert(why);
-            let fade_len = take.fade_len();
-            self.fade_in = (0, fade_len);
+        if let Some(take) = &mut self.current
+            && take.ended.is_none()
+        {
+            take.ended = Some(why);
+            self.fade_in = (0, take.fade_len());
         }
         self.send_back();
     }
@@ -384,7 +391,8 @@ impl Deck {
             self.num_outputs,
             self.offline,
         );
-        let Some(take) = &mut self.current else {
+        // An ended take waits here only while the ring back is full.
+        let Some(take) = self.current.as_mut().filter(|take| take.ended.is_none()) else {
             return;
         };
         if take.id <= cancelled {
@@ -423,11 +431,10 @@ impl Deck {
     /// while a take plays, then the fade back to the plugin's own output. Never allocates,
     /// locks or waits.
     pub fn play(&mut self, channels: &mut [&mut [f32]], len: usize) {
-        if let Some(take) = &mut self.current {
+        if let Some(take) = self.current.as_mut().filter(|take| take.ended.is_none()) {
             take.play(channels, len);
             if take.ended.is_some() {
-                let fade_len = take.fade_len();
-                self.fade_in = (0, fade_len);
+                self.fade_in = (0, take.fade_len());
                 self.send_back();
             }
             return;
