@@ -18,8 +18,15 @@
 //! it for a few periods) is tried again, up to three times; a clean attempt under the bar fails.
 //!
 //! Skipped, with a message, only when `jackd` is not installed and `CI` is not set (CI installs
-//! it through `scripts/deps.sh`). Takes about 7 s (one attempt), nearly all of it real-time
+//! it through `scripts/deps.sh`). Takes about 5 s (one attempt), nearly all of it real-time
 //! audio. Unix only: it runs `jackd` and stops processes with POSIX signals.
+//!
+//! Not done yet: a screenshot of the editor's Capture tab showing the result. The same run
+//! could take it: with a variable naming the PNG, start the standalone without `--headless`
+//! on a private Xvfb display (`scripts/editor-lib.sh`'s `editor_start_display`), with
+//! `LONGTAIL_EDITOR_TAB` on the Capture tab and `LONGTAIL_EDITOR_SIZE` 720x480, and once the
+//! IR is saved grab the window as `scripts/editor-screenshot.sh` does (`xwininfo` for its
+//! geometry, `import -window root -crop`).
 #![cfg(unix)]
 
 #[path = "support/jack_server.rs"]
