@@ -14,13 +14,17 @@
 //! Unix only: it runs `jackd` and stops processes with POSIX signals.
 #![cfg(unix)]
 
+#[path = "support/jack_server.rs"]
+mod jack_server;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use jack::{AudioIn, AudioOut, Client, ClientOptions, Control, Port, ProcessScope};
+use jack::{AudioIn, AudioOut, Client, Control, Port, ProcessScope};
+use jack_server::{Spawned, XrunCounter, connect, open_client, read, wait_for_ports};
 use longtail::ir::builtin::BuiltinIr;
 use longtail::ir::wav;
 use longtail::params::DEFAULT_MIX;
@@ -37,30 +41,19 @@ const RECORD_FRAMES: usize = 3 * RATE as usize;
 const MAX_LAG: usize = 16 * PERIOD as usize;
 /// Smallest acceptable agreement with `longtail-cli render`.
 const MIN_SNR_DB: f64 = 90.0;
-/// How long any step may take before the test gives up.
 /// Attempts at a run without xruns.
 const ATTEMPTS: usize = 3;
-const PATIENCE: Duration = Duration::from_secs(30);
 
 #[test]
 fn standalone_on_a_jack_server_plays_what_render_renders() {
-    if Command::new("jackd").arg("--version").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "jackd is not installed, and CI must run this test (scripts/deps.sh installs jackd2)"
-        );
-        eprintln!("skipped: jackd is not installed (apt-get install jackd2)");
+    if !jack_server::jackd_installed() {
         return;
     }
     let work_dir = std::env::temp_dir().join(format!("longtail-jack-{}", std::process::id()));
     std::fs::create_dir_all(&work_dir).unwrap();
     let server = format!("longtail-test-{}", std::process::id());
-    // SAFETY: this is the only test of this binary and it sets the variables before it starts
-    // any thread of its own; libjack reads them when a client opens.
-    unsafe {
-        std::env::set_var("JACK_DEFAULT_SERVER", &server);
-        std::env::set_var("JACK_NO_AUDIO_RESERVATION", "1");
-    }
+    // SAFETY: this is the only test of this binary, and no thread of its own runs yet.
+    unsafe { jack_server::use_server(&server) };
 
     // The reference: the signal rendered offline through the standalone's default settings.
     let signal = test_signal();
@@ -131,13 +124,7 @@ struct JackRun {
 fn play_through_jack(server: &str, work_dir: &Path, signal: &[Vec<f32>]) -> JackRun {
     let signal = signal.to_vec();
     let jackd_log = work_dir.join("jackd.log");
-    let _jackd = Spawned::new(
-        Command::new("jackd")
-            .args(["-n", server, "--realtime", "-d", "dummy"])
-            .args(["-r", &RATE.to_string(), "-p", &PERIOD.to_string()])
-            .args(["-C", "2", "-P", "2"]),
-        &jackd_log,
-    );
+    let _jackd = jack_server::start_jackd(server, RATE, PERIOD, &jackd_log);
     let start = Arc::new(AtomicBool::new(false));
     let xruns = Arc::new(AtomicU32::new(0));
     let player = open_client("longtail-test-player", &jackd_log);
@@ -172,27 +159,8 @@ fn play_through_jack(server: &str, work_dir: &Path, signal: &[Vec<f32>]) -> Jack
         recorder.register_port("in_r", AudioIn::default()).unwrap(),
     ];
     let recorder_names = recorder_ports.each_ref().map(|p| p.name().unwrap());
-    let started = Instant::now();
-    let outputs = loop {
-        let outputs = ["longtail:output_1", "longtail:output_2"];
-        if outputs
-            .iter()
-            .all(|name| recorder.port_by_name(name).is_some())
-        {
-            break outputs;
-        }
-        assert!(
-            standalone.is_running(),
-            "the standalone exited: {}",
-            read(&standalone_log)
-        );
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the standalone registered no output ports: {}",
-            read(&standalone_log)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let outputs = ["longtail:output_1", "longtail:output_2"];
+    wait_for_ports(&recorder, &outputs, &mut standalone, &standalone_log);
     let recorder = recorder
         .activate_async(
             XrunCounter(Arc::clone(&xruns)),
@@ -208,14 +176,7 @@ fn play_through_jack(server: &str, work_dir: &Path, signal: &[Vec<f32>]) -> Jack
         .unwrap();
     // The standalone's ports exist before its client is active; connections wait for that.
     for (output, input) in outputs.iter().zip(&recorder_names) {
-        let started = Instant::now();
-        while let Err(err) = recorder.as_client().connect_ports_by_name(output, input) {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "cannot connect {output} to {input}: {err}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        connect(recorder.as_client(), output, input);
     }
     // The standalone connects its inputs right after it activates; give the graph a moment.
     std::thread::sleep(Duration::from_millis(500));
@@ -308,27 +269,6 @@ fn align_and_compare(recording: &[Vec<f32>; 2], reference: &[Vec<f32>]) -> (usiz
     (lag, 10.0 * (signal / noise.max(f64::MIN_POSITIVE)).log10())
 }
 
-/// Opens a client of the test's server, waiting for the server to come up.
-fn open_client(name: &str, jackd_log: &Path) -> Client {
-    let started = Instant::now();
-    loop {
-        match Client::new(name, ClientOptions::NO_START_SERVER) {
-            Ok((client, _)) => return client,
-            Err(err) if started.elapsed() > PATIENCE => {
-                panic!(
-                    "cannot open JACK client {name}: {err}; jackd: {}",
-                    read(jackd_log)
-                )
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
-}
-
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
 /// Plays the signal once `start` is set, then silence.
 struct Player {
     ports: [Port<AudioOut>; 2],
@@ -374,62 +314,5 @@ impl jack::ProcessHandler for Recorder {
             }
         }
         Control::Continue
-    }
-}
-
-/// Counts the xruns the server reports to a client.
-struct XrunCounter(Arc<AtomicU32>);
-
-impl jack::NotificationHandler for XrunCounter {
-    fn xrun(&mut self, _: &Client) -> Control {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        Control::Continue
-    }
-}
-
-/// A child process with its output in a log file, stopped (SIGTERM, then SIGKILL) on drop.
-struct Spawned {
-    child: Child,
-}
-
-impl Spawned {
-    fn new(command: &mut Command, log: &Path) -> Self {
-        let file = std::fs::File::create(log).unwrap();
-        let child = command
-            .stdin(Stdio::null())
-            .stdout(file.try_clone().unwrap())
-            .stderr(file)
-            .spawn()
-            .unwrap_or_else(|err| panic!("cannot start {command:?}: {err}"));
-        Self { child }
-    }
-
-    fn is_running(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-
-    /// SIGINT (the standalone's Ctrl+C), then SIGKILL after 10 s.
-    fn stop(&mut self) {
-        self.signal_and_wait(libc::SIGINT);
-    }
-
-    fn signal_and_wait(&mut self, signal: libc::c_int) {
-        if !self.is_running() {
-            return;
-        }
-        // SAFETY: sending a signal to our own child process.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, signal) };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.is_running() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        self.signal_and_wait(libc::SIGTERM);
     }
 }

@@ -20,6 +20,8 @@ pub const HELP: &str = "\
   --capture-seconds S    the sweep's length (default 10)
   --capture-tail S       silence after each sweep, the longest IR (default 4)
   --capture-level DB     the sweep's peak in dBFS (default -6)
+  --capture-delay S      silence before the sweep (default 0): time to leave the room, or to
+                         connect the audio server's ports
   (channels count from 1; LIST is comma-separated: 1,2)";
 
 /// Removes the capture flags from `args` and keeps the setup for [`take`]. Errs on a flag
@@ -68,6 +70,9 @@ pub fn strip_args(args: &mut Vec<String>) -> Result<(), String> {
                 setup.tail_seconds = number(&value).ok_or_else(|| bad("seconds"))?
             }
             "--capture-level" => setup.level_db = number(&value).ok_or_else(|| bad("dBFS"))?,
+            "--capture-delay" => {
+                setup.delay_seconds = number(&value).ok_or_else(|| bad("seconds"))?
+            }
             _ => {
                 return Err(format!(
                     "{flag}: not a flag of the standalone's (see --help)"
@@ -127,6 +132,8 @@ mod tests {
             "2",
             "--capture-seconds",
             "2",
+            "--capture-delay",
+            "1.5",
         ]
         .map(String::from)
         .to_vec();
@@ -136,6 +143,7 @@ mod tests {
         assert_eq!(setup.inputs, [0, 2, 1]);
         assert_eq!(setup.loopback, Some(1));
         assert_eq!(setup.sweep_seconds, 2.0);
+        assert_eq!(setup.delay_seconds, 1.5);
         assert!(take().is_none());
         let mut bad: Vec<String> = ["longtail", "--capture-level"].map(String::from).to_vec();
         assert!(strip_args(&mut bad).unwrap_err().contains("needs a value"));

@@ -297,6 +297,28 @@ impl Desk {
             } else {
                 outcome
             };
+            // The figures, or why not: all a headless `--capture` shows of the take.
+            match &outcome {
+                Outcome::Done(captured) => {
+                    let report = &captured.capture.report;
+                    nice_plug::nice_log!(
+                        "captured IR: {} channel(s), {:.3} s, peak-to-noise {:.1} dB, noise \
+                         floor {:.1} dB, lag {} samples{}",
+                        captured.capture.channels.len(),
+                        report.length_samples as f64 / f64::from(captured.capture.sample_rate),
+                        report.peak_to_noise_db,
+                        report.noise_floor_db,
+                        report.lag_samples,
+                        if report.from_loopback {
+                            " (loopback)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+                Outcome::Failed(message) => nice_plug::nice_log!("capture failed: {message}"),
+                Outcome::Cancelled => nice_plug::nice_log!("capture cancelled"),
+            }
             let done = matches!(outcome, Outcome::Done(_));
             *lock(&self.outcome) = Some((id, outcome));
             if done && self.autosave.load(Acquire) {

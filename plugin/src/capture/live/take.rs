@@ -4,7 +4,9 @@
 //!
 //! A take's timeline, in frames from the block where the audio thread picked it up:
 //!
-//! 1. the lead-in ([`FADE_SECONDS`]): the plugin's own output fades to silence;
+//! 1. the lead-in: the plugin's own output fades to silence ([`FADE_SECONDS`]), then
+//!    [`Setup::delay_seconds`] of silence (time to leave the room, or for the audio server's
+//!    connections to be made); nothing is recorded;
 //! 2. the run: output `k` of [`Setup::outputs`] plays the sweep and its tail in slot `k`, one
 //!    loudspeaker after another, every other output is silent, and the inputs of
 //!    [`Setup::inputs`] are recorded from the run's first frame, so recording frame `i` holds what
@@ -22,6 +24,8 @@ use crate::ir::MAX_MATRIX_SIDE;
 
 /// The lead-in's fade of the plugin's output to silence, and the fade back after the run.
 pub const FADE_SECONDS: f64 = 0.01;
+/// Longest silence before the sweep ([`Setup::delay_seconds`]), in seconds.
+pub const MAX_DELAY_SECONDS: f64 = 60.0;
 /// Recording past the last slot's end, for the audio server's round trip (JACK's is a few
 /// periods; ALSA's input ring adds `--input-latency`, 0.15 s by default).
 pub const MARGIN_SECONDS: f64 = 0.5;
@@ -43,6 +47,9 @@ pub struct Setup {
     pub sweep_seconds: f64,
     /// The silence after each sweep for the room to ring out, in seconds: the longest IR.
     pub tail_seconds: f64,
+    /// The silence between the lead-in's fade and the first sweep, in seconds (nothing is
+    /// recorded): time to leave the room, or for the audio server's connections to be made.
+    pub delay_seconds: f64,
 }
 
 impl Default for Setup {
@@ -54,6 +61,7 @@ impl Default for Setup {
             level_db: DEFAULT_LEVEL_DB,
             sweep_seconds: DEFAULT_SECONDS,
             tail_seconds: DEFAULT_TAIL_SECONDS,
+            delay_seconds: 0.0,
         }
     }
 }
@@ -118,6 +126,14 @@ impl Setup {
                 loopback + 1
             ));
         }
+        if !(self.delay_seconds.is_finite()
+            && (0.0..=MAX_DELAY_SECONDS).contains(&self.delay_seconds))
+        {
+            return Err(format!(
+                "a delay of {} s before the sweep: from 0 to {MAX_DELAY_SECONDS:.0} s",
+                self.delay_seconds
+            ));
+        }
         self.spec(sample_rate)
             .validate()
             .map_err(|error| error.to_string())?;
@@ -168,6 +184,8 @@ pub struct Take {
     /// One buffer per recorded input, `record_len` frames each.
     pub(super) recording: Vec<Vec<f32>>,
     fade_len: usize,
+    /// Frames of the lead-in: the fade, then the delay's silence.
+    lead_len: usize,
     /// Frames of the lead-in played so far.
     lead: usize,
     /// Frames recorded so far.
@@ -198,6 +216,9 @@ impl Take {
         let margin = (MARGIN_SECONDS * f64::from(sample_rate)).round() as usize;
         let record_len = excitation.len() * setup.outputs.len() + margin;
         let recording = setup.inputs.iter().map(|_| vec![0.0; record_len]).collect();
+        let fade_len = ((FADE_SECONDS * f64::from(sample_rate)).round() as usize).max(1);
+        let delay_len = (setup.delay_seconds.clamp(0.0, MAX_DELAY_SECONDS) * f64::from(sample_rate))
+            .round() as usize;
         Self {
             id,
             setup,
@@ -206,7 +227,8 @@ impl Take {
             num_outputs,
             excitation,
             recording,
-            fade_len: ((FADE_SECONDS * f64::from(sample_rate)).round() as usize).max(1),
+            fade_len,
+            lead_len: fade_len + delay_len,
             lead: 0,
             position: 0,
             played: 0,
@@ -235,7 +257,7 @@ impl Take {
         len: usize,
         peaks: &[std::sync::atomic::AtomicU32],
     ) {
-        let skip = (self.fade_len - self.lead).min(len);
+        let skip = (self.lead_len - self.lead).min(len);
         let count = (len - skip).min(self.record_len() - self.position);
         if count == 0 || self.stopping.is_some() {
             return;
@@ -269,12 +291,13 @@ impl Take {
         self.position += count;
     }
 
-    /// Replaces this block's output (`len` frames, after the plugin's own) with the lead-in's
-    /// fade and then the sweep, and moves the take on by `len` frames; ends it
+    /// Replaces this block's output (`len` frames, after the plugin's own) with the lead-in (its
+    /// fade, then silence) and then the sweep, and moves the take on by `len` frames; ends it
     /// ([`Ended::Complete`]) once the recording is full. Audio thread.
     pub(super) fn play(&mut self, channels: &mut [&mut [f32]], len: usize) {
-        let lead = (self.fade_len - self.lead).min(len);
+        let lead = (self.lead_len - self.lead).min(len);
         for channel in channels.iter_mut() {
+            // Past the fade its gain is 0: the delay's silence.
             for (frame, sample) in channel[..lead].iter_mut().enumerate() {
                 *sample *= fade_gain(self.lead + frame, self.fade_len);
             }
@@ -298,7 +321,8 @@ impl Take {
         self.played += len - lead;
         if let Some((why, done)) = &mut self.stopping {
             *done += len - lead;
-            if *done >= self.fade_len {
+            // Stopped before the sweep started: the output is already the delay's silence.
+            if *done >= self.fade_len || (self.lead >= self.fade_len && self.played == 0) {
                 self.ended = Some(*why);
             }
         } else if self.position >= self.record_len() && self.ended.is_none() {
@@ -309,8 +333,8 @@ impl Take {
     /// Ends the take early, `why`: the sweep fades out over the next [`FADE_SECONDS`] and
     /// nothing more is recorded. Audio thread.
     pub(super) fn stop(&mut self, why: Ended) {
-        if self.lead == 0 {
-            // Nothing has been played: end at once.
+        if self.lead == 0 || (self.lead >= self.fade_len && self.played == 0) {
+            // Nothing has been played, or the output is the delay's silence: end at once.
             self.ended.get_or_insert(why);
         } else if self.stopping.is_none() {
             self.stopping = Some((why, 0));
@@ -322,4 +346,92 @@ impl Take {
 pub(super) fn fade_gain(frame: usize, fade_len: usize) -> f32 {
     let x = (frame as f32 / fade_len as f32).min(1.0);
     0.5 + 0.5 * (std::f32::consts::PI * x).cos()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RATE: u32 = 48_000;
+
+    fn short_setup(delay_seconds: f64) -> Setup {
+        Setup {
+            sweep_seconds: 0.5,
+            tail_seconds: 0.1,
+            delay_seconds,
+            ..Setup::default()
+        }
+    }
+
+    /// Runs `take` over `frames` frames in blocks of `block`: the input carries its frame
+    /// number (times 1e-6), the plugin's own output is 1. Returns output 0.
+    fn run(take: &mut Take, frames: usize, block: usize) -> Vec<f32> {
+        let peaks: Vec<std::sync::atomic::AtomicU32> = (0..2)
+            .map(|_| std::sync::atomic::AtomicU32::new(0))
+            .collect();
+        let mut output = Vec::new();
+        let mut frame = 0;
+        while frame < frames && take.ended.is_none() {
+            let len = block.min(frames - frame);
+            let mut input: Vec<f32> = (frame..frame + len).map(|f| f as f32 * 1e-6).collect();
+            take.record(&[&mut input[..]], len, &peaks);
+            let (mut out0, mut out1) = (vec![1.0f32; len], vec![1.0f32; len]);
+            take.play(&mut [&mut out0[..], &mut out1[..]], len);
+            output.extend_from_slice(&out0);
+            frame += len;
+        }
+        output
+    }
+
+    #[test]
+    fn the_delay_is_silence_and_nothing_of_it_is_recorded() {
+        let setup = short_setup(0.1);
+        setup.check(RATE, 2, 2).unwrap();
+        let mut take = Take::new(1, setup, RATE, 2, 2);
+        let (fade_len, delay_len) = (take.fade_len(), 4_800);
+        let lead_len = fade_len + delay_len;
+        let output = run(&mut take, 10 * RATE as usize, 1024);
+        assert_eq!(take.ended, Some(Ended::Complete));
+        assert_eq!(output[0], 1.0);
+        assert!(output[1..fade_len].iter().all(|&s| s < 1.0));
+        assert!(output[fade_len..lead_len].iter().all(|&s| s == 0.0));
+        assert_eq!(
+            output[lead_len..lead_len + 100],
+            take.excitation[..100],
+            "the sweep starts when the delay ends"
+        );
+        // Recording frame 0 is what the input carried when the sweep's first frame played.
+        assert_eq!(take.recording[0][0], lead_len as f32 * 1e-6);
+        assert_eq!(take.recording[0][1000], (lead_len + 1000) as f32 * 1e-6);
+        assert_eq!(
+            output.len(),
+            (lead_len + take.record_len()).div_ceil(1024) * 1024
+        );
+    }
+
+    #[test]
+    fn a_take_stopped_in_its_delay_ends_at_once() {
+        let mut take = Take::new(1, short_setup(1.0), RATE, 2, 2);
+        run(&mut take, 4096, 1024);
+        assert!(take.ended.is_none());
+        take.stop(Ended::Cancelled);
+        assert_eq!(take.ended, Some(Ended::Cancelled));
+        // Stopped in the fade: ends once the output is silent, without playing the sweep.
+        let mut take = Take::new(2, short_setup(1.0), RATE, 2, 2);
+        let output = run(&mut take, 256, 256);
+        take.stop(Ended::Cancelled);
+        assert!(take.ended.is_none());
+        let output = [output, run(&mut take, 4096, 256)].concat();
+        assert_eq!(take.ended, Some(Ended::Cancelled));
+        assert!(output.len() <= 1024 && output[take.fade_len()..].iter().all(|&s| s == 0.0));
+    }
+
+    #[test]
+    fn a_delay_out_of_range_is_refused() {
+        for delay in [-1.0, f64::NAN, MAX_DELAY_SECONDS + 1.0] {
+            let error = short_setup(delay).check(RATE, 2, 2).unwrap_err();
+            assert!(error.contains("delay"), "{error}");
+        }
+        short_setup(MAX_DELAY_SECONDS).check(RATE, 2, 2).unwrap();
+    }
 }
