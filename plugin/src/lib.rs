@@ -39,7 +39,10 @@
 //! - [`logging`]: the one logger, silent unless `LONGTAIL_LOG` is set;
 //! - [`render`]: offline renders, shared by the tests and the command line;
 //! - [`capture`]: measuring a room: the sine sweep, and the deconvolution of its recording into
-//!   an IR (a matrix with several loudspeakers), for `longtail-cli sweep` and `deconvolve`;
+//!   an IR (a matrix with several loudspeakers), for `longtail-cli sweep` and `deconvolve`; and
+//!   [`capture::live`], the capture the plugin runs itself: `process()` records the inputs
+//!   before the signal path and plays the sweep over its output after, and the preparation
+//!   thread deconvolves;
 //! - [`tools`]: what only `longtail-cli` uses (bench, soak, status, demo), not the plugin;
 //! - [`cpu_time`], [`rng`]: clocks and a deterministic generator for the above.
 //!
