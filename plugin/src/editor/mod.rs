@@ -130,6 +130,9 @@ pub use crate::params::DEFAULT_EDITOR_SIZE as DEFAULT_SIZE;
 /// Smallest size the window may be resized to.
 pub const MIN_SIZE: (u32, u32) = (560, 380);
 
+/// Below this width (in points at 100 %) the header leaves out the version text.
+const NARROW_HEADER: f32 = 620.0;
+
 /// The zooms offered, in percent.
 pub const ZOOMS: [u32; 6] = [75, 100, 125, 150, 175, 200];
 
@@ -363,16 +366,25 @@ impl NiceEguiApp for EditorApp {
 
         let header = egui::Panel::top("header").show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
-                ui.heading("Longtail");
-                ui.label(
-                    egui::RichText::new(&self.version_text)
-                        .small()
-                        .color(theme::Palette::TEXT_WEAK),
-                )
-                .on_hover_text(format!(
-                    "Longtail convolution reverb {}",
-                    crate::VERSION_TEXT
-                ));
+                // In a narrow window (the smallest at 100 %) the version goes into the
+                // heading's hover and the row closes up, so that the tabs and the zoom keep to
+                // one row.
+                let narrow = ui.available_width() < NARROW_HEADER * self.zoom;
+                if narrow {
+                    ui.spacing_mut().item_spacing.x *= 0.5;
+                }
+                let about = format!("Longtail convolution reverb {}", crate::VERSION_TEXT);
+                let heading = ui.heading("Longtail");
+                if narrow {
+                    heading.on_hover_text(about);
+                } else {
+                    ui.label(
+                        egui::RichText::new(&self.version_text)
+                            .small()
+                            .color(theme::Palette::TEXT_WEAK),
+                    )
+                    .on_hover_text(about);
+                }
                 ui.separator();
                 Tab::buttons(ui, &self.params.editor_tab);
                 ui.separator();
