@@ -1,4 +1,5 @@
-//! The editor's unit tests: the preview, file loads, the ordering of chosen files.
+//! The editor's unit tests: the preview, file loads (a captured IR's too), the ordering of
+//! chosen files.
 
 use super::*;
 use crate::ir::builtin::BuiltinIr;
@@ -136,4 +137,40 @@ fn chosen_files_are_one_or_an_ordered_pair() {
     let three = vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("c")];
     assert!(order_paths(three).unwrap_err().contains("3 files"));
     assert!(order_paths(Vec::new()).is_err());
+}
+
+#[test]
+fn a_captured_ir_loads_as_the_projects_copy() {
+    use crate::capture::extract::{Capture, Report};
+    use crate::capture::live::result::Captured;
+    let channels: Vec<Vec<f32>> = (0..2)
+        .map(|c| (0..4800).map(|i| 0.5 / (1 + i + c) as f32).collect())
+        .collect();
+    let captured = Captured {
+        capture: Capture {
+            sample_rate: 48_000,
+            num_speakers: 1,
+            num_mics: 2,
+            channels,
+            report: Report {
+                peak_to_noise_db: 60.0,
+                noise_floor_db: -90.0,
+                lag_samples: 0,
+                length_samples: 4800,
+                from_loopback: false,
+                channels: Vec::new(),
+            },
+        },
+        name: "Capture 2026-12-07 18:30:12".into(),
+        file_name: "Capture 2026-12-07 18-30-12.wav".into(),
+        outline_db: vec![-60.0; 512],
+    };
+    let files = IrFileState::default();
+    let request = FileRequest::Captured(Arc::new(captured));
+    assert_eq!(run_file_request(request, &files, None), FileOutcome::Loaded);
+    let (file, _) = files.current().expect("loaded");
+    assert_eq!(file.ir.name, "Capture 2026-12-07 18:30:12");
+    assert_eq!(file.ir.channels.len(), 2);
+    // No file: the project keeps the copy.
+    assert!(file.paths.is_empty() && !file.embedded.is_empty());
 }
