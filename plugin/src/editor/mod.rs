@@ -11,7 +11,9 @@
 //! third, and the thermal probes run on the [`ThermalMonitor`] thread. The host's GUI thread never blocks on any of them while the editor
 //! runs. All three end as soon as the window has closed (`window`, [`WindowThreads`]): the jobs
 //! are joined, each within a bound ([`threads::Jobs`]), and the monitor is stopped and
-//! joined. So no thread of the editor outlives its window.
+//! joined. So no thread of the editor outlives its window. A room capture (the Capture tab)
+//! plays and records on the audio thread and is deconvolved and saved on the preparation
+//! thread ([`crate::capture::live`]); the tab only starts it and reads where it stands.
 //!
 //! # Loading IR files
 //!
@@ -30,9 +32,9 @@
 //! are persisted with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a
 //! project reopens its editor as it was left. For screenshots of each (scripts/
 //! editor-screenshot.sh, the `editor` test) these open the editor another way:
-//! `LONGTAIL_EDITOR_TAB` (`reverb`, `shape`, `library`, `engine` or `thermal`), `LONGTAIL_EDITOR_IR_VIEW`
-//! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
-//! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
+//! `LONGTAIL_EDITOR_TAB` (`reverb`, `shape`, `library`, `engine`, `thermal` or `capture`),
+//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE`
+//! (`WxH`), `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
 //! unfolded), `LONGTAIL_EDITOR_FORMAT` (a Channel format by name) and `LONGTAIL_EDITOR_LATENCY`
 //! (a Latency value by id, `offload_2048` say), each set as a parameter change through the host
 //! when the editor opens. `LONGTAIL_EDITOR_VERSION` replaces the version in
@@ -63,15 +65,18 @@
 //! - [`spectrogram`]: the spectrogram computation (no egui).
 //! - `choice`: the persisted button rows (tab, IR view).
 //! - `preview`: the IR outline made off the GUI thread ([`make_preview`]).
-//! - `files`: choosing and loading IR files ([`run_file_request`]).
+//! - `files`: choosing and loading IR files, or a captured IR ([`run_file_request`]).
 //! - [`theme`]: the palette and the type scale.
 //! - `probe`: what the tests read of a frame (`LONGTAIL_EDITOR_PROBE`).
 //! - `draw`: parameter rows (with the mouse wheel), toggles, the spectrogram's colours.
-//! - `meter_view`: the input and output meters and their peak hold.
+//! - `meter_view`: the input and output meters and their peak hold (and the Capture tab's).
 //! - `ir_picture`: the IR's waveform or spectrogram with the edits and their handles.
+//! - `capture_picture`: a captured IR's outline and figures (Capture tab).
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
 //! - `reverb_tab`, `shape_tab`, `library_tab`, `engine_tab`, `thermal_tab`: one file per tab
 //!   (the Shape tab draws the Reverb tab's IR picture under its own controls);
+//! - `capture_tab`: measuring a room with the capture desk ([`crate::capture::live`]); a
+//!   captured IR loads through `files`, and a saved one has the Library tab rescan;
 //! - `window`: the editor as nice-plug sees it, whose window ends [`WindowThreads`] once it has
 //!   closed (generic over the app: it uses nothing here);
 //! - [`threads`]: one-off helper threads joined within a bound, and pinning the library when
@@ -97,6 +102,8 @@ use crate::preparer::Slot;
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 use threads::{Job, Jobs, Poll, ThreadEnd};
 
+mod capture_picture;
+mod capture_tab;
 mod choice;
 mod draw;
 mod engine_tab;
@@ -150,7 +157,6 @@ const WINDOW_THREAD_BOUND: Duration = Duration::from_secs(2);
 /// When set (the standalone's `--headless`), the plugin offers no editor.
 pub static HEADLESS: AtomicBool = AtomicBool::new(false);
 
-/// A choice the editor shows as a row of buttons, persists by its position in `ALL` and can
 /// The editor's state on the GUI thread.
 pub struct EditorApp {
     params: Arc<LongtailParams>,
@@ -189,6 +195,8 @@ pub struct EditorApp {
     probe: Option<probe::Probe>,
     /// The capture desk (the Capture tab: [`crate::capture::live`]).
     desk: Arc<Desk>,
+    /// The Capture tab: the setup, the meters' holds ([`capture_tab`]).
+    capture: capture_tab::CaptureView,
     /// The Library tab: the settings, the scan, the search ([`library_tab`]).
     library: library_tab::LibraryView,
     /// The header's version text: the version (the commit is on hover, where it does not
@@ -260,6 +268,7 @@ pub fn create(
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),
         desk,
+        capture: Default::default(),
         library: library_tab::LibraryView::new(Arc::clone(&window_threads.library_stop)),
         version_text: std::env::var("LONGTAIL_EDITOR_VERSION")
             .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned()),
@@ -353,6 +362,7 @@ impl NiceEguiApp for EditorApp {
         let setter = gui.param_setter();
         self.poll_file_job(&setter);
         self.poll_preview();
+        self.follow_capture_save();
         ui.ctx().request_repaint_after(Duration::from_millis(250));
         self.zoom = zoom_factor(self.params.editor_zoom.load(Relaxed));
         if self.zoom != self.styled_zoom {
@@ -404,6 +414,7 @@ impl NiceEguiApp for EditorApp {
                 Tab::Thermal => self.thermal_tab(ui),
                 Tab::Shape => self.shape_tab(ui, &setter, view_height),
                 Tab::Library => self.library_tab(ui, view_height),
+                Tab::Capture => self.capture_tab(ui, view_height),
             });
             if let Some(probe) = &mut self.probe {
                 probe.scrolled(output.content_size, output.inner_rect.size());
