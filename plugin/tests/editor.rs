@@ -1,8 +1,9 @@
 //! The editor under Xvfb (scripts/editor-screenshot.sh, scripts/editor-interact.sh): the
 //! standalone opens its window and draws it; each view at the minimum size, the default size
-//! and twice the default is screenshotted, and the editor's probe shows that no laid-out text
-//! runs past the window and that the Reverb tab needs no scroll at 100 %; then the mouse and
-//! the keyboard drive it (two handle drags, a double-click, a typed value, the wheel), checked
+//! and twice the default is screenshotted (the Capture tab also mid-take and after a failed
+//! take), and the editor's probe shows that no laid-out text runs past the window and that the
+//! Reverb, Shape and Capture tabs need no scroll at 100 %; then the mouse and the keyboard
+//! drive it (two handle drags, a double-click, a typed value, the wheel), checked
 //! through the parameters. The screenshots stay next to the binaries (`target/<profile>/`,
 //! their paths printed) for CI's artifacts. Skipped with a message when a tool is missing,
 //! except under CI (`CI` set), where that is a failure.
@@ -163,10 +164,11 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
     let config = config.to_str().expect("a UTF-8 target path");
     // Every shot's name and variables; they run SHOTS_AT_ONCE at a time below.
     let mut shots: Vec<(String, Vec<(&str, &str)>)> = Vec::new();
-    for tab in ["reverb", "shape", "library", "engine", "thermal"] {
+    for tab in ["reverb", "shape", "library", "engine", "thermal", "capture"] {
         for (size_name, size) in sizes {
-            // The Reverb and Shape tabs are one screen at 100 %: no scroll at any of these sizes.
-            let no_scroll = if matches!(tab, "reverb" | "shape") {
+            // The Reverb, Shape and Capture tabs are one screen at 100 %: no scroll at any of
+            // these sizes.
+            let no_scroll = if matches!(tab, "reverb" | "shape" | "capture") {
                 "1"
             } else {
                 "0"
@@ -191,7 +193,7 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         format!("--audio-layout {}", layout(12, 12)),
         format!("--audio-layout {}", layout(4, 4)),
     );
-    let cases: [(&str, Vec<(&str, &str)>); 9] = [
+    let cases: [(&str, Vec<(&str, &str)>); 11] = [
         // The Latency control with Offload chosen (it shows the latency taken), at the
         // smallest size.
         (
@@ -235,6 +237,30 @@ fn every_view_draws_at_every_size_with_nothing_cut_off() {
         (
             "editor-zoom-200-default.png",
             vec![("LONGTAIL_EDITOR_ZOOM", "200")],
+        ),
+        // The Capture tab mid-take (the standalone's --capture starts one at activation; the
+        // dummy backend's inputs are silent), and after a short take, which finds no sweep in
+        // the silence and says so, at the smallest size.
+        (
+            "editor-capture-recording-min.png",
+            vec![
+                ("LONGTAIL_STANDALONE_ARGS", "--capture --capture-seconds 20"),
+                ("LONGTAIL_EDITOR_TAB", "capture"),
+                ("LONGTAIL_EDITOR_SIZE", "560x380"),
+                ("EXPECT_NO_SCROLL", "1"),
+            ],
+        ),
+        (
+            "editor-capture-failed-min.png",
+            vec![
+                (
+                    "LONGTAIL_STANDALONE_ARGS",
+                    "--capture --capture-seconds 0.5 --capture-tail 0.1",
+                ),
+                ("LONGTAIL_EDITOR_TAB", "capture"),
+                ("LONGTAIL_EDITOR_SIZE", "560x380"),
+                ("EXPECT_NO_SCROLL", "1"),
+            ],
         ),
         (
             "editor-7.1.4.png",

@@ -67,6 +67,8 @@ pub(super) enum Tab {
     Shape,
     /// The IR library ([`super::library_tab`]).
     Library,
+    /// Measuring a room ([`super::capture_tab`]).
+    Capture,
 }
 
 impl Choice for Tab {
@@ -76,6 +78,7 @@ impl Choice for Tab {
         Tab::Thermal,
         Tab::Shape,
         Tab::Library,
+        Tab::Capture,
     ];
     const SHOWN: &'static [Self] = &[
         Tab::Reverb,
@@ -83,6 +86,7 @@ impl Choice for Tab {
         Tab::Library,
         Tab::Engine,
         Tab::Thermal,
+        Tab::Capture,
     ];
     const ENV: &'static str = "LONGTAIL_EDITOR_TAB";
 
@@ -93,6 +97,7 @@ impl Choice for Tab {
             Tab::Thermal => "Thermal",
             Tab::Shape => "Shape",
             Tab::Library => "Library",
+            Tab::Capture => "Capture",
         }
     }
 }

@@ -1,9 +1,12 @@
 //! Choosing and loading IR files from the editor: the file dialog (rfd: the XDG desktop
-//! portal, or zenity), a typed path, or two stereo files for true stereo. Runs on a helper
-//! thread; loads through [`crate::ir::store::IrFileState`].
+//! portal, or zenity), a typed path, or two stereo files for true stereo; or an IR captured
+//! in the Capture tab, which has no file. Runs on a helper thread; loads through
+//! [`crate::ir::store::IrFileState`].
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use crate::capture::live::result::Captured;
 use crate::ir::store::IrFileState;
 
 /// How the user asked for a file.
@@ -15,6 +18,10 @@ pub enum FileRequest {
     DialogPair,
     /// Paths given directly (the path field).
     Paths(Vec<PathBuf>),
+    /// A captured IR that was not saved: the project keeps its copy
+    /// ([`IrFileState::load_ir`], which compresses it: up to 64 MiB of text, so not on the GUI
+    /// thread).
+    Captured(Arc<Captured>),
 }
 
 /// What came of a [`FileRequest`].
@@ -52,6 +59,17 @@ pub fn run_file_request(
 ) -> FileOutcome {
     let chosen = match request {
         FileRequest::Paths(paths) => paths,
+        FileRequest::Captured(captured) => {
+            let loaded = captured
+                .to_ir()
+                .and_then(|ir| files.load_ir(ir).map_err(|err| err.to_string()));
+            return match loaded {
+                Ok(()) => FileOutcome::Loaded,
+                Err(message) => {
+                    FileOutcome::Failed(format!("{message}; the current IR keeps playing"))
+                }
+            };
+        }
         FileRequest::Dialog | FileRequest::DialogPair => {
             let mut dialog = rfd::FileDialog::new()
                 .add_filter("Impulse responses", crate::ir::decode::EXTENSIONS)

@@ -71,6 +71,8 @@ pub(super) struct LibraryView {
     shown: (String, bool, Vec<PathBuf>, u64, Arc<[usize]>),
     /// Counts the scans received, for `shown`.
     scans: u64,
+    /// Read the folders again once no job runs (a file was written into one: a captured IR).
+    rescan_asked: bool,
 }
 
 impl LibraryView {
@@ -91,6 +93,7 @@ impl LibraryView {
             stop,
             shown: (String::new(), false, Vec::new(), 0, Arc::from(Vec::new())),
             scans: 0,
+            rescan_asked: false,
         }
     }
 }
@@ -169,7 +172,8 @@ impl EditorApp {
             }
             view.job = None;
         }
-        if view.settings.is_none() && view.settings_error.is_none() {
+        if (view.settings.is_none() && view.settings_error.is_none()) || view.rescan_asked {
+            view.rescan_asked = false;
             self.start_library_job(Work::Load, true);
         } else if !view.queued.is_empty() {
             let changes = std::mem::take(&mut view.queued);
@@ -178,6 +182,12 @@ impl EditorApp {
                 .any(|c| matches!(c, Change::AddFolder(_) | Change::RemoveFolder(_)));
             self.start_library_job(Work::Apply(changes), rescan);
         }
+    }
+
+    /// Has the tab read the library's folders again when it next shows (a file was written into
+    /// one of them: the Capture tab saved an IR).
+    pub(super) fn rescan_library(&mut self) {
+        self.library.rescan_asked = true;
     }
 
     /// A change to the settings: shown now, written by the next job.

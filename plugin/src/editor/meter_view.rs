@@ -1,9 +1,11 @@
 //! The input and output meters, and the ducking's gain reduction beside them. The meters: a
 //! bar per channel (RMS filled, the sample peak as a line, the
-//! held peak as a tick), -60 to 0 dBFS, and the loudest held peak of each side in figures.
+//! held peak as a tick), -60 to 0 dBFS, and the loudest held peak of each side in figures. The
+//! Capture tab's input meters are the same without the RMS ([`draw_peaks`]).
 //!
-//! The levels come from [`crate::audio::meters::MeterLevels`] (atomics the audio thread publishes);
-//! the hold is kept here, on the GUI thread: a peak stays [`HOLD`] long, then falls.
+//! The levels come from [`crate::audio::meters::MeterLevels`] (atomics the audio thread publishes),
+//! or as peaks from the capture desk; the hold is kept here, on the GUI thread: a peak stays
+//! [`HOLD`] long, then falls.
 
 use std::time::{Duration, Instant};
 
@@ -40,15 +42,30 @@ impl MeterHold {
     /// Takes each channel's peak since the last frame and updates the holds.
     pub(super) fn update(&mut self, levels: &MeterLevels, now: Instant) {
         for channel in 0..levels.channels() {
-            let peak = levels.take_peak(channel);
-            let (held, since) = &mut self.held[channel];
-            if peak >= *held || now.duration_since(*since) > HOLD {
-                *held = peak;
-                *since = now;
-            }
             // The bar falls at about 20 dB a second between frames of a quarter second.
-            self.shown[channel] = peak.max(self.shown[channel] * 0.3);
+            self.hold(channel, levels.take_peak(channel), now, 0.3);
         }
+    }
+
+    /// Updates the holds with each channel's peak (linear) since `last`, the previous update:
+    /// the bar falls as [`Self::update`]'s does between frames a quarter second apart, however
+    /// often the frames come (the Capture tab repaints continuously).
+    pub(super) fn update_peaks(&mut self, peaks: &[f32], last: Instant, now: Instant) {
+        let fall = 0.3f32.powf(now.duration_since(last).as_secs_f32() / 0.25);
+        for (channel, &peak) in peaks.iter().enumerate().take(MAX_METERED) {
+            self.hold(channel, peak, now, fall);
+        }
+    }
+
+    /// One channel's new `peak`: held while it is the highest for [`HOLD`]; the bar shows it,
+    /// or the last one times `fall`.
+    fn hold(&mut self, channel: usize, peak: f32, now: Instant, fall: f32) {
+        let (held, since) = &mut self.held[channel];
+        if peak >= *held || now.duration_since(*since) > HOLD {
+            *held = peak;
+            *since = now;
+        }
+        self.shown[channel] = peak.max(self.shown[channel] * fall);
     }
 
     /// Each of the first `channels`' held peak, linear.
@@ -104,11 +121,7 @@ pub(super) fn draw_meter(
             );
             let y = |level: f32| column.bottom() - fraction(level) * column.height();
             let rms = levels.rms(channel);
-            let colour = match to_db(rms) {
-                db if db > -6.0 => Palette::METER_HIGH,
-                db if db > -18.0 => Palette::METER_MID,
-                _ => Palette::METER_LOW,
-            };
+            let colour = level_colour(rms);
             painter.rect_filled(
                 Rect::from_min_max(Pos2::new(column.left(), y(rms)), column.max),
                 0.0,
@@ -132,7 +145,94 @@ pub(super) fn draw_meter(
             );
         }
     }
-    // The -6, -18 and -40 dB marks.
+    marks(&painter, bars);
+    response.on_hover_text(format!(
+        "{title}: {channels} channels. Bars: RMS over 300 ms; line: sample peak; white tick: \
+         peak held {:.1} s; figure: the loudest held peak in dBFS",
+        HOLD.as_secs_f32()
+    ));
+    rect
+}
+
+/// The first `channels` peaks of `hold` as bars (the peak filled, the held peak as a tick), in
+/// a meter's frame of `size` titled `title`; `names` are the channels' names for the hover
+/// text (the inputs recorded).
+pub(super) fn draw_peaks(
+    ui: &mut egui::Ui,
+    title: &str,
+    hold: &MeterHold,
+    names: &[String],
+    size: Vec2,
+    zoom: f32,
+) -> Rect {
+    let channels = names.len().min(MAX_METERED);
+    let held_db = to_db(hold.max_held(channels));
+    let figure = if held_db <= FLOOR_DB {
+        "-inf".to_owned()
+    } else {
+        format!("{held_db:.1}")
+    };
+    let colour = if held_db > -0.1 {
+        Palette::METER_HIGH
+    } else {
+        Palette::TEXT
+    };
+    let (rect, response, painter, bars) = meter_frame(ui, size, zoom, title, (figure, colour));
+    let width = bars.width() / channels.max(1) as f32;
+    for channel in 0..channels {
+        let left = bars.left() + channel as f32 * width;
+        let column = Rect::from_min_max(
+            Pos2::new(left + 0.5, bars.top()),
+            Pos2::new(left + width - 0.5, bars.bottom()),
+        );
+        let y = |level: f32| column.bottom() - fraction(level) * column.height();
+        let peak = hold.shown[channel];
+        painter.rect_filled(
+            Rect::from_min_max(Pos2::new(column.left(), y(peak)), column.max),
+            0.0,
+            level_colour(peak),
+        );
+        let held_y = y(hold.held[channel].0);
+        painter.line_segment(
+            [
+                Pos2::new(column.left(), held_y),
+                Pos2::new(column.right(), held_y),
+            ],
+            Stroke::new(2.0, Palette::TEXT),
+        );
+    }
+    marks(&painter, bars);
+    let held: Vec<String> = (0..channels)
+        .map(|channel| {
+            let db = to_db(hold.held[channel].0);
+            let db = if db <= FLOOR_DB {
+                "-inf".to_owned()
+            } else {
+                format!("{db:.1}")
+            };
+            format!("{}: {db} dBFS", names[channel])
+        })
+        .collect();
+    response.on_hover_text(format!(
+        "{title}: the sample peak of each input recorded; white tick: peak held {:.1} s; \
+         figure: the loudest held peak in dBFS. Held now: {}",
+        HOLD.as_secs_f32(),
+        held.join(", ")
+    ));
+    rect
+}
+
+/// The colour of a bar at `level` (linear): low, mid or high.
+fn level_colour(level: f32) -> egui::Color32 {
+    match to_db(level) {
+        db if db > -6.0 => Palette::METER_HIGH,
+        db if db > -18.0 => Palette::METER_MID,
+        _ => Palette::METER_LOW,
+    }
+}
+
+/// The -6, -18 and -40 dB marks across a meter's `bars`.
+fn marks(painter: &egui::Painter, bars: Rect) {
     for db in [-6.0f32, -18.0, -40.0] {
         let y = bars.bottom() - (db - FLOOR_DB) / -FLOOR_DB * bars.height();
         painter.line_segment(
@@ -140,12 +240,6 @@ pub(super) fn draw_meter(
             Stroke::new(1.0, Palette::LINE),
         );
     }
-    response.on_hover_text(format!(
-        "{title}: {channels} channels. Bars: RMS over 300 ms; line: sample peak; white tick: \
-         peak held {:.1} s; figure: the loudest held peak in dBFS",
-        HOLD.as_secs_f32()
-    ));
-    rect
 }
 
 /// A meter's frame of `size`: `title` above, `figure` (text and colour) below, the panel

@@ -11,7 +11,9 @@
 //! third, and the thermal probes run on the [`ThermalMonitor`] thread. The host's GUI thread never blocks on any of them while the editor
 //! runs. All three end as soon as the window has closed (`window`, [`WindowThreads`]): the jobs
 //! are joined, each within a bound ([`threads::Jobs`]), and the monitor is stopped and
-//! joined. So no thread of the editor outlives its window.
+//! joined. So no thread of the editor outlives its window. A room capture (the Capture tab)
+//! plays and records on the audio thread and is deconvolved and saved on the preparation
+//! thread ([`crate::capture::live`]); the tab only starts it and reads where it stands.
 //!
 //! # Loading IR files
 //!
@@ -30,9 +32,9 @@
 //! are persisted with the plugin's state (the `editor-*` fields of [`LongtailParams`]), so a
 //! project reopens its editor as it was left. For screenshots of each (scripts/
 //! editor-screenshot.sh, the `editor` test) these open the editor another way:
-//! `LONGTAIL_EDITOR_TAB` (`reverb`, `shape`, `library`, `engine` or `thermal`), `LONGTAIL_EDITOR_IR_VIEW`
-//! (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE` (`WxH`),
-//! `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
+//! `LONGTAIL_EDITOR_TAB` (`reverb`, `shape`, `library`, `engine`, `thermal` or `capture`),
+//! `LONGTAIL_EDITOR_IR_VIEW` (`waveform`, `spectrogram` or `paths`), `LONGTAIL_EDITOR_SIZE`
+//! (`WxH`), `LONGTAIL_EDITOR_ZOOM` (percent), `LONGTAIL_EDITOR_DETAILS` (any value: "File & bus"
 //! unfolded), `LONGTAIL_EDITOR_FORMAT` (a Channel format by name) and `LONGTAIL_EDITOR_LATENCY`
 //! (a Latency value by id, `offload_2048` say), each set as a parameter change through the host
 //! when the editor opens. `LONGTAIL_EDITOR_VERSION` replaces the version in
@@ -63,15 +65,18 @@
 //! - [`spectrogram`]: the spectrogram computation (no egui).
 //! - `choice`: the persisted button rows (tab, IR view).
 //! - `preview`: the IR outline made off the GUI thread ([`make_preview`]).
-//! - `files`: choosing and loading IR files ([`run_file_request`]).
+//! - `files`: choosing and loading IR files, or a captured IR ([`run_file_request`]).
 //! - [`theme`]: the palette and the type scale.
 //! - `probe`: what the tests read of a frame (`LONGTAIL_EDITOR_PROBE`).
 //! - `draw`: parameter rows (with the mouse wheel), toggles, the spectrogram's colours.
-//! - `meter_view`: the input and output meters and their peak hold.
+//! - `meter_view`: the input and output meters and their peak hold (and the Capture tab's).
 //! - `ir_picture`: the IR's waveform or spectrogram with the edits and their handles.
+//! - `capture_picture`: a captured IR's outline and figures (Capture tab).
 //! - `matrix_view`: the bus, the Channel format and the grid of paths (Reverb tab).
 //! - `reverb_tab`, `shape_tab`, `library_tab`, `engine_tab`, `thermal_tab`: one file per tab
 //!   (the Shape tab draws the Reverb tab's IR picture under its own controls);
+//! - `capture_tab`: measuring a room with the capture desk ([`crate::capture::live`]); a
+//!   captured IR loads through `files`, and a saved one has the Library tab rescan;
 //! - `window`: the editor as nice-plug sees it, whose window ends [`WindowThreads`] once it has
 //!   closed (generic over the app: it uses nothing here);
 //! - [`threads`]: one-off helper threads joined within a bound, and pinning the library when
@@ -97,6 +102,8 @@ use crate::preparer::Slot;
 use crate::thermal::{Placement, ThermalMonitor, ThermalPolicy, ThermalProbes, ThermalSnapshot};
 use threads::{Job, Jobs, Poll, ThreadEnd};
 
+mod capture_picture;
+mod capture_tab;
 mod choice;
 mod draw;
 mod engine_tab;
@@ -130,6 +137,9 @@ pub use crate::params::DEFAULT_EDITOR_SIZE as DEFAULT_SIZE;
 /// Smallest size the window may be resized to.
 pub const MIN_SIZE: (u32, u32) = (560, 380);
 
+/// Below this width (in points at 100 %) the header leaves out the version text.
+const NARROW_HEADER: f32 = 620.0;
+
 /// The zooms offered, in percent.
 pub const ZOOMS: [u32; 6] = [75, 100, 125, 150, 175, 200];
 
@@ -147,7 +157,6 @@ const WINDOW_THREAD_BOUND: Duration = Duration::from_secs(2);
 /// When set (the standalone's `--headless`), the plugin offers no editor.
 pub static HEADLESS: AtomicBool = AtomicBool::new(false);
 
-/// A choice the editor shows as a row of buttons, persists by its position in `ALL` and can
 /// The editor's state on the GUI thread.
 pub struct EditorApp {
     params: Arc<LongtailParams>,
@@ -186,6 +195,8 @@ pub struct EditorApp {
     probe: Option<probe::Probe>,
     /// The capture desk (the Capture tab: [`crate::capture::live`]).
     desk: Arc<Desk>,
+    /// The Capture tab: the setup, the meters' holds ([`capture_tab`]).
+    capture: capture_tab::CaptureView,
     /// The Library tab: the settings, the scan, the search ([`library_tab`]).
     library: library_tab::LibraryView,
     /// The header's version text: the version (the commit is on hover, where it does not
@@ -257,6 +268,7 @@ pub fn create(
         meter_holds: Default::default(),
         probe: probe::Probe::from_env(),
         desk,
+        capture: Default::default(),
         library: library_tab::LibraryView::new(Arc::clone(&window_threads.library_stop)),
         version_text: std::env::var("LONGTAIL_EDITOR_VERSION")
             .unwrap_or_else(|_| env!("CARGO_PKG_VERSION").to_owned()),
@@ -350,6 +362,7 @@ impl NiceEguiApp for EditorApp {
         let setter = gui.param_setter();
         self.poll_file_job(&setter);
         self.poll_preview();
+        self.follow_capture_save();
         ui.ctx().request_repaint_after(Duration::from_millis(250));
         self.zoom = zoom_factor(self.params.editor_zoom.load(Relaxed));
         if self.zoom != self.styled_zoom {
@@ -363,16 +376,25 @@ impl NiceEguiApp for EditorApp {
 
         let header = egui::Panel::top("header").show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
-                ui.heading("Longtail");
-                ui.label(
-                    egui::RichText::new(&self.version_text)
-                        .small()
-                        .color(theme::Palette::TEXT_WEAK),
-                )
-                .on_hover_text(format!(
-                    "Longtail convolution reverb {}",
-                    crate::VERSION_TEXT
-                ));
+                // In a narrow window (the smallest at 100 %) the version goes into the
+                // heading's hover and the row closes up, so that the tabs and the zoom keep to
+                // one row.
+                let narrow = ui.available_width() < NARROW_HEADER * self.zoom;
+                if narrow {
+                    ui.spacing_mut().item_spacing.x *= 0.5;
+                }
+                let about = format!("Longtail convolution reverb {}", crate::VERSION_TEXT);
+                let heading = ui.heading("Longtail");
+                if narrow {
+                    heading.on_hover_text(about);
+                } else {
+                    ui.label(
+                        egui::RichText::new(&self.version_text)
+                            .small()
+                            .color(theme::Palette::TEXT_WEAK),
+                    )
+                    .on_hover_text(about);
+                }
                 ui.separator();
                 Tab::buttons(ui, &self.params.editor_tab);
                 ui.separator();
@@ -392,6 +414,7 @@ impl NiceEguiApp for EditorApp {
                 Tab::Thermal => self.thermal_tab(ui),
                 Tab::Shape => self.shape_tab(ui, &setter, view_height),
                 Tab::Library => self.library_tab(ui, view_height),
+                Tab::Capture => self.capture_tab(ui, view_height),
             });
             if let Some(probe) = &mut self.probe {
                 probe.scrolled(output.content_size, output.inner_rect.size());
@@ -638,144 +661,4 @@ impl EditorApp {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ir::builtin::BuiltinIr;
-    use crate::ir::edit::EditSettings;
-    use crate::ir::store::IrFileState;
-    use crate::preparer::IrSource;
-
-    fn fixture(name: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name)
-    }
-
-    fn builtin_key(edits: EditSettings) -> PreviewKey {
-        PreviewKey {
-            source: IrSource::Builtin(BuiltinIr::SmallRoom),
-            edits,
-            sample_rate: 48_000,
-            bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
-            second: None,
-        }
-    }
-
-    #[test]
-    fn preview_outlines_the_ir_the_engine_plays() {
-        let files = IrFileState::default();
-        let plain = make_preview(builtin_key(EditSettings::NONE), &files, None);
-        let data = plain.result.as_ref().expect("built-in prepares");
-        let generated = BuiltinIr::SmallRoom.generate(48_000);
-        assert_eq!(data.num_frames, generated.len());
-        assert_eq!(data.num_channels, generated.channels.len());
-        assert!(
-            data.picture
-                .columns
-                .iter()
-                .all(|c| c.len() == PREVIEW_COLUMNS)
-        );
-
-        // A reversed IR's loudest column moves from the start to the end.
-        let reversed = make_preview(
-            builtin_key(EditSettings {
-                reverse: true,
-                ..EditSettings::NONE
-            }),
-            &files,
-            None,
-        );
-        let loudest = |data: &PreviewData| {
-            let column = &data.picture.columns[0];
-            (0..column.len())
-                .max_by(|&a, &b| {
-                    let level = |i: usize| (-column[i].0).max(column[i].1);
-                    level(a).total_cmp(&level(b))
-                })
-                .expect("columns")
-        };
-        let reversed = reversed.result.expect("reverse prepares");
-        assert!(loudest(data) < PREVIEW_COLUMNS / 4);
-        assert!(loudest(&reversed) > PREVIEW_COLUMNS * 3 / 4);
-
-        // A trim keeps the picture it is drawn over; a stretch makes a new one.
-        let last = Some(Arc::clone(&data.picture));
-        let trimmed = make_preview(
-            builtin_key(EditSettings {
-                trim_start_ms: 5.0,
-                ..EditSettings::NONE
-            }),
-            &files,
-            last.clone(),
-        );
-        let trimmed = trimmed.result.expect("trim prepares");
-        assert!(trimmed.num_frames < data.num_frames);
-        assert!(Arc::ptr_eq(&trimmed.picture, &data.picture));
-        let stretched = make_preview(
-            builtin_key(EditSettings {
-                stretch: 1.5,
-                ..EditSettings::NONE
-            }),
-            &files,
-            last,
-        );
-        let stretched = stretched.result.expect("stretch prepares");
-        assert!(!Arc::ptr_eq(&stretched.picture, &data.picture));
-        assert!(stretched.picture.frames > data.picture.frames);
-    }
-
-    #[test]
-    fn a_loaded_file_is_previewed_and_a_bad_one_keeps_it() {
-        let files = IrFileState::default();
-        let outcome =
-            run_file_request(FileRequest::Paths(vec![fixture("ir-16.wav")]), &files, None);
-        assert_eq!(outcome, FileOutcome::Loaded);
-        let (_, generation) = files.current().expect("loaded");
-        let key = PreviewKey {
-            source: IrSource::File(generation),
-            edits: EditSettings::NONE,
-            sample_rate: 44_100,
-            bus: crate::ir::mapping::Bus::new(2, 2, Default::default()),
-            second: None,
-        };
-        let preview = make_preview(key, &files, None);
-        let data = preview.result.expect("file prepares");
-        assert_eq!(data.name, "ir-16.wav");
-
-        // A file that is not audio: refused with the reason, the loaded file stays.
-        let outcome =
-            run_file_request(FileRequest::Paths(vec![fixture("README.md")]), &files, None);
-        match outcome {
-            FileOutcome::Failed(message) => {
-                assert!(message.contains("current IR keeps playing"), "{message}")
-            }
-            other => panic!("expected a failure, got {other:?}"),
-        }
-        assert_eq!(files.current().map(|(_, g)| g), Some(generation));
-
-        // A preview of a file generation that is gone says so instead of showing another IR.
-        files.clear();
-        assert!(make_preview(key, &files, None).result.is_err());
-    }
-
-    #[test]
-    fn chosen_files_are_one_or_an_ordered_pair() {
-        let one = order_paths(vec![PathBuf::from("/a/hall.wav")]).expect("one file");
-        assert_eq!(one, vec![PathBuf::from("/a/hall.wav")]);
-        let pair = order_paths(vec![
-            PathBuf::from("/a/hall_R.wav"),
-            PathBuf::from("/a/hall_L.wav"),
-        ])
-        .expect("a pair");
-        assert_eq!(
-            pair,
-            vec![
-                PathBuf::from("/a/hall_L.wav"),
-                PathBuf::from("/a/hall_R.wav")
-            ]
-        );
-        let three = vec![PathBuf::from("a"), PathBuf::from("b"), PathBuf::from("c")];
-        assert!(order_paths(three).unwrap_err().contains("3 files"));
-        assert!(order_paths(Vec::new()).is_err());
-    }
-}
+mod tests;

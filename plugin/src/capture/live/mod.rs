@@ -99,6 +99,9 @@ pub struct Desk {
     save_asked: AtomicBool,
     /// Where the last save went, or why it failed.
     saved: Mutex<Option<Result<PathBuf, String>>>,
+    /// The newest take's setup and rate, for the editor (a take the standalone's `--capture`
+    /// started included).
+    setup: Mutex<Option<(Setup, u32)>>,
 }
 
 /// The audio thread's side: the rings' other ends, and the take playing.
@@ -135,6 +138,7 @@ pub fn link() -> (Arc<Desk>, Deck) {
         autosave: AtomicBool::new(false),
         save_asked: AtomicBool::new(false),
         saved: Mutex::new(None),
+        setup: Mutex::new(None),
     });
     let deck = Deck {
         desk: Arc::clone(&desk),
@@ -175,7 +179,13 @@ impl Desk {
         }
         setup.check(sample_rate, num_inputs, num_outputs)?;
         let id = self.started.load(Acquire) + 1;
-        let take = Box::new(Take::new(id, setup, sample_rate, num_inputs, num_outputs));
+        let take = Box::new(Take::new(
+            id,
+            setup.clone(),
+            sample_rate,
+            num_inputs,
+            num_outputs,
+        ));
         self.length.store(take.record_len() as u64, Relaxed);
         self.progress.store(0, Relaxed);
         self.clipped.store(u64::MAX, Relaxed);
@@ -186,8 +196,14 @@ impl Desk {
         lock(&self.to_audio)
             .push(take)
             .map_err(|_| "the audio thread has not taken the last capture yet".to_string())?;
+        *lock(&self.setup) = Some((setup, sample_rate));
         self.started.store(id, Release);
         Ok(())
+    }
+
+    /// The setup and the sample rate of the newest take started, if any.
+    pub fn started_setup(&self) -> Option<(Setup, u32)> {
+        lock(&self.setup).clone()
     }
 
     /// Cancels the take running (or waiting, or being analysed): the plugin's own output comes
