@@ -21,12 +21,11 @@
 //! it through `scripts/deps.sh`). Takes about 5 s (one attempt), nearly all of it real-time
 //! audio. Unix only: it runs `jackd` and stops processes with POSIX signals.
 //!
-//! Not done yet: a screenshot of the editor's Capture tab showing the result. The same run
-//! could take it: with a variable naming the PNG, start the standalone without `--headless`
-//! on a private Xvfb display (`scripts/editor-lib.sh`'s `editor_start_display`), with
-//! `LONGTAIL_EDITOR_TAB` on the Capture tab and `LONGTAIL_EDITOR_SIZE` 720x480, and once the
-//! IR is saved grab the window as `scripts/editor-screenshot.sh` does (`xwininfo` for its
-//! geometry, `import -window root -crop`).
+//! With `LONGTAIL_CAPTURE_SHOTS` naming a folder (and `DISPLAY` a display:
+//! `scripts/capture-screenshot.sh` starts a private Xvfb), the standalone opens its editor on the
+//! Capture tab at 720 x 480 instead of running headless, with a longer take (a 4 s sweep, a 2 s
+//! tail, after 3 s), and the test grabs the window (`xwininfo`, `import`) mid-sweep
+//! (`capture-recording.png`) and once the IR is saved (`capture-result.png`).
 #![cfg(unix)]
 
 #[path = "support/jack_server.rs"]
@@ -201,15 +200,24 @@ fn capture_through_jack(server: &str, work_dir: &Path, taps: &[(usize, f32)]) ->
         .unwrap();
 
     let standalone_log = work_dir.join("standalone.log");
-    let mut standalone = Spawned::new(
-        Command::new(STANDALONE)
-            .args(["--headless", "--backend", "jack"])
+    let shots = std::env::var_os("LONGTAIL_CAPTURE_SHOTS").map(PathBuf::from);
+    let mut command = Command::new(STANDALONE);
+    command
+        .args(["--backend", "jack"])
+        .env("LONGTAIL_CONFIG_DIR", &config_dir)
+        .env_remove("LONGTAIL_LOG");
+    if shots.is_some() {
+        command.args(SHOT_FLAGS).envs([
+            ("LONGTAIL_EDITOR_TAB", "capture"),
+            ("LONGTAIL_EDITOR_SIZE", "720x480"),
+        ]);
+    } else {
+        command
+            .arg("--headless")
             .args(CAPTURE_FLAGS)
-            .env("LONGTAIL_CONFIG_DIR", &config_dir)
-            .env_remove("LONGTAIL_LOG")
-            .env_remove("DISPLAY"),
-        &standalone_log,
-    );
+            .env_remove("DISPLAY");
+    }
+    let mut standalone = Spawned::new(&mut command, &standalone_log);
     // The capture starts at the standalone's activation; its ports connect once its client is
     // active, within the capture's delay. The return path first: when the room hears the sweep,
     // the standalone records it.
@@ -226,6 +234,11 @@ fn capture_through_jack(server: &str, work_dir: &Path, taps: &[(usize, f32)]) ->
     let setup_xruns = xruns.swap(0, Ordering::SeqCst);
 
     let started = Instant::now();
+    if let Some(shots) = &shots {
+        // The delay left, then half the sweep.
+        std::thread::sleep(Duration::from_secs(5));
+        screenshot(&shots.join("capture-recording.png"));
+    }
     let saved = loop {
         if let Some(path) = saved_ir(&library) {
             break path;
@@ -243,6 +256,11 @@ fn capture_through_jack(server: &str, work_dir: &Path, taps: &[(usize, f32)]) ->
         std::thread::sleep(Duration::from_millis(100));
     };
     let seconds_to_save = started.elapsed().as_secs_f64();
+    if let Some(shots) = &shots {
+        // The tab draws the result at its next frame.
+        std::thread::sleep(Duration::from_secs(1));
+        screenshot(&shots.join("capture-result.png"));
+    }
     assert!(
         standalone.is_running(),
         "the standalone exited: {}",
@@ -291,6 +309,47 @@ fn capture_through_jack(server: &str, work_dir: &Path, taps: &[(usize, f32)]) ->
         jackd_log: read(&jackd_log),
         standalone_log: read(&standalone_log),
     }
+}
+
+/// The screenshot mode's capture: a longer take, and time for the window to open.
+const SHOT_FLAGS: [&str; 7] = [
+    "--capture",
+    "--capture-seconds",
+    "4",
+    "--capture-tail",
+    "2",
+    "--capture-delay",
+    "3",
+];
+
+/// Grabs the editor's window (the first named top-level window bigger than 1 x 1 on
+/// `DISPLAY`) into `png`.
+fn screenshot(png: &Path) {
+    let tree = Command::new("xwininfo")
+        .args(["-root", "-children"])
+        .output()
+        .expect("xwininfo (x11-utils)");
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    let geometry = tree
+        .lines()
+        .filter(|line| line.trim_start().starts_with("0x") && line.contains('"'))
+        .flat_map(str::split_whitespace)
+        .find(|word| {
+            let mut parts = word.split(['x', '+']);
+            let (w, h) = (parts.next(), parts.next());
+            word.matches('+').count() == 2
+                && w != Some("1")
+                && w.and(h).is_some()
+                && word.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .unwrap_or_else(|| panic!("no editor window: {tree}"));
+    let status = Command::new("import")
+        .args(["-window", "root", "-crop", geometry, "+repage"])
+        .arg(png)
+        .status()
+        .expect("import (imagemagick)");
+    assert!(status.success(), "import failed");
+    println!("screenshot {} ({geometry})", png.display());
 }
 
 /// The IR saved in `library`: a `.wav` there (the temporary file's name starts with a dot).

@@ -15,6 +15,8 @@ use crate::library::settings::{SettingsFile, default_folder};
 
 /// Columns of [`Captured::outline_db`].
 pub const OUTLINE_COLUMNS: usize = 512;
+/// A recorded input that never reaches this (-120 dBFS) recorded nothing.
+const SILENCE: f32 = 1e-6;
 /// The outline's floor, in dB under full scale.
 pub const OUTLINE_FLOOR_DB: f32 = -150.0;
 
@@ -62,6 +64,24 @@ pub fn analyse(take: &Take) -> Result<Captured, String> {
         Some(setup.outputs.len()),
     )
     .map_err(|error| error.to_string())?;
+    // A silent input is a routing problem, not a room: say so before the deconvolution does
+    // in its own words.
+    if let Some(input) = setup
+        .inputs
+        .iter()
+        .zip(&take.recording)
+        .find_map(|(&input, samples)| {
+            let silent = samples.iter().all(|s| s.abs() < SILENCE);
+            silent.then_some(input)
+        })
+    {
+        return Err(format!(
+            "input {} recorded silence: connect the microphone to the plugin's input (in the \
+             standalone, its JACK input with --connect-jack-inputs, or its ALSA one with \
+             --input-device)",
+            input + 1
+        ));
+    }
     let recording = Audio {
         sample_rate: take.sample_rate,
         channels: take.recording.clone(),

@@ -249,6 +249,21 @@ fn settings_the_bus_cannot_run_are_refused_before_anything_plays() {
 }
 
 #[test]
+fn a_silent_input_is_named() {
+    let mut rig = Rig::new();
+    let setup = Setup {
+        inputs: vec![0, 1],
+        ..setup()
+    };
+    rig.desk.start(setup, RATE, 2, 2).unwrap();
+    assert!(
+        matches!(rig.run_to_end(), Phase::Failed(why) if why.starts_with("input 2 recorded silence")),
+        "{:?}",
+        rig.desk.phase()
+    );
+}
+
+#[test]
 fn a_clipped_recording_is_shown_at_once_and_refused() {
     let mut rig = Rig::new();
     rig.extra = 1.2;
