@@ -8,14 +8,12 @@
 //!
 //! About 15 s in a debug build.
 
-use std::cell::Cell;
-
 use longtail::Longtail;
 use longtail::capture::live::{Phase, Setup};
 use longtail::layouts::Clap;
+use longtail::tools::host_context::HostContext;
 use longtail_tests::{MIN_SNR_DB, RNG_SEED, noise};
 use nice_assert_no_alloc::assert_no_alloc;
-use nice_plug::context::process::SendEventError;
 use nice_plug::prelude::*;
 
 const RATE: u32 = 48_000;
@@ -25,63 +23,12 @@ const CANCELS: usize = 100;
 /// tail, 0.5 s of margin: about 206 blocks), so some land while it is analysed or done.
 const LATEST_CANCEL: u64 = 240;
 
-/// The host: CLAP, real time, tasks run at once.
-struct Host {
-    transport: Transport,
-    latency: Cell<u32>,
-}
-
-impl ProcessContext<Longtail> for Host {
-    fn plugin_api(&self) -> PluginApi {
-        PluginApi::Clap
-    }
-    fn execute_background(&self, task: <Longtail as Plugin>::BackgroundTask) {
-        task.run();
-    }
-    fn execute_gui(&self, task: <Longtail as Plugin>::BackgroundTask) {
-        task.run();
-    }
-    fn transport(&self) -> &Transport {
-        &self.transport
-    }
-    fn next_event(&mut self) -> Option<PluginNoteEvent<Longtail>> {
-        None
-    }
-    fn try_send_event(
-        &mut self,
-        event: PluginNoteEvent<Longtail>,
-    ) -> Result<(), (PluginNoteEvent<Longtail>, SendEventError)> {
-        Err((event, SendEventError::NoOutputBuffer))
-    }
-    fn set_latency_samples(&self, samples: u32) {
-        self.latency.set(samples);
-    }
-    fn request_restart(&self) {}
-    fn set_current_voice_capacity(&self, _capacity: u32) {}
-}
-
-impl ActivateContext<Longtail> for Host {
-    fn plugin_api(&self) -> PluginApi {
-        PluginApi::Clap
-    }
-    fn execute(&self, task: <Longtail as Plugin>::BackgroundTask) {
-        task.run();
-    }
-    fn set_latency_samples(&self, samples: u32) {
-        self.latency.set(samples);
-    }
-    fn set_current_voice_capacity(&self, _capacity: u32) {}
-}
-
-fn host() -> Host {
-    Host {
-        transport: Transport::new(RATE as f32),
-        latency: Cell::new(0),
-    }
+fn host() -> HostContext {
+    HostContext::new(PluginApi::Clap, RATE)
 }
 
 /// Activates `plugin` in real time at [`RATE`] on the stereo bus, as the wrappers do.
-fn activate(plugin: &mut Longtail, host: &mut Host) {
+fn activate(plugin: &mut Longtail, host: &mut HostContext) {
     let config = BufferConfig {
         sample_rate: RATE as f32,
         min_buffer_size: None,
@@ -97,7 +44,12 @@ fn activate(plugin: &mut Longtail, host: &mut Host) {
 }
 
 /// One block of `input` (stereo, from `frame`) through `plugin`, under `assert_no_alloc`.
-fn play(plugin: &mut Longtail, host: &mut Host, input: &[f32], frame: usize) -> [Vec<f32>; 2] {
+fn play(
+    plugin: &mut Longtail,
+    host: &mut HostContext,
+    input: &[f32],
+    frame: usize,
+) -> [Vec<f32>; 2] {
     let mut left = input[frame..frame + BLOCK].to_vec();
     let mut right = left.clone();
     let mut buffer = Buffer::default();
@@ -140,7 +92,8 @@ fn a_capture_cancelled_at_random_moments_leaves_the_old_ir_playing() {
     let mut rng = longtail::rng::Rng::new(RNG_SEED);
     let input = noise(RATE as usize * 4, 0.25, RNG_SEED);
     let mut frame = 0;
-    let mut next = |plugins: (&mut Longtail, &mut Longtail), hosts: (&mut Host, &mut Host)| {
+    let mut next = |plugins: (&mut Longtail, &mut Longtail),
+                    hosts: (&mut HostContext, &mut HostContext)| {
         if frame + BLOCK > input.len() {
             frame = 0;
         }

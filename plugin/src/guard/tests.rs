@@ -1,88 +1,20 @@
 //! The plugin's host calls fail soft: a panic inside `process()` becomes silence until the next
 //! activation, which builds the signal path anew; `deactivate()` on VST3 runs its fence.
 
-use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
 
-use nice_plug::context::process::SendEventError;
 use nice_plug::prelude::*;
 
 use super::fence::Task;
 use super::unwind::without_panic_hook;
 use crate::Longtail;
-
-/// A host of a few lines: VST3, no events, tasks run at once, the latency recorded.
-struct Host {
-    transport: Transport,
-    latency: Cell<u32>,
-    tasks_run: Cell<usize>,
-}
-
-impl Host {
-    fn run(&self, task: Task) {
-        self.tasks_run.set(self.tasks_run.get() + 1);
-        task.run();
-    }
-}
-
-impl ProcessContext<Longtail> for Host {
-    fn plugin_api(&self) -> PluginApi {
-        PluginApi::Vst3
-    }
-
-    fn execute_background(&self, task: Task) {
-        self.run(task);
-    }
-
-    fn execute_gui(&self, task: Task) {
-        self.run(task);
-    }
-
-    fn transport(&self) -> &Transport {
-        &self.transport
-    }
-
-    fn next_event(&mut self) -> Option<PluginNoteEvent<Longtail>> {
-        None
-    }
-
-    fn try_send_event(
-        &mut self,
-        event: PluginNoteEvent<Longtail>,
-    ) -> Result<(), (PluginNoteEvent<Longtail>, SendEventError)> {
-        Err((event, SendEventError::NoOutputBuffer))
-    }
-
-    fn set_latency_samples(&self, samples: u32) {
-        self.latency.set(samples);
-    }
-
-    fn request_restart(&self) {}
-
-    fn set_current_voice_capacity(&self, _capacity: u32) {}
-}
-
-impl ActivateContext<Longtail> for Host {
-    fn plugin_api(&self) -> PluginApi {
-        PluginApi::Vst3
-    }
-
-    fn execute(&self, task: Task) {
-        self.run(task);
-    }
-
-    fn set_latency_samples(&self, samples: u32) {
-        self.latency.set(samples);
-    }
-
-    fn set_current_voice_capacity(&self, _capacity: u32) {}
-}
+use crate::tools::host_context::HostContext;
 
 const RATE: u32 = 48_000;
 const BLOCK: usize = 256;
 
 /// Plays one block of a click train through `plugin` and returns it.
-fn play(plugin: &mut Longtail, host: &mut Host) -> [Vec<f32>; 2] {
+fn play(plugin: &mut Longtail, host: &mut HostContext) -> [Vec<f32>; 2] {
     let mut left: Vec<f32> = (0..BLOCK).map(|i| f32::from(i % 64 == 0)).collect();
     let mut right = left.clone();
     let mut buffer = Buffer::default();
@@ -103,7 +35,7 @@ fn play(plugin: &mut Longtail, host: &mut Host) -> [Vec<f32>; 2] {
     [left, right]
 }
 
-fn activate(plugin: &mut Longtail, host: &mut Host) {
+fn activate(plugin: &mut Longtail, host: &mut HostContext) {
     let config = BufferConfig {
         sample_rate: RATE as f32,
         min_buffer_size: None,
@@ -125,11 +57,8 @@ fn activate(plugin: &mut Longtail, host: &mut Host) {
 
 #[test]
 fn a_panic_in_process_plays_silence_until_the_next_activation() {
-    let mut host = Host {
-        transport: Transport::new(RATE as f32),
-        latency: Cell::new(0),
-        tasks_run: Cell::new(0),
-    };
+    // VST3: `deactivate()` runs its fence.
+    let mut host = HostContext::new(PluginApi::Vst3, RATE);
     let mut plugin = Longtail {
         fence: Some(std::sync::Arc::new(super::fence::TaskFence::new(Task::run))),
         ..Longtail::default()

@@ -6,11 +6,9 @@
 //! Uses the library (the plugin, its processor, the built-in IRs, the preparation thread's poll
 //! interval), the soak's [`Signal`] and its [`SoakReport`], which it fills.
 
-use std::cell::Cell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nice_plug::context::process::SendEventError;
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::prelude::*;
 
@@ -20,11 +18,11 @@ use crate::Longtail;
 use crate::audio::processor::Health;
 use crate::engine::LatencyMode;
 use crate::engine::plan::OFFLOAD_LATENCIES;
-use crate::guard::fence::Task;
 use crate::ir::builtin::BuiltinIr;
 use crate::layouts::Clap;
 use crate::params::LatencyModeParam;
 use crate::rng::Rng;
+use crate::tools::host_context::HostContext;
 
 /// Shortest and longest time between IR switches, in seconds of audio.
 const SWAP_INTERVAL_S: (f64, f64) = (2.0, 6.0);
@@ -55,7 +53,7 @@ pub(super) struct Host {
     /// Keeps the `ParamPtr`s valid: they point into this object.
     _params: Arc<dyn Params>,
     handles: ParamHandles,
-    context: Context,
+    context: HostContext,
     rate: u32,
     max_block: usize,
     /// The host's channel buffers (stereo), input in place, as nice-plug passes them.
@@ -100,7 +98,8 @@ impl Host {
             plugin,
             _params: params,
             handles,
-            context: Context::new(rate),
+            // The soak sleeps the plugin as a CLAP host would.
+            context: HostContext::new(PluginApi::Clap, rate),
             rate,
             max_block: options.max_block,
             channels: [vec![0.0; options.max_block], vec![0.0; options.max_block]],
@@ -340,82 +339,4 @@ impl Host {
         self.latency_mode = LatencyMode::Zero;
         Ok(())
     }
-}
-
-/// The process and activate context of the soak's host: no events, no transport, latency
-/// changes and restart requests recorded.
-struct Context {
-    transport: Transport,
-    /// Latency the plugin reported last, in samples.
-    latency_samples: Cell<u32>,
-    /// Whether the plugin asked for a restart since the host last restarted it.
-    restart_requested: Cell<bool>,
-}
-
-impl Context {
-    fn new(rate: u32) -> Self {
-        Self {
-            transport: Transport::new(rate as f32),
-            latency_samples: Cell::new(0),
-            restart_requested: Cell::new(false),
-        }
-    }
-}
-
-impl ProcessContext<Longtail> for Context {
-    fn plugin_api(&self) -> PluginApi {
-        // The soak sleeps the plugin as a CLAP host would.
-        PluginApi::Clap
-    }
-
-    // No task thread here: the plugin's tasks (fences) run at once.
-    fn execute_background(&self, task: Task) {
-        task.run();
-    }
-
-    fn execute_gui(&self, task: Task) {
-        task.run();
-    }
-
-    fn transport(&self) -> &Transport {
-        &self.transport
-    }
-
-    fn next_event(&mut self) -> Option<PluginNoteEvent<Longtail>> {
-        None
-    }
-
-    fn try_send_event(
-        &mut self,
-        event: PluginNoteEvent<Longtail>,
-    ) -> Result<(), (PluginNoteEvent<Longtail>, SendEventError)> {
-        Err((event, SendEventError::NoOutputBuffer))
-    }
-
-    fn set_latency_samples(&self, samples: u32) {
-        self.latency_samples.set(samples);
-    }
-
-    fn request_restart(&self) {
-        self.restart_requested.set(true);
-    }
-
-    fn set_current_voice_capacity(&self, _capacity: u32) {}
-}
-
-impl ActivateContext<Longtail> for Context {
-    fn plugin_api(&self) -> PluginApi {
-        // The soak sleeps the plugin as a CLAP host would.
-        PluginApi::Clap
-    }
-
-    fn execute(&self, task: Task) {
-        task.run();
-    }
-
-    fn set_latency_samples(&self, samples: u32) {
-        self.latency_samples.set(samples);
-    }
-
-    fn set_current_voice_capacity(&self, _capacity: u32) {}
 }
