@@ -52,21 +52,9 @@ fn play(
 ) -> [Vec<f32>; 2] {
     let mut left = input[frame..frame + BLOCK].to_vec();
     let mut right = left.clone();
-    let mut buffer = Buffer::default();
-    // SAFETY: both slices outlive `buffer` and hold BLOCK samples.
-    unsafe {
-        buffer.set_slices(BLOCK, |slices| {
-            slices.clear();
-            slices.push(&mut left);
-            slices.push(&mut right);
-        });
-    }
-    let mut aux = AuxiliaryBuffers {
-        inputs: &mut [],
-        outputs: &mut [],
-    };
-    assert_no_alloc(|| plugin.process(&mut buffer, &mut aux, host));
-    drop(buffer);
+    host.process_stereo(plugin, (&mut left, &mut right), |call| {
+        assert_no_alloc(call)
+    });
     [left, right]
 }
 

@@ -99,26 +99,11 @@ pub(super) fn draw_meter(
     zoom: f32,
 ) -> Rect {
     let channels = levels.channels();
-    let held_db = to_db(hold.max_held(channels));
-    let figure = if held_db <= FLOOR_DB {
-        "-inf".to_owned()
-    } else {
-        format!("{held_db:.1}")
-    };
-    let colour = if held_db > -0.1 {
-        Palette::METER_HIGH
-    } else {
-        Palette::TEXT
-    };
-    let (rect, response, painter, bars) = meter_frame(ui, size, zoom, title, (figure, colour));
+    let (rect, response, painter, bars) =
+        meter_frame(ui, size, zoom, title, held_figure(hold, channels));
     if channels > 0 {
-        let width = bars.width() / channels as f32;
         for channel in 0..channels {
-            let left = bars.left() + channel as f32 * width;
-            let column = Rect::from_min_max(
-                Pos2::new(left + 0.5, bars.top()),
-                Pos2::new(left + width - 0.5, bars.bottom()),
-            );
+            let column = column(bars, channels, channel);
             let y = |level: f32| column.bottom() - fraction(level) * column.height();
             let rms = levels.rms(channel);
             let colour = level_colour(rms);
@@ -135,14 +120,7 @@ pub(super) fn draw_meter(
                 ],
                 Stroke::new(1.0, colour),
             );
-            let held_y = y(hold.held[channel].0);
-            painter.line_segment(
-                [
-                    Pos2::new(column.left(), held_y),
-                    Pos2::new(column.right(), held_y),
-                ],
-                Stroke::new(2.0, Palette::TEXT),
-            );
+            tick(&painter, column, y(hold.held[channel].0), Palette::TEXT);
         }
     }
     marks(&painter, bars);
@@ -166,25 +144,10 @@ pub(super) fn draw_peaks(
     zoom: f32,
 ) -> Rect {
     let channels = names.len().min(MAX_METERED);
-    let held_db = to_db(hold.max_held(channels));
-    let figure = if held_db <= FLOOR_DB {
-        "-inf".to_owned()
-    } else {
-        format!("{held_db:.1}")
-    };
-    let colour = if held_db > -0.1 {
-        Palette::METER_HIGH
-    } else {
-        Palette::TEXT
-    };
-    let (rect, response, painter, bars) = meter_frame(ui, size, zoom, title, (figure, colour));
-    let width = bars.width() / channels.max(1) as f32;
+    let (rect, response, painter, bars) =
+        meter_frame(ui, size, zoom, title, held_figure(hold, channels));
     for channel in 0..channels {
-        let left = bars.left() + channel as f32 * width;
-        let column = Rect::from_min_max(
-            Pos2::new(left + 0.5, bars.top()),
-            Pos2::new(left + width - 0.5, bars.bottom()),
-        );
+        let column = column(bars, channels, channel);
         let y = |level: f32| column.bottom() - fraction(level) * column.height();
         let peak = hold.shown[channel];
         painter.rect_filled(
@@ -192,24 +155,12 @@ pub(super) fn draw_peaks(
             0.0,
             level_colour(peak),
         );
-        let held_y = y(hold.held[channel].0);
-        painter.line_segment(
-            [
-                Pos2::new(column.left(), held_y),
-                Pos2::new(column.right(), held_y),
-            ],
-            Stroke::new(2.0, Palette::TEXT),
-        );
+        tick(&painter, column, y(hold.held[channel].0), Palette::TEXT);
     }
     marks(&painter, bars);
     let held: Vec<String> = (0..channels)
         .map(|channel| {
-            let db = to_db(hold.held[channel].0);
-            let db = if db <= FLOOR_DB {
-                "-inf".to_owned()
-            } else {
-                format!("{db:.1}")
-            };
+            let db = db_text(to_db(hold.held[channel].0));
             format!("{}: {db} dBFS", names[channel])
         })
         .collect();
@@ -220,6 +171,45 @@ pub(super) fn draw_peaks(
         held.join(", ")
     ));
     rect
+}
+
+/// A level in dB as the meters write it: one decimal, or `-inf` at the floor.
+fn db_text(db: f32) -> String {
+    if db <= FLOOR_DB {
+        "-inf".to_owned()
+    } else {
+        format!("{db:.1}")
+    }
+}
+
+/// The figure over a meter: the loudest held peak of its first `channels`, and its colour
+/// (the high colour within 0.1 dB of full scale).
+fn held_figure(hold: &MeterHold, channels: usize) -> (String, egui::Color32) {
+    let held_db = to_db(hold.max_held(channels));
+    let colour = if held_db > -0.1 {
+        Palette::METER_HIGH
+    } else {
+        Palette::TEXT
+    };
+    (db_text(held_db), colour)
+}
+
+/// The bar of `channel` of `channels` across a meter's `bars`, half a point in from each side.
+fn column(bars: Rect, channels: usize, channel: usize) -> Rect {
+    let width = bars.width() / channels.max(1) as f32;
+    let left = bars.left() + channel as f32 * width;
+    Rect::from_min_max(
+        Pos2::new(left + 0.5, bars.top()),
+        Pos2::new(left + width - 0.5, bars.bottom()),
+    )
+}
+
+/// The held peak's tick across `column` at `y`.
+fn tick(painter: &egui::Painter, column: Rect, y: f32, colour: egui::Color32) {
+    painter.line_segment(
+        [Pos2::new(column.left(), y), Pos2::new(column.right(), y)],
+        Stroke::new(2.0, colour),
+    );
 }
 
 /// The colour of a bar at `level` (linear): low, mid or high.

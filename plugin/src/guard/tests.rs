@@ -17,21 +17,7 @@ const BLOCK: usize = 256;
 fn play(plugin: &mut Longtail, host: &mut HostContext) -> [Vec<f32>; 2] {
     let mut left: Vec<f32> = (0..BLOCK).map(|i| f32::from(i % 64 == 0)).collect();
     let mut right = left.clone();
-    let mut buffer = Buffer::default();
-    // SAFETY: both slices outlive `buffer` and hold BLOCK samples.
-    unsafe {
-        buffer.set_slices(BLOCK, |slices| {
-            slices.clear();
-            slices.push(&mut left);
-            slices.push(&mut right);
-        });
-    }
-    let mut aux = AuxiliaryBuffers {
-        inputs: &mut [],
-        outputs: &mut [],
-    };
-    plugin.process(&mut buffer, &mut aux, host);
-    drop(buffer);
+    host.process_stereo(plugin, (&mut left, &mut right), |call| call());
     [left, right]
 }
 

@@ -37,6 +37,32 @@ impl HostContext {
         }
     }
 
+    /// One call of `plugin.process()` on two channels in place (`left` and `right`, of the same
+    /// length), with no auxiliary buses, as the wrappers make it. `around` makes the call (a
+    /// test wraps it in `assert_no_alloc`: the buffer is set up, which allocates, outside it).
+    pub fn process_stereo(
+        &mut self,
+        plugin: &mut Longtail,
+        (left, right): (&mut [f32], &mut [f32]),
+        around: impl FnOnce(&mut dyn FnMut() -> ProcessStatus) -> ProcessStatus,
+    ) -> ProcessStatus {
+        let mut buffer = Buffer::default();
+        // SAFETY: both slices outlive `buffer`, which is dropped before they are used again,
+        // and hold `left.len()` samples each.
+        unsafe {
+            buffer.set_slices(left.len(), |slices| {
+                slices.clear();
+                slices.push(left);
+                slices.push(right);
+            });
+        }
+        let mut aux = AuxiliaryBuffers {
+            inputs: &mut [],
+            outputs: &mut [],
+        };
+        around(&mut || plugin.process(&mut buffer, &mut aux, self))
+    }
+
     fn run(&self, task: Task) {
         self.tasks_run.set(self.tasks_run.get() + 1);
         task.run();
