@@ -252,26 +252,16 @@ impl Host {
             return;
         }
 
-        let mut buffer = Buffer::default();
-        // SAFETY: both slices live until `buffer` is dropped at the end of this function, and
-        // they have `num_frames` samples each.
-        unsafe {
-            buffer.set_slices(num_frames, |slices| {
-                slices.clear();
-                slices.push(left);
-                slices.push(right);
+        let mut elapsed = 0.0;
+        let status = self
+            .context
+            .process_stereo(&mut self.plugin, (left, right), |call| {
+                let mut status = ProcessStatus::Normal;
+                let started = Instant::now();
+                guard(&mut || status = call());
+                elapsed = started.elapsed().as_secs_f64();
+                status
             });
-        }
-        let mut aux = AuxiliaryBuffers {
-            inputs: &mut [],
-            outputs: &mut [],
-        };
-        let (plugin, context) = (&mut self.plugin, &mut self.context);
-        let mut status = ProcessStatus::Normal;
-        let started = Instant::now();
-        guard(&mut || status = plugin.process(&mut buffer, &mut aux, context));
-        let elapsed = started.elapsed().as_secs_f64();
-        drop(buffer);
         self.may_sleep = status == ProcessStatus::Normal;
 
         report.max_block_us = report.max_block_us.max(elapsed * 1e6);
