@@ -35,7 +35,9 @@ pub use choices::{
     BackendParam, ChannelFormatParam, DuckKeyParam, IrSourceParam, LatencyModeParam,
     MAX_PREDELAY_MS, NoteValue, SecondIrParam,
 };
-use ranges::{corner, decibels, decibels_in, milliseconds, ratio, share, time_ms, with_off};
+use ranges::{
+    corner, decibels, decibels_in, milliseconds, ratio, share, skewed, time_ms, with_off,
+};
 
 /// How long the edit parameters must stay put before an engine is rebuilt, in milliseconds.
 pub const EDIT_DEBOUNCE_MS: f32 = 150.0;
@@ -368,29 +370,18 @@ impl Default for LongtailParams {
             .with_unit(" x"),
             normalize: BoolParam::new("Normalize", true),
             low_cut_hz: with_off(
-                FloatParam::new(
-                    "Low cut",
-                    LOW_CUT_OFF_HZ,
-                    FloatRange::Skewed {
-                        min: LOW_CUT_OFF_HZ,
-                        max: 1_000.0,
-                        factor: FloatRange::skew_factor(-2.0),
-                    },
-                )
-                .with_step_size(1.0),
+                skewed("Low cut", LOW_CUT_OFF_HZ, (LOW_CUT_OFF_HZ, 1_000.0), -2.0)
+                    .with_step_size(1.0),
                 LOW_CUT_OFF_HZ,
                 |v| v <= LOW_CUT_OFF_HZ,
                 " Hz",
             ),
             high_cut_hz: with_off(
-                FloatParam::new(
+                skewed(
                     "High cut",
                     HIGH_CUT_OFF_HZ,
-                    FloatRange::Skewed {
-                        min: 1_000.0,
-                        max: HIGH_CUT_OFF_HZ,
-                        factor: FloatRange::skew_factor(-1.0),
-                    },
+                    (1_000.0, HIGH_CUT_OFF_HZ),
+                    -1.0,
                 )
                 .with_step_size(10.0),
                 HIGH_CUT_OFF_HZ,
@@ -406,14 +397,11 @@ impl Default for LongtailParams {
                 .with_string_to_value(formatters::s2v_f32_percentage()),
             early_db: decibels("Early level"),
             tail_db: decibels("Tail level"),
-            crossover_ms: FloatParam::new(
+            crossover_ms: skewed(
                 "Crossover",
                 crate::ir::edit::DEFAULT_CROSSOVER_MS as f32,
-                FloatRange::Skewed {
-                    min: 10.0,
-                    max: 200.0,
-                    factor: FloatRange::skew_factor(-1.0),
-                },
+                (10.0, 200.0),
+                -1.0,
             )
             .with_step_size(0.1)
             .with_unit(" ms"),

@@ -26,34 +26,32 @@ pub(super) fn share(name: &str, default: f32, smoothing_ms: f32) -> FloatParam {
         .with_string_to_value(formatters::s2v_f32_percentage())
 }
 
-/// A corner frequency from `min` to `max` Hz, skewed towards the low end.
-pub(super) fn corner(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
+/// A parameter from `min` to `max`, skewed by `skew` (`FloatRange::skew_factor`'s argument:
+/// below 0, more of the knob towards `min`).
+pub(super) fn skewed(name: &str, default: f32, (min, max): (f32, f32), skew: f32) -> FloatParam {
     FloatParam::new(
         name,
         default,
         FloatRange::Skewed {
             min,
             max,
-            factor: FloatRange::skew_factor(-1.5),
+            factor: FloatRange::skew_factor(skew),
         },
     )
-    .with_step_size(1.0)
-    .with_unit(" Hz")
-    .with_value_to_string(Arc::new(|value| format!("{value:.0}")))
+}
+
+/// A corner frequency from `min` to `max` Hz, skewed towards the low end.
+pub(super) fn corner(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
+    skewed(name, default, (min, max), -1.5)
+        .with_step_size(1.0)
+        .with_unit(" Hz")
+        .with_value_to_string(Arc::new(|value| format!("{value:.0}")))
 }
 
 pub(super) fn milliseconds(name: &str, max: f32) -> FloatParam {
-    FloatParam::new(
-        name,
-        0.0,
-        FloatRange::Skewed {
-            min: 0.0,
-            max,
-            factor: FloatRange::skew_factor(-1.5),
-        },
-    )
-    .with_unit(" ms")
-    .with_step_size(0.1)
+    skewed(name, 0.0, (0.0, max), -1.5)
+        .with_unit(" ms")
+        .with_step_size(0.1)
 }
 
 /// A parameter with an "Off" end (`is_off`; `off_value` is that end): shows "Off" there,
@@ -109,15 +107,7 @@ pub(super) fn ratio(name: &str, range: (f64, f64), percent: bool) -> FloatParam 
 
 /// A time from `min` to `max` milliseconds, skewed towards the short end, in 0.1 ms steps.
 pub(super) fn time_ms(name: &str, default: f32, min: f32, max: f32) -> FloatParam {
-    FloatParam::new(
-        name,
-        default,
-        FloatRange::Skewed {
-            min,
-            max,
-            factor: FloatRange::skew_factor(-2.0),
-        },
-    )
-    .with_step_size(0.1)
-    .with_unit(" ms")
+    skewed(name, default, (min, max), -2.0)
+        .with_step_size(0.1)
+        .with_unit(" ms")
 }
