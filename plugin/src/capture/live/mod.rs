@@ -293,11 +293,11 @@ impl Desk {
     pub fn service(&self) -> bool {
         let ended = lock(&self.from_audio).pop().ok();
         let mut worked = ended.is_some();
-        if let Some(take) = ended {
+        if let Some(mut take) = ended {
             let id = take.id;
             let outcome = match take.ended {
                 _ if self.cancelled.load(Acquire) >= id => Outcome::Cancelled,
-                Some(Ended::Complete) => match result::analyse(&take) {
+                Some(Ended::Complete) => match result::analyse(&mut take) {
                     Ok(captured) => Outcome::Done(Arc::new(captured)),
                     Err(message) => Outcome::Failed(message),
                 },

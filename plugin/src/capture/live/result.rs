@@ -55,8 +55,9 @@ impl Captured {
 }
 
 /// Deconvolves a complete take ([`extract`], with the take's loopback), or says why it cannot:
-/// clipping, a recording with no sweep in it, ...
-pub fn analyse(take: &Take) -> Result<Captured, String> {
+/// clipping, a recording with no sweep in it, ... Takes the recording out of the take (no copy:
+/// a long take's recording is tens of megabytes).
+pub fn analyse(take: &mut Take) -> Result<Captured, String> {
     let setup = &take.setup;
     let excitation = Excitation::from_file(
         take.sample_rate,
@@ -84,7 +85,7 @@ pub fn analyse(take: &Take) -> Result<Captured, String> {
     }
     let recording = Audio {
         sample_rate: take.sample_rate,
-        channels: take.recording.clone(),
+        channels: std::mem::take(&mut take.recording),
     };
     let options = ExtractOptions {
         loopback: setup
