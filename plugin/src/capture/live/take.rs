@@ -96,8 +96,12 @@ impl Setup {
         if self.outputs.len() > MAX_MATRIX_SIDE {
             return Err(format!("at most {MAX_MATRIX_SIDE} loudspeakers"));
         }
-        let mics = self.inputs.len() - usize::from(self.loopback.is_some());
-        if self.inputs.is_empty() || mics == 0 {
+        let mics = self
+            .inputs
+            .iter()
+            .filter(|&&input| Some(input) != self.loopback)
+            .count();
+        if mics == 0 {
             return Err("choose an input to record (a microphone)".into());
         }
         if self.outputs.len() * mics > MAX_MATRIX_SIDE * MAX_MATRIX_SIDE {

@@ -235,6 +235,12 @@ fn settings_the_bus_cannot_run_are_refused_before_anything_plays() {
         ..setup()
     };
     assert!(refused(only_loopback, 2).contains("microphone"));
+    let none_but_a_stray_loopback = Setup {
+        inputs: Vec::new(),
+        loopback: Some(0),
+        ..setup()
+    };
+    assert!(refused(none_but_a_stray_loopback, 2).contains("microphone"));
     let loud = Setup {
         level_db: 3.0,
         ..setup()
