@@ -22,8 +22,7 @@ use super::capture_picture::{Picture, figures, outline_picture};
 use super::meter_view::{MeterHold, draw_peaks};
 use super::theme::Palette;
 use super::{EditorApp, FileRequest};
-use crate::capture::live::result::Captured;
-use crate::capture::live::take::MARGIN_SECONDS;
+use crate::capture::live::result::{self, Captured};
 use crate::capture::live::{Phase, Setup};
 use crate::capture::sweep::{MAX_SWEEP_SECONDS, MAX_TAIL_SECONDS, MIN_TAIL_SECONDS};
 use crate::ir::IrLayout;
@@ -222,7 +221,7 @@ impl EditorApp {
         ui.horizontal_wrapped(|ui| {
             ui.label(shape_text(setup));
             ui.label(
-                egui::RichText::new(format!("a {:.1} s take", take_seconds(setup)))
+                egui::RichText::new(format!("a {:.1} s take", setup.take_seconds()))
                     .color(Palette::TEXT_WEAK),
             )
             .on_hover_text(
@@ -417,7 +416,7 @@ impl EditorApp {
                 });
             }
             Phase::Recording(share) => {
-                let total = started.map_or(0.0, |(setup, _)| take_seconds(setup));
+                let total = started.map_or(0.0, |(setup, _)| setup.take_seconds());
                 let text = format!(
                     "Recording: {:.1} s of {total:.1} s",
                     f64::from(*share) * total
@@ -581,20 +580,12 @@ fn keep_within(setup: &mut Setup, num_inputs: usize, num_outputs: usize) {
 /// The IR a setup gives: "1 loudspeaker x 2 microphones: a stereo IR", "4 loudspeakers x 2
 /// microphones: a 4 x 2 matrix" (as [`Captured::to_ir`] lays it out).
 fn shape_text(setup: &Setup) -> String {
-    let speakers = setup.outputs.len();
-    let mics = setup
-        .inputs
-        .len()
-        .saturating_sub(usize::from(setup.loopback.is_some()));
+    let (speakers, mics) = (setup.outputs.len(), setup.num_mics());
     let count = |n: usize, what: &str| match n {
         1 => format!("1 {what}"),
         n => format!("{n} {what}s"),
     };
-    let layout = match speakers {
-        1 => IrLayout::from_channel_count(mics),
-        k => IrLayout::matrix(k, mics),
-    };
-    let ir = match layout {
+    let ir = match result::layout(speakers, mics) {
         Some(layout @ IrLayout::Matrix { .. }) => format!("a {layout}"),
         Some(layout) => format!("a {layout} IR"),
         None => "no IR".to_owned(),
@@ -604,11 +595,6 @@ fn shape_text(setup: &Setup) -> String {
         count(speakers, "loudspeaker"),
         count(mics, "microphone")
     )
-}
-
-/// How long a take of `setup` plays, in seconds.
-fn take_seconds(setup: &Setup) -> f64 {
-    setup.outputs.len() as f64 * (setup.sweep_seconds + setup.tail_seconds) + MARGIN_SECONDS
 }
 
 #[cfg(test)]

@@ -39,11 +39,8 @@ impl Captured {
     /// several loudspeakers (as a file of `K * N` channels is read).
     pub fn to_ir(&self) -> Result<Ir, String> {
         let capture = &self.capture;
-        let layout = match capture.num_speakers {
-            1 => IrLayout::from_channel_count(capture.num_mics),
-            k => IrLayout::matrix(k, capture.num_mics),
-        }
-        .ok_or_else(|| format!("{} channels cannot be played", capture.channels.len()))?;
+        let layout = layout(capture.num_speakers, capture.num_mics)
+            .ok_or_else(|| format!("{} channels cannot be played", capture.channels.len()))?;
         Ir::with_layout(
             self.name.clone(),
             capture.sample_rate,
@@ -51,6 +48,16 @@ impl Captured {
             capture.channels.clone(),
         )
         .map_err(|error| error.to_string())
+    }
+}
+
+/// How an IR of `num_speakers` loudspeakers to `num_mics` microphones plays: one channel per
+/// microphone (as a file of that many channels is read), or a `K x N` matrix with several
+/// loudspeakers.
+pub fn layout(num_speakers: usize, num_mics: usize) -> Option<IrLayout> {
+    match num_speakers {
+        1 => IrLayout::from_channel_count(num_mics),
+        k => IrLayout::matrix(k, num_mics),
     }
 }
 

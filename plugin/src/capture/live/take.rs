@@ -79,6 +79,19 @@ impl Setup {
         }
     }
 
+    /// The microphones: the inputs recorded, less the loopback.
+    pub fn num_mics(&self) -> usize {
+        self.inputs
+            .iter()
+            .filter(|&&input| Some(input) != self.loopback)
+            .count()
+    }
+
+    /// How long a take records, in seconds: every slot (as asked), and the margin after them.
+    pub fn take_seconds(&self) -> f64 {
+        self.outputs.len() as f64 * (self.sweep_seconds + self.tail_seconds) + MARGIN_SECONDS
+    }
+
     /// Refuses a setup the bus of `num_inputs` and `num_outputs` cannot run at `sample_rate`,
     /// with a message for the user.
     pub fn check(
@@ -96,11 +109,7 @@ impl Setup {
         if self.outputs.len() > MAX_MATRIX_SIDE {
             return Err(format!("at most {MAX_MATRIX_SIDE} loudspeakers"));
         }
-        let mics = self
-            .inputs
-            .iter()
-            .filter(|&&input| Some(input) != self.loopback)
-            .count();
+        let mics = self.num_mics();
         if mics == 0 {
             return Err("choose an input to record (a microphone)".into());
         }
@@ -141,8 +150,8 @@ impl Setup {
         self.spec(sample_rate)
             .validate()
             .map_err(|error| error.to_string())?;
-        let seconds = self.outputs.len() as f64 * (self.sweep_seconds + self.tail_seconds);
-        if seconds + MARGIN_SECONDS > MAX_FILE_SECONDS {
+        let seconds = self.take_seconds() - MARGIN_SECONDS;
+        if self.take_seconds() > MAX_FILE_SECONDS {
             return Err(format!(
                 "{} slots of {:.1} s are {seconds:.0} s; a capture lasts at most {:.0} s",
                 self.outputs.len(),
